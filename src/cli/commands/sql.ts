@@ -1,0 +1,124 @@
+import { createInterface } from 'node:readline';
+import { existsSync, readFileSync, appendFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { DEFAULT_TRACES, action, collect, parseFormat, withExamples } from '../program.ts';
+import { runSql, openSandboxedStore, executeReadOnly } from '../../store/sql.ts';
+import { formatResult, FORMATS, type Format } from '../../store/format.ts';
+import { readInventory } from '../../store/tables.ts';
+import { TABLE_NAMES, sqlColumns, type TableName } from '../../schema/tables.ts';
+import { oneLine } from '../../errors.ts';
+import { reportError } from '../program.ts';
+
+export function registerSql(program: Command): void {
+  const cmd = program
+    .command('sql')
+    .description('run read-only SQL over the trace store (no query: interactive REPL)')
+    .argument('[query]', 'SQL to run; tables: runs, episodes, messages, scores, judgments, probe_answers, probe_decisions, aggregates')
+    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
+    .option('--run <id>', 'only these runs (repeatable, or comma-separated)', collect)
+    .option('-f, --format <format>', `output format: ${FORMATS.join('|')}`, parseFormat, 'table')
+    .option('-o, --out <file>', 'write the result to FILE.csv|.json|.parquet|.arrow instead of printing')
+    .action(
+      action(async (q: string | undefined, opts: { traces: string; format: Format; out?: string; run?: string[] }) => {
+        if (q === undefined) return repl(opts.traces, opts.format, opts.run);
+        const { text, rows } = await runSql(opts.traces, q, { format: opts.format, out: opts.out, runs: opts.run });
+        if (opts.out) process.stderr.write(`wrote ${rows} row${rows === 1 ? '' : 's'} to ${opts.out}\n`);
+        else process.stdout.write(text);
+      }),
+    );
+  withExamples(
+    cmd,
+    `standoff sql "SELECT subject_model, avg(gathered_evidence::int) AS gathered FROM episodes GROUP BY 1 ORDER BY 1"`,
+    `standoff sql --format csv "SELECT * FROM scores WHERE scorer = 'policy_compliant_action'"`,
+    `standoff sql --out episodes.arrow "SELECT * FROM episodes"`,
+    `standoff sql        # REPL: .tables, .schema TABLE, .mode FORMAT, .quit`,
+  );
+
+  const tables = program
+    .command('tables')
+    .description('list the tables with row counts, and the runs in the store')
+    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
+    .option('-f, --format <format>', `output format: ${FORMATS.join('|')}`, parseFormat, 'table')
+    .action(
+      action(async (opts: { traces: string; format: Format }) => {
+        const inv = await readInventory(opts.traces);
+        if (opts.format === 'json') {
+          process.stdout.write(JSON.stringify({ tables: inv.tables.rows, runs: inv.runs.rows }, null, 2) + '\n');
+          return;
+        }
+        process.stdout.write(formatResult(inv.tables, opts.format));
+        process.stdout.write('\n');
+        process.stdout.write(formatResult(inv.runs, opts.format));
+      }),
+    );
+  withExamples(tables, 'standoff tables', 'standoff tables --traces other-store --format json');
+}
+
+const HELP = `commands: .tables  .schema TABLE  .mode ${FORMATS.join('|')}  .help  .quit
+statements end with ";" and may span lines`;
+
+async function repl(traces: string, initialFormat: Format, runs?: string[]): Promise<void> {
+  const store = await openSandboxedStore(traces, undefined, runs);
+  let format = initialFormat;
+  const historyFile = process.env.STANDOFF_HISTORY ?? join(homedir(), '.standoff_history');
+  const history = existsSync(historyFile) ? readFileSync(historyFile, 'utf8').split('\n').filter(Boolean).reverse().slice(0, 500) : [];
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY, history, historySize: 500 });
+  const interactive = process.stdin.isTTY;
+  const prompt = (cont: boolean) => {
+    if (interactive) {
+      rl.setPrompt(cont ? '   ...> ' : 'standoff> ');
+      rl.prompt();
+    }
+  };
+  if (interactive) process.stdout.write(`standoff sql on ${traces} (${store.runIds.length} run${store.runIds.length === 1 ? '' : 's'}); ${HELP}\n`);
+  let buffer = '';
+  prompt(false);
+  try {
+    for await (const line of rl) {
+      const trimmed = line.trim();
+      if (buffer === '' && trimmed.startsWith('.')) {
+        const [cmd, arg] = trimmed.split(/\s+/, 2);
+        if (cmd === '.quit' || cmd === '.exit') break;
+        else if (cmd === '.help') process.stdout.write(HELP + '\n');
+        else if (cmd === '.tables') {
+          const inv = await readInventory(traces);
+          process.stdout.write(formatResult(inv.tables, format));
+        } else if (cmd === '.schema') {
+          if (!arg || !(TABLE_NAMES as string[]).includes(arg)) process.stderr.write(`standoff: .schema needs a table: ${TABLE_NAMES.join(', ')}\n`);
+          else {
+            const rows = sqlColumns(arg as TableName).map((c) => ({ column: c.name, type: c.type, nullable: c.nullable, description: c.description }));
+            process.stdout.write(formatResult({ columns: ['column', 'type', 'nullable', 'description'], types: [], rows }, format));
+          }
+        } else if (cmd === '.mode') {
+          if (arg && (FORMATS as readonly string[]).includes(arg)) format = arg as Format;
+          else process.stderr.write(`standoff: .mode takes one of ${FORMATS.join(', ')}\n`);
+        } else process.stderr.write(`standoff: unknown command ${cmd}; ${HELP}\n`);
+        prompt(false);
+        continue;
+      }
+      buffer += (buffer ? '\n' : '') + line;
+      if (!trimmed.endsWith(';')) {
+        prompt(buffer.trim() !== '');
+        if (buffer.trim() === '') buffer = '';
+        continue;
+      }
+      const statement = buffer;
+      buffer = '';
+      if (interactive) appendFileSync(historyFile, statement.replace(/\n/g, ' ') + '\n');
+      try {
+        const result = await executeReadOnly(store.conn, statement);
+        process.stdout.write(formatResult(result, format));
+      } catch (err) {
+        const code = reportError(err);
+        if (!interactive) process.exitCode = code;
+      }
+      prompt(false);
+    }
+    if (buffer.trim() !== '') process.stderr.write(`standoff: unterminated statement ignored (end statements with ";"): ${oneLine(buffer).slice(0, 60)}\n`);
+  } finally {
+    rl.close();
+    store.close();
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * `standoff` command-line entry point. Each command lives in `src/cli/commands/` and registers
+ * itself here. Exit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO,
+ * 130 interrupted (see src/errors.ts).
+ */
+import { Command, CommanderError } from 'commander';
+import { registerSql } from './commands/sql.ts';
+import { registerSchema } from './commands/schema.ts';
+import { STANDOFF_VERSION } from '../version.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('standoff')
+    .description('Run and analyse tool-using AI-agent evaluations with statistics people can trust.')
+    .version(STANDOFF_VERSION)
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  program.configureOutput({ outputError: (str, write) => write(str.replace(/^error:/, 'standoff: usage:')) });
+  registerSql(program);
+  registerSchema(program);
+  program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 130 interrupted.\nEvery command has --help with examples.\n`);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  process.on('SIGINT', () => {
+    process.stderr.write('standoff: interrupted\n');
+    process.exit(130);
+  });
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version exit 0; everything else commander rejects is a usage error.
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    throw err;
+  }
+}
+
+await main(process.argv);

@@ -1,0 +1,64 @@
+/**
+ * CLI plumbing shared by every command: the error handler (one line on stderr, documented exit
+ * code), option parsers, and output helpers. Actions parse options, call one library function,
+ * print. Data goes to stdout, diagnostics to stderr.
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { StandoffError, EXIT_CODES, oneLine, usageError } from '../errors.ts';
+import { FORMATS, type Format } from '../store/format.ts';
+
+export const DEFAULT_TRACES = 'traces';
+
+export function parseFormat(value: string): Format {
+  if (!(FORMATS as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`format must be one of ${FORMATS.join(', ')}, got "${value}"`);
+  }
+  return value as Format;
+}
+
+export function parseIntArg(name: string) {
+  return (value: string): number => {
+    if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`${name} must be an integer, got "${value}"`);
+    return Number(value);
+  };
+}
+
+export function parseNumberArg(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`${name} must be a number, got "${value}"`);
+    return n;
+  };
+}
+
+export const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+
+/** Adds an example block to a command's --help. */
+export function withExamples(cmd: Command, ...examples: string[]): Command {
+  return cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
+}
+
+/** Prints an error as one line and returns the exit code for it. */
+export function reportError(err: unknown): number {
+  if (err instanceof StandoffError) {
+    process.stderr.write(`standoff: ${oneLine(err.message)}\n`);
+    return err.exitCode;
+  }
+  const e = err as Error;
+  process.stderr.write(`standoff: internal error: ${oneLine(e?.message ?? String(err))}\n`);
+  if (process.env.STANDOFF_DEBUG) process.stderr.write(`${e?.stack}\n`);
+  return EXIT_CODES.internal;
+}
+
+/** Wraps an action so errors become one line on stderr and a documented exit code. */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | void) {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      process.exitCode = reportError(err);
+    }
+  };
+}
+
+export { usageError };

@@ -1,0 +1,96 @@
+/**
+ * A thin typed layer over @duckdb/node-api: instance creation with extension downloads off and
+ * a pinned thread count, value conversion (BIGINT -> number, TIMESTAMP -> ISO string), and
+ * quoting helpers. Connections are closed by the caller in `finally` (see `withConnection`).
+ */
+import { DuckDBInstance, type DuckDBConnection, type DuckDBResultReader } from '@duckdb/node-api';
+
+export interface DbOptions {
+  /** DuckDB worker threads; pinned so results that depend on it are reproducible. Default 2. */
+  threads?: number;
+  /** Memory limit, e.g. '2GB'. */
+  memoryLimit?: string;
+}
+
+/** Creates an in-memory DuckDB with autoinstall/autoload of extensions off (parquet and json are built in). */
+export async function createDb(opts: DbOptions = {}): Promise<DuckDBInstance> {
+  const config: Record<string, string> = {
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    threads: String(opts.threads ?? 2),
+  };
+  if (opts.memoryLimit) config.memory_limit = opts.memoryLimit;
+  return DuckDBInstance.create(':memory:', config);
+}
+
+export async function withConnection<T>(db: DuckDBInstance, fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+  const conn = await db.connect();
+  try {
+    return await fn(conn);
+  } finally {
+    conn.closeSync();
+  }
+}
+
+/** Quotes an identifier for SQL ("a""b"). */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** Quotes a string literal for SQL ('it''s'); used only where DuckDB takes no parameter (paths in COPY/read_parquet). */
+export function quoteLiteral(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+export type Plain = string | number | boolean | null | Plain[] | { [k: string]: Plain };
+
+/**
+ * Converts a JS value from DuckDB (`getRowObjectsJS`) to plain JSON-safe data: BIGINT becomes a
+ * number when it is a safe integer and a decimal string otherwise; Date becomes an ISO string.
+ */
+export function toPlain(value: unknown): Plain {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'bigint') {
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(value)
+      : value.toString();
+  }
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  if (Array.isArray(value)) return value.map(toPlain);
+  if (typeof value === 'object') {
+    if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
+    const out: Record<string, Plain> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = toPlain(v);
+    return out;
+  }
+  if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') return value;
+  return String(value);
+}
+
+export interface QueryResult {
+  columns: string[];
+  types: string[];
+  rows: Record<string, Plain>[];
+}
+
+/** Materializes a result as plain rows. */
+export function toQueryResult(result: DuckDBResultReader): QueryResult {
+  const columns = result.columnNames();
+  const types = result.columnTypes().map((t) => t.toString());
+  const rows = result.getRowObjectsJS().map((r) => {
+    const o: Record<string, Plain> = {};
+    for (const c of columns) o[c] = toPlain(r[c]);
+    return o;
+  });
+  return { columns, types, rows };
+}
+
+/** Runs SQL with bound parameters and returns plain rows. */
+export async function query(
+  conn: DuckDBConnection,
+  sql: string,
+  params?: Record<string, string | number | boolean | null> | (string | number | boolean | null)[],
+): Promise<QueryResult> {
+  const result = params ? await conn.runAndReadAll(sql, params as never) : await conn.runAndReadAll(sql);
+  return toQueryResult(result);
+}

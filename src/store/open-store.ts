@@ -1,0 +1,109 @@
+/**
+ * Read side of the trace store: a DuckDB instance in which every table is a view over the
+ * Parquet files of committed runs (uncommitted partitions and temp directories are invisible).
+ * With `sandbox: true` (what `standoff sql` uses), the instance is then locked: only the store and
+ * the named output paths are reachable, external access is off and settings are locked, so an
+ * ad-hoc query cannot write, delete or read elsewhere, ATTACH, INSTALL, or change settings.
+ */
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { TABLE_NAMES, sqlColumns, type TableName } from '../schema/tables.ts';
+import { oneLine, storeError, usageError } from '../errors.ts';
+import { createDb, quoteIdent, quoteLiteral } from './duckdb.ts';
+import { isDirectory, listCommittedRuns, partitionDir } from './write-run.ts';
+
+export interface OpenStoreOptions {
+  /** Restrict to these run ids (each must exist). */
+  runs?: string[];
+  /** Lock the instance down after creating the views (ad-hoc SQL). */
+  sandbox?: boolean;
+  /** Extra directories the sandbox may write to (e.g. the directory of `--out`). */
+  writableDirs?: string[];
+  /** Fail when the store holds no runs. */
+  requireRuns?: boolean;
+  threads?: number;
+}
+
+export interface Store {
+  dir: string;
+  runIds: string[];
+  db: DuckDBInstance;
+  conn: DuckDBConnection;
+  close(): void;
+}
+
+async function partitionFiles(store: string, table: TableName, runIds: string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const id of runIds) {
+    const dir = partitionDir(store, table, id);
+    if (!existsSync(dir)) continue;
+    for (const f of (await readdir(dir)).sort()) if (f.endsWith('.parquet')) files.push(join(dir, f));
+  }
+  return files;
+}
+
+/** SQL of the view for one table: typed, in schema column order, empty when there are no files. */
+function viewSql(table: TableName, files: string[]): string {
+  const cols = sqlColumns(table);
+  if (files.length === 0) {
+    return `SELECT ${cols.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ')} WHERE false`;
+  }
+  const list = `[${files.map(quoteLiteral).join(', ')}]`;
+  const select = cols.map((c) => `CAST(${quoteIdent(c.name)} AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
+  return `SELECT ${select} FROM read_parquet(${list}, hive_partitioning = true, hive_types = {'run_id': VARCHAR}, union_by_name = true)`;
+}
+
+export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): Promise<Store> {
+  const dir = resolve(storeDir);
+  if (!(await isDirectory(dir))) {
+    throw storeError('store.missing', `trace store ${storeDir} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
+  }
+  let runIds = await listCommittedRuns(dir);
+  if (opts.runs && opts.runs.length > 0) {
+    const missing = opts.runs.filter((r) => !runIds.includes(r));
+    if (missing.length > 0) {
+      throw usageError('store.noSuchRun', `run "${missing[0]}" does not exist in ${storeDir} (runs: ${runIds.join(', ') || 'none'})`);
+    }
+    runIds = [...opts.runs].sort();
+  }
+  if (opts.requireRuns && runIds.length === 0) {
+    throw storeError('store.empty', `trace store ${storeDir} holds no runs`);
+  }
+  const db = await createDb({ threads: opts.threads ?? 2 });
+  const conn = await db.connect();
+  try {
+    for (const table of TABLE_NAMES) {
+      const files = await partitionFiles(dir, table, runIds);
+      await conn.run(`CREATE VIEW ${quoteIdent(table)} AS ${viewSql(table, files)}`);
+    }
+    if (opts.sandbox) await lockDown(conn, dir, opts.writableDirs ?? []);
+  } catch (err) {
+    conn.closeSync();
+    db.closeSync();
+    if (err instanceof Error && err.name === 'StandoffError') throw err;
+    throw storeError('store.unreadable', `cannot open trace store ${storeDir}: ${oneLine((err as Error).message)}`, err);
+  }
+  return {
+    dir,
+    runIds,
+    db,
+    conn,
+    close() {
+      conn.closeSync();
+      db.closeSync();
+    },
+  };
+}
+
+/** The three settings, in the order that makes them stick (see DuckDB's securing guide). */
+async function lockDown(conn: DuckDBConnection, store: string, writable: string[]): Promise<void> {
+  const dirs = [store, ...writable].map((d) => (d.endsWith(sep) ? d : d + sep));
+  await conn.run(`SET allowed_directories = [${dirs.map(quoteLiteral).join(', ')}]`);
+  await conn.run('SET enable_external_access = false');
+  await conn.run('SET lock_configuration = true');
+}
+
+/** Directory an output file will be written in, for `writableDirs`. */
+export const outputDir = (file: string) => dirname(resolve(file));
