@@ -12,9 +12,10 @@ export function buildProgram(): Command {
   const program = new Command('standoff')
     .description('Run and analyse tool-using AI-agent evaluations with statistics people can trust.')
     .version(STANDOFF_VERSION)
-    .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
-  program.configureOutput({ outputError: (str, write) => write(str.replace(/^error:/, 'standoff: usage:')) });
+  program.configureOutput({
+    outputError: (str, write) => write(`${str.trim().replace(/^error:/, 'standoff: usage:')} (see --help)\n`),
+  });
   registerSql(program);
   registerSchema(program);
   program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 130 interrupted.\nEvery command has --help with examples.\n`);

@@ -33,6 +33,8 @@ export interface WriteRunOptions {
   trusted?: boolean;
   /** Test hook: called after the temp directory is fully written, before any rename. */
   beforeCommit?: () => void | Promise<void>;
+  /** Test hook: called after each table's partition is renamed into place (runs comes last). */
+  afterRename?: (table: TableName) => void | Promise<void>;
 }
 
 export interface WriteRunResult {
@@ -216,6 +218,7 @@ export async function writeRun(storeDir: string, bundle: RunBundle, opts: WriteR
       if (existsSync(staged)) {
         await mkdir(join(store, table), { recursive: true });
         await rename(staged, target);
+        await opts.afterRename?.(table);
       }
     }
     await fsyncPath(join(store, 'runs'));
