@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerSql } from './commands/sql.ts';
 import { registerSchema } from './commands/schema.ts';
+import { registerGenerate } from './commands/generate.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 
 export function buildProgram(): Command {
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   });
   registerSql(program);
   registerSchema(program);
+  registerGenerate(program);
   program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 130 interrupted.\nEvery command has --help with examples.\n`);
   return program;
 }

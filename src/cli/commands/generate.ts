@@ -1,0 +1,21 @@
+import { Option, type Command } from 'commander';
+import { action, parseIntArg, withExamples } from '../program.ts';
+import { runGenerate } from '../../runner/generate.ts';
+
+export function registerGenerate(program: Command): void {
+  const cmd = program
+    .command('generate')
+    .description('generate fresh procedural decision states (4 rule facts + 4 distractors, sufficiency checked by enumeration)')
+    .addOption(new Option('--family <family>', 'procedure family').choices(['refund', 'household']).makeOptionMandatory())
+    .requiredOption('--seed <n>', 'seed (each state gets its own seed; dev and test seeds never overlap)', parseIntArg('--seed'))
+    .requiredOption('--count <n>', 'number of states', parseIntArg('--count'))
+    .requiredOption('--out <dir>', 'directory for the state JSON files (one per state, written atomically)')
+    .addOption(new Option('--split <split>', 'dev or test (disjoint seed ranges)').choices(['dev', 'test']).default('test'))
+    .action(
+      action((o: { family: 'refund' | 'household'; seed: number; count: number; out: string; split: 'dev' | 'test' }) => {
+        const s = runGenerate(o);
+        process.stdout.write(JSON.stringify(s, null, 2) + '\n');
+      }),
+    );
+  withExamples(cmd, 'standoff generate --family refund --seed 7 --count 100 --out scenarios-generated/refund-test', 'standoff generate --family household --split dev --seed 1 --count 20 --out /tmp/dev');
+}
