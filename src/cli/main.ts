@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { registerSql } from './commands/sql.ts';
 import { registerSchema } from './commands/schema.ts';
 import { registerGenerate } from './commands/generate.ts';
+import { registerServe } from './commands/serve.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 
 export function buildProgram(): Command {
@@ -20,15 +21,17 @@ export function buildProgram(): Command {
   registerSql(program);
   registerSchema(program);
   registerGenerate(program);
+  registerServe(program);
   program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 130 interrupted.\nEvery command has --help with examples.\n`);
   return program;
 }
 
 export async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
-  process.on('SIGINT', () => {
-    process.stderr.write('standoff: interrupted\n');
-    process.exit(130);
+  // `standoff sql ... | head` closes the pipe early: that is not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
   });
   try {
     await program.parseAsync(argv);

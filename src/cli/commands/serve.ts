@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import { action, parseIntArg, withExamples } from '../program.ts';
+import { serveVerifier } from '../../../verifier/index.ts';
+import { serveSim } from '../../runner/sim/index.ts';
+import { loadScenarios } from '../../runner/scenarios.ts';
+
+export function registerServe(program: Command): void {
+  const verifier = program.command('verifier').description('the per-episode system-log service (loopback only)');
+  const vs = verifier
+    .command('serve')
+    .description('serve GET /log on 127.0.0.1; with --scenarios, registers each scenario\'s log and prints its token')
+    .option('--port <n>', 'port (default: an ephemeral one)', parseIntArg('--port'))
+    .option('--scenarios <dir>', 'register the logs of the scenarios in DIR')
+    .action(
+      action(async (o: { port?: number; scenarios?: string }) => {
+        const logs = o.scenarios ? Object.fromEntries(loadScenarios(o.scenarios).map((s) => [s.scenario_id, s.log])) : {};
+        await serveVerifier({ port: o.port, logs });
+      }),
+    );
+  withExamples(vs, 'standoff verifier serve --scenarios scenarios');
+
+  const sim = program.command('sim').description('simulated OpenAI-compatible endpoints (scripted subjects and judges) for offline runs');
+  const ss = sim
+    .command('serve')
+    .description('serve /v1/chat/completions on 127.0.0.1 playing sim:hasty, sim:careful, sim:thorough and sim judges')
+    .option('--port <n>', 'port (default: an ephemeral one)', parseIntArg('--port'))
+    .option('--seed <n>', 'seed of the scripted behaviour', parseIntArg('--seed'), 0)
+    .option('--latency <ms>', 'added latency per request', parseIntArg('--latency'), 0)
+    .action(
+      action(async (o: { port?: number; seed: number; latency: number }) => {
+        await serveSim({ port: o.port, seed: o.seed, latencyMs: o.latency });
+      }),
+    );
+  withExamples(ss, 'standoff sim serve --port 8787 --seed 1', 'standoff sim serve --latency 100');
+}
