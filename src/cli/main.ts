@@ -8,6 +8,8 @@ import { registerSql } from './commands/sql.ts';
 import { registerSchema } from './commands/schema.ts';
 import { registerGenerate } from './commands/generate.ts';
 import { registerServe } from './commands/serve.ts';
+import { registerCi } from './commands/ci.ts';
+import { registerIngest } from './commands/ingest.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 
 export function buildProgram(): Command {
@@ -22,6 +24,8 @@ export function buildProgram(): Command {
   registerSchema(program);
   registerGenerate(program);
   registerServe(program);
+  registerCi(program);
+  registerIngest(program);
   program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 130 interrupted.\nEvery command has --help with examples.\n`);
   return program;
 }

@@ -41,6 +41,9 @@ export function withExamples(cmd: Command, ...examples: string[]): Command {
 /** Prints an error as one line and returns the exit code for it. */
 export function reportError(err: unknown): number {
   if (err instanceof StandoffError) {
+    // Errors that collect several problems (ingest) list each on its own line, then the summary.
+    const list = (err as StandoffError & { errors?: unknown }).errors;
+    if (Array.isArray(list) && list.length > 1) for (const line of list) process.stderr.write(`standoff: ${oneLine(String(line))}\n`);
     process.stderr.write(`standoff: ${oneLine(err.message)}\n`);
     return err.exitCode;
   }

@@ -2,17 +2,10 @@ import { Option, type Command } from 'commander';
 import { DEFAULT_TRACES, action, collect, parseIntArg, parseNumberArg, usageError, withExamples } from '../program.ts';
 import { formatResult, type Format } from '../../store/format.ts';
 import type { Plain } from '../../store/duckdb.ts';
-import { METRICS } from '../../report/metrics.ts';
-import {
-  agreementFromInput,
-  agreementFromStore,
-  ciExactCounts,
-  ciExactMetric,
-  judgesFromInput,
-  judgesFromStore,
-  probesFromStore,
-} from '../../report/ci.ts';
-import { ciBootstrap, ciPaired } from '../../report/ci-bootstrap.ts';
+
+// Libraries load on first use, so `standoff --help` and light commands start fast.
+const lib = () => import('../../report/ci.ts');
+const bootLib = () => import('../../report/ci-bootstrap.ts');
 
 const OUTPUT_FORMATS = ['table', 'json'] as const;
 
@@ -75,11 +68,12 @@ export function registerCi(program: Command): void {
     .description('confidence intervals: exact (Clopper-Pearson), bootstrap (percentile/BCa/basic, clustered), paired')
     .option('--list-metrics', 'list the metrics defined over the trace store')
     .action(
-      action((opts: { listMetrics?: boolean }) => {
+      action(async (opts: { listMetrics?: boolean }) => {
         if (!opts.listMetrics) {
           ci.outputHelp();
           return;
         }
+        const { METRICS } = await import('../../report/metrics.ts');
         printResult(
           Object.values(METRICS).map((m) => ({ metric: m.name, binary: m.binary, description: m.description })),
           'table',
@@ -94,16 +88,25 @@ export function registerCi(program: Command): void {
     .option('--metric <name>', 'a binary metric over the store (see ci --list-metrics)')
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .option('--aggregates', 'use the aggregates table (ingested results tables) for --metric')
+    .option('--input <file>', 'a CSV or Parquet file with successes and trials columns: one interval per row')
     .option('--sided <s>', 'two, upper (one-sided upper bound) or lower', 'two')
     .action(
-      action(async (o: Common & { successes?: number; trials?: number; metric?: string; by?: string[]; sided: string; aggregates?: boolean }) => {
+      action(async (o: Common & { successes?: number; trials?: number; metric?: string; by?: string[]; sided: string; aggregates?: boolean; input?: string }) => {
         const sided = checkSided(o.sided);
         if (o.successes !== undefined || o.trials !== undefined) {
           if (o.successes === undefined || o.trials === undefined) throw usageError('ci.missingArg', '--successes and --trials go together');
-          if (o.metric) throw usageError('ci.conflict', 'give either --successes/--trials or --metric, not both');
+          if (o.metric || o.input) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric');
+          const { ciExactCounts } = await import('../../report/ci-exact.ts');
           printResult(ciExactCounts({ successes: o.successes, trials: o.trials, level: o.level, sided }), o.format);
           return;
         }
+        if (o.input) {
+          if (o.metric) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric');
+          const { ciExactInput } = await import('../../report/ci-exact.ts');
+          printResult(await ciExactInput(o.input, { level: o.level, sided }), o.format);
+          return;
+        }
+        const { ciExactMetric } = await lib();
         if (!o.metric) throw usageError('ci.missingArg', 'give --successes K --trials N, or --metric NAME (see standoff ci --list-metrics)');
         printResult(await ciExactMetric({ traces: o.traces, runs: o.run }, { metric: o.metric, by: o.by, level: o.level, sided, aggregates: o.aggregates }), o.format);
       }),
@@ -114,6 +117,7 @@ export function registerCi(program: Command): void {
     'standoff ci exact --successes 0 --trials 30 --sided upper --format json',
     'standoff ci exact --metric gathered_evidence --by subject_model',
     'standoff ci exact --aggregates --metric gathered_evidence --by subject_model',
+    'standoff ci exact --input published-table.csv   # columns successes, trials (+ any labels)',
   );
 
   const boot = common(ci.command('bootstrap').description('bootstrap interval of a mean (seeded; exact fast paths for 0/1 data), optionally clustered'))
@@ -125,6 +129,7 @@ export function registerCi(program: Command): void {
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'))
     .action(
       action(async (o: Common & { metric?: string; by?: string[]; cluster?: string; input?: string; value?: string; method: 'percentile' | 'bca' | 'basic' }) => {
+        const { ciBootstrap } = await bootLib();
         printResult(await ciBootstrap({ traces: o.traces, runs: o.run }, o), o.format);
       }),
     );
@@ -147,6 +152,7 @@ export function registerCi(program: Command): void {
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'))
     .action(
       action(async (o: Common & { metric?: string; a?: string; b?: string; cluster?: string; input?: string; item?: string; arm?: string; value?: string; method: 'percentile' | 'bca' | 'basic' }) => {
+        const { ciPaired } = await bootLib();
         printResult(await ciPaired({ traces: o.traces, runs: o.run }, o), o.format);
       }),
     );
@@ -160,10 +166,13 @@ export function registerCi(program: Command): void {
     .option('--scorer <name>', 'model-graded scorer', 'reasoning_action_alignment')
     .addOption(new Option('--measure <level>', 'measurement level').choices(['nominal', 'ordinal', 'interval', 'ratio']).default('nominal'))
     .option('--input <file>', 'a CSV or Parquet file with columns unit, rater, value (empty value = missing)')
+    .option('--by <col>', 'with --input: one alpha per value of this column')
     .action(
-      action(async (o: Common & { scorer: string; measure: 'nominal' | 'ordinal' | 'interval' | 'ratio'; input?: string }) => {
+      action(async (o: Common & { scorer: string; measure: 'nominal' | 'ordinal' | 'interval' | 'ratio'; input?: string; by?: string }) => {
+        const { agreementFromInput, agreementFromStore } = await lib();
         const opts = { level: o.measure, ciLevel: o.level, seed: o.seed, resamples: o.resamples };
-        printResult(o.input ? await agreementFromInput(o.input, opts) : await agreementFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, ...opts }), o.format);
+        if (o.by && !o.input) throw usageError('ci.missingArg', '--by goes with --input');
+        printResult(o.input ? await agreementFromInput(o.input, { ...opts, by: o.by }) : await agreementFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, ...opts }), o.format);
       }),
     );
   withExamples(agreement, 'standoff agreement', 'standoff agreement --input ratings.csv --measure interval --format json');
@@ -174,6 +183,7 @@ export function registerCi(program: Command): void {
     .option('--input <file>', 'a CSV or Parquet file with columns sample, subject_model, judge, judge_model, value (optional subject_family, judge_family)')
     .action(
       action(async (o: Common & { scorer: string; excludeBy: 'model' | 'family' | 'none'; input?: string }) => {
+        const { judgesFromInput, judgesFromStore } = await lib();
         const r = o.input ? await judgesFromInput(o.input, { excludeBy: o.excludeBy }) : await judgesFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, excludeBy: o.excludeBy });
         if (o.format === 'json') return printResult(r, 'json');
         printResult(r.samples, 'table', ['sample', 'subject_model', 'median', 'judges_used', 'judges_excluded']);
@@ -187,6 +197,7 @@ export function registerCi(program: Command): void {
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .action(
       action(async (o: Common & { by?: string[] }) => {
+        const { probesFromStore } = await lib();
         const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level });
         if (o.format === 'json') return printResult(r, 'json');
         const pct = (s: { count: number; n: number; rate: number | null; lower: number | null; upper: number | null }) =>

@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
 import { action, parseIntArg, withExamples } from '../program.ts';
-import { runGenerate } from '../../runner/generate.ts';
 
 export function registerGenerate(program: Command): void {
   const cmd = program
@@ -12,7 +11,8 @@ export function registerGenerate(program: Command): void {
     .requiredOption('--out <dir>', 'directory for the state JSON files (one per state, written atomically)')
     .addOption(new Option('--split <split>', 'dev or test (disjoint seed ranges)').choices(['dev', 'test']).default('test'))
     .action(
-      action((o: { family: 'refund' | 'household'; seed: number; count: number; out: string; split: 'dev' | 'test' }) => {
+      action(async (o: { family: 'refund' | 'household'; seed: number; count: number; out: string; split: 'dev' | 'test' }) => {
+        const { runGenerate } = await import('../../runner/generate.ts');
         const s = runGenerate(o);
         process.stdout.write(JSON.stringify(s, null, 2) + '\n');
       }),

@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
 import { action, parseIntArg, withExamples } from '../program.ts';
-import { serveVerifier } from '../../../verifier/index.ts';
-import { serveSim } from '../../runner/sim/index.ts';
-import { loadScenarios } from '../../runner/scenarios.ts';
 
 export function registerServe(program: Command): void {
   const verifier = program.command('verifier').description('the per-episode system-log service (loopback only)');
@@ -13,6 +10,8 @@ export function registerServe(program: Command): void {
     .option('--scenarios <dir>', 'register the logs of the scenarios in DIR')
     .action(
       action(async (o: { port?: number; scenarios?: string }) => {
+        const { serveVerifier } = await import('../../../verifier/index.ts');
+        const { loadScenarios } = await import('../../runner/scenarios.ts');
         const logs = o.scenarios ? Object.fromEntries(loadScenarios(o.scenarios).map((s) => [s.scenario_id, s.log])) : {};
         await serveVerifier({ port: o.port, logs });
       }),
@@ -28,6 +27,7 @@ export function registerServe(program: Command): void {
     .option('--latency <ms>', 'added latency per request', parseIntArg('--latency'), 0)
     .action(
       action(async (o: { port?: number; seed: number; latency: number }) => {
+        const { serveSim } = await import('../../runner/sim/index.ts');
         await serveSim({ port: o.port, seed: o.seed, latencyMs: o.latency });
       }),
     );

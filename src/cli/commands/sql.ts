@@ -4,10 +4,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_TRACES, action, collect, parseFormat, withExamples } from '../program.ts';
-import { runSql, openSandboxedStore, executeReadOnly } from '../../store/sql.ts';
 import { formatResult, FORMATS, type Format } from '../../store/format.ts';
-import { readInventory } from '../../store/tables.ts';
-import { TABLE_NAMES, sqlColumns, type TableName } from '../../schema/tables.ts';
+import type { TableName } from '../../schema/tables.ts';
 import { oneLine } from '../../errors.ts';
 import { reportError } from '../program.ts';
 
@@ -23,6 +21,7 @@ export function registerSql(program: Command): void {
     .action(
       action(async (q: string | undefined, opts: { traces: string; format: Format; out?: string; run?: string[] }) => {
         if (q === undefined) return repl(opts.traces, opts.format, opts.run);
+        const { runSql } = await import('../../store/sql.ts');
         const { text, rows } = await runSql(opts.traces, q, { format: opts.format, out: opts.out, runs: opts.run });
         if (opts.out) process.stderr.write(`wrote ${rows} row${rows === 1 ? '' : 's'} to ${opts.out}\n`);
         else process.stdout.write(text);
@@ -43,6 +42,7 @@ export function registerSql(program: Command): void {
     .option('-f, --format <format>', `output format: ${FORMATS.join('|')}`, parseFormat, 'table')
     .action(
       action(async (opts: { traces: string; format: Format }) => {
+        const { readInventory } = await import('../../store/tables.ts');
         const inv = await readInventory(opts.traces);
         if (opts.format === 'json') {
           process.stdout.write(JSON.stringify({ tables: inv.tables.rows, runs: inv.runs.rows }, null, 2) + '\n');
@@ -60,6 +60,9 @@ const HELP = `commands: .tables  .schema TABLE  .mode ${FORMATS.join('|')}  .hel
 statements end with ";" and may span lines`;
 
 async function repl(traces: string, initialFormat: Format, runs?: string[]): Promise<void> {
+  const { openSandboxedStore, executeReadOnly } = await import('../../store/sql.ts');
+  const { readInventory } = await import('../../store/tables.ts');
+  const { TABLE_NAMES, sqlColumns } = await import('../../schema/tables.ts');
   const store = await openSandboxedStore(traces, undefined, runs);
   let format = initialFormat;
   const historyFile = process.env.STANDOFF_HISTORY ?? join(homedir(), '.standoff_history');
