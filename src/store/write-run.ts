@@ -182,9 +182,12 @@ export async function writeRun(storeDir: string, bundle: RunBundle, opts: WriteR
   const tmp = join(store, `.tmp-${tag}`);
   const counts: Partial<Record<TableName, number>> = {};
   try {
-    const db = await createDb({ threads: 2 });
+    // A memory cap with a spill directory inside the temp dir keeps large runs (1M+ rows) bounded.
+    const db = await createDb({ threads: 2, memoryLimit: '512MB' });
     try {
       await withConnection(db, async (conn) => {
+        await mkdir(join(tmp, '.spill'), { recursive: true });
+        await conn.run(`SET temp_directory = ${quoteLiteral(join(tmp, '.spill'))}`);
         for (const table of TABLE_NAMES) {
           const rows = table === 'runs' ? [bundle.run] : ((bundle[table] as object[] | undefined) ?? []);
           if (rows.length === 0) continue;
