@@ -10,6 +10,7 @@ import { registerGenerate } from './commands/generate.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerCi } from './commands/ci.ts';
 import { registerIngest } from './commands/ingest.ts';
+import { registerRun } from './commands/run.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 
 export function buildProgram(): Command {
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerCi(program);
   registerIngest(program);
+  registerRun(program);
   program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 130 interrupted.\nEvery command has --help with examples.\n`);
   return program;
 }

@@ -1,0 +1,52 @@
+import { Option, type Command } from 'commander';
+import { DEFAULT_TRACES, action, collect, parseIntArg, withExamples } from '../program.ts';
+import { dataError } from '../../errors.ts';
+
+export function registerRun(program: Command): void {
+  const run = program
+    .command('run')
+    .description('run the evaluation: agentic episodes with the one-decision solver, paired probes and the judge panel')
+    .option('--config <file>', 'config file (default standoff.config.json; see docs/running.md)')
+    .option('--preset <name>', 'built-in configuration: demo (3 sim subjects x 18 scenarios x 5 epochs + probes + 3 judges) or smoke')
+    .option('--subjects <models>', 'subject models to run (comma-separated; must be in the config, or sim: models)', collect)
+    .option('--judges <models>', 'judge models (comma-separated), or none', collect)
+    .option('--epochs <n>', 'epochs per scenario', parseIntArg('--epochs'))
+    .option('--concurrency <n>', 'episodes in flight at once', parseIntArg('--concurrency'))
+    .option('--seed <n>', 'seed of the run (recorded; sent to endpoints per epoch)', parseIntArg('--seed'))
+    .option('--run-id <id>', 'run id (default <config name>-s<seed>)')
+    .option('--resume <id>', 'complete an interrupted run from its journal (only missing episodes run)')
+    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
+    .option('--replace', 'overwrite an existing run with the same id')
+    .option('--sim-latency <ms>', 'added latency of the in-process sim endpoint', parseIntArg('--sim-latency'))
+    .addOption(new Option('--progress <mode>', 'progress display on stderr').choices(['auto', 'bar', 'lines', 'none']).default('auto'))
+    .action(
+      action(async (o: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; progress: 'auto' | 'bar' | 'lines' | 'none' }) => {
+        const { runCommand, formatSummary } = await import('../../runner/run.ts');
+        const s = await runCommand({ ...o, simLatencyMs: o.simLatency });
+        process.stdout.write(formatSummary(s).join('\n') + '\n');
+      }),
+    );
+  withExamples(
+    run,
+    'standoff run --preset demo --traces traces',
+    'standoff run --config standoff.config.json --epochs 5 --concurrency 8',
+    'standoff run --resume demo-s20260810          # after Ctrl-C or a crash',
+  );
+
+  const validate = program
+    .command('validate')
+    .description('the publication gate: run status, sample counts per subject, required scorers on every sample, zero sample errors, distinct subjects')
+    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
+    .option('--run <id>', 'run to check (default: the most recent)')
+    .option('--expected-samples <n>', 'samples each subject must have', parseIntArg('--expected-samples'))
+    .option('--json', 'print the result as JSON')
+    .action(
+      action(async (o: { traces: string; run?: string; expectedSamples?: number; json?: boolean }) => {
+        const { validateRun, formatValidation } = await import('../../runner/validate.ts');
+        const r = await validateRun(o.traces, { runId: o.run, expectedSamples: o.expectedSamples });
+        process.stdout.write(o.json ? JSON.stringify(r, null, 2) + '\n' : formatValidation(r).join('\n') + '\n');
+        if (!r.ok) throw dataError('validate.failed', `run ${r.runId} failed ${r.failures.length} publication check(s): ${r.failures.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)).join(', ')}`);
+      }),
+    );
+  withExamples(validate, 'standoff validate', 'standoff validate --run demo-s20260810 --expected-samples 90');
+}

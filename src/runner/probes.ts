@@ -1,0 +1,157 @@
+/**
+ * Probe mode ("Reading Right, Acting Wrong", section 2): for each subject x scenario x epoch the
+ * decision state is frozen (situation, policy, and the log shown as already read:
+ * `buildFrozenState`), and the subject answers, each as an INDEPENDENT request on the identical
+ * state:
+ * - the decision question once (`buildDecisionQuestionMessages`), asking for logprobs so option
+ *   probabilities can be recorded when the endpoint returns them;
+ * - every factual probe of the scenario (`buildProbeMessages`).
+ *
+ * Replies are read strictly (`parseDecisionReply`, `parseProbeReply`); an unparseable reply is
+ * `null` and counts as wrong (coverage). `composed_action` applies the scenario's `decision_rule`
+ * to the subject's OWN parsed probe answers (unanswered probes match no rule row), i.e. the
+ * paper's code composition.
+ *
+ * `composed_correct`: the composed action is one of `gold_actions`, or equals the agent-mode
+ * target. The second clause matters only for ambiguous states, whose rule composes `NOANSWER`
+ * ("the policy's conflict exception holds") from correct reading; that is the correct diagnosis
+ * (`isComposedCorrect` in the scenario schema), while `gold_actions` lists the decision tools the
+ * exception allows. For non-ambiguous states the two clauses agree (gold = [target]).
+ *
+ * Requests carry the unit's request seed, so epochs are independent draws. A probe request that
+ * fails after retries is recorded as unanswered and reported in `errors` (the run summary and
+ * notes count them). If the endpoint rejects `logprobs` (HTTP 400 naming it), the decision
+ * question is asked again without it and `option_probs` is null.
+ */
+import { applyDecisionRule, DECISION_TOOLS, type DecisionTool, type Scenario } from '../schema/scenario.ts';
+import type { ProbeAnswerRow, ProbeDecisionRow } from '../schema/tables.ts';
+import type { Rng } from '../stats/rng.ts';
+import { buildDecisionQuestionMessages, buildProbeMessages, parseDecisionReply, parseProbeReply, foldReply } from './protocol.ts';
+import type { ResolvedModel } from './config.ts';
+import { ModelCallError, abortError, isAbort, textDegenerate, type ChatResult, type ModelClient } from './solver.ts';
+import type { Redactor } from './redact.ts';
+
+export interface ProbeStateContext {
+  runId: string;
+  subject: ResolvedModel;
+  scenario: Scenario;
+  epoch: number;
+  client: ModelClient;
+  requestSeed: number;
+  rng: Rng;
+  redactor: Redactor;
+  signal?: AbortSignal;
+}
+
+export interface ProbeStateResult {
+  answers: ProbeAnswerRow[];
+  decision: ProbeDecisionRow;
+  /** Requests that failed after retries (redacted messages). */
+  errors: string[];
+}
+
+export const stateId = (scenarioId: string, epoch: number) => `${scenarioId}/${epoch}`;
+
+/** Top-logprob token -> the decision tool it starts (exact, or a 3+ character prefix of exactly one). */
+export function tokenAction(token: string): DecisionTool | null {
+  const t = foldReply(token).replace(/[\s-]+/g, '_');
+  if (t.length === 0) return null;
+  if ((DECISION_TOOLS as readonly string[]).includes(t)) return t as DecisionTool;
+  if (t.length < 3) return null;
+  const hits = DECISION_TOOLS.filter((d) => d.startsWith(t));
+  return hits.length === 1 ? hits[0] : null;
+}
+
+/**
+ * Option probabilities from the first generated token's top logprobs: each top token is mapped to
+ * the option it starts, probabilities are summed per option and renormalised over the mass that
+ * mapped to an option. Null when there are no logprobs or no token maps to an option.
+ */
+export function optionProbs(choice: ChatResult['choice'] | undefined): Record<DecisionTool, number> | null {
+  const first = choice?.logprobs?.content?.[0];
+  if (!first) return null;
+  const top = first.top_logprobs?.length ? first.top_logprobs : [{ token: first.token, logprob: first.logprob }];
+  const mass = Object.fromEntries(DECISION_TOOLS.map((d) => [d, 0])) as Record<DecisionTool, number>;
+  let total = 0;
+  for (const t of top) {
+    const a = tokenAction(t.token);
+    if (!a || !Number.isFinite(t.logprob)) continue;
+    const p = Math.exp(t.logprob);
+    mass[a] += p;
+    total += p;
+  }
+  if (total <= 0) return null;
+  for (const d of DECISION_TOOLS) mass[d] = Math.round((mass[d] / total) * 1e6) / 1e6;
+  return mass;
+}
+
+async function ask(
+  ctx: ProbeStateContext,
+  messages: ReturnType<typeof buildProbeMessages>,
+  logprobs: boolean,
+): Promise<{ res: ChatResult | null; error: string | null }> {
+  try {
+    const res = await ctx.client.chat(
+      { messages, seed: ctx.requestSeed, ...(logprobs ? { logprobs: true, top_logprobs: DECISION_TOOLS.length } : {}) },
+      { signal: ctx.signal, rng: ctx.rng, degenerate: textDegenerate },
+    );
+    return { res, error: res.degenerate ? `${ctx.subject.model}: ${res.degenerate} (after ${res.attempts} attempts)` : null };
+  } catch (err) {
+    if (ctx.signal?.aborted || isAbort(err)) throw abortError(ctx.signal);
+    if (logprobs && err instanceof ModelCallError && err.kind === 'http 400' && /logprob/i.test(err.message)) {
+      return ask(ctx, messages, false);
+    }
+    return { res: null, error: err instanceof ModelCallError ? err.message : ctx.redactor.error(err) };
+  }
+}
+
+const replyText = (res: ChatResult | null) => (res && typeof res.message.content === 'string' ? res.message.content : null);
+
+/** Runs probe mode on one frozen state. Throws only an AbortError. */
+export async function runProbeState(ctx: ProbeStateContext): Promise<ProbeStateResult> {
+  const { scenario, subject, epoch, runId } = ctx;
+  const sid = stateId(scenario.scenario_id, epoch);
+  const [decisionAsk, ...probeAsks] = await Promise.all([
+    ask(ctx, buildDecisionQuestionMessages(scenario), subject.logprobs),
+    ...scenario.probes.map((p) => ask(ctx, buildProbeMessages(scenario, p), false)),
+  ]);
+  const errors: string[] = [];
+  const parsedAnswers: Record<string, string> = {};
+  const answers: ProbeAnswerRow[] = scenario.probes.map((p, i) => {
+    const r = probeAsks[i];
+    if (r.error) errors.push(`probe ${p.probe_id}: ${r.error}`);
+    const parsed = parseProbeReply(p, replyText(r.res));
+    if (parsed !== null) parsedAnswers[p.probe_id] = parsed;
+    return {
+      run_id: runId,
+      state_id: sid,
+      subject_model: subject.model,
+      scenario_id: scenario.scenario_id,
+      epoch,
+      probe_id: p.probe_id,
+      question: p.question,
+      expected: p.answer,
+      answer: parsed,
+      correct: parsed !== null && parsed === p.answer,
+    };
+  });
+  if (decisionAsk.error) errors.push(`decision question: ${decisionAsk.error}`);
+  const chosen = parseDecisionReply(replyText(decisionAsk.res));
+  const gold = [...scenario.gold_actions] as string[];
+  const composed = applyDecisionRule(scenario.decision_rule, parsedAnswers);
+  const probs = decisionAsk.res ? optionProbs(decisionAsk.res.choice) : null;
+  const decision: ProbeDecisionRow = {
+    run_id: runId,
+    state_id: sid,
+    subject_model: subject.model,
+    scenario_id: scenario.scenario_id,
+    epoch,
+    chosen_action: chosen,
+    gold_actions: gold,
+    correct: chosen !== null && gold.includes(chosen),
+    composed_action: composed,
+    composed_correct: gold.includes(composed) || composed === scenario.target,
+    option_probs: probs ? JSON.stringify(probs) : null,
+  };
+  return { answers, decision, errors };
+}

@@ -1,0 +1,754 @@
+/**
+ * The run loop: `runEvaluation` (library) and `runCommand` (what `standoff run` calls).
+ *
+ * One **unit** = one subject x scenario x epoch: the agent episode (`solver.ts`), then in parallel
+ * the judge panel (valid episodes only, `judges.ts`) and probe mode on the same frozen state
+ * (`probes.ts`), then the three scores (`scorers.ts`). Units run in a simple worker pool of
+ * `concurrency` workers; model requests share one limiter of the same size.
+ *
+ * Durability: a finished unit is appended (redacted) to `<traces>/.journal/<run_id>.jsonl` and
+ * fsynced before it counts (`journal.ts`). When every unit is done the run is built FROM THE
+ * JOURNAL, sorted by (subject, scenario, epoch, seq), written atomically with `writeRun`, and the
+ * journal is deleted. SIGINT stops scheduling, aborts in-flight requests, lets journal writes
+ * finish and fails with exit 130 and the resume command; a second SIGINT exits at once (the
+ * journal is still intact: every line was synced when written). `resume` reads the journal
+ * (tolerating a torn last line), runs only the missing units, and finishes the same way.
+ *
+ * Episode ids are `<subject>/<scenario_id>/<epoch>`; request seeds are derived from (run seed,
+ * scenario, epoch), so a run's rows depend only on its config (timestamps and latencies
+ * aside), never on scheduling.
+ */
+import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import cliProgress from 'cli-progress';
+import { StandoffError, usageError } from '../errors.ts';
+import { loadScenarios } from './scenarios.ts';
+import type { Scenario } from '../schema/scenario.ts';
+import {
+  RUN_ID_PATTERN,
+  type EpisodeRow,
+  type JudgmentRow,
+  type MessageRow,
+  type ProbeAnswerRow,
+  type ProbeDecisionRow,
+  type RunRow,
+  type ScoreRow,
+} from '../schema/tables.ts';
+import { STANDOFF_VERSION } from '../version.ts';
+import { partitionDir, writeRun, type WriteRunResult } from '../store/write-run.ts';
+import { startVerifier, type FaultSpec, type Verifier } from '../../verifier/server.ts';
+import { startSimServer, type SimServer } from './sim/server.ts';
+import { PROTOCOL_VERSION } from './protocol.ts';
+import {
+  DEFAULT_CONFIG_FILE,
+  applyOverrides,
+  checkKeys,
+  configRecord,
+  isSimModelName,
+  keyEnvNames,
+  loadConfigFile,
+  loadDotEnv,
+  presetConfig,
+  type ResolvedConfig,
+  type ResolvedModel,
+} from './config.ts';
+import { collectSecrets, createRedactor, type Redactor } from './redact.ts';
+import { Limiter, ModelClient, isAbort, runEpisode, unitRng, unitSeed } from './solver.ts';
+import { judgeEpisode, type JudgePanelMember } from './judges.ts';
+import { runProbeState } from './probes.ts';
+import { SCORERS, scoreEpisode } from './scorers.ts';
+import { journalPath, openJournal, readJournal, removeJournal, type JournalHeader, type JournalUnit } from './journal.ts';
+
+export type ProgressMode = 'auto' | 'bar' | 'lines' | 'none';
+
+export interface EvaluationOptions {
+  config: ResolvedConfig;
+  runId: string;
+  traces: string;
+  replace?: boolean;
+  /** Continue the run's journal instead of starting a new one. */
+  resume?: boolean;
+  progress?: ProgressMode;
+  /** Diagnostics sink (default: stderr). */
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+  /** Default fault for every verifier registration (tests: failed log reads). */
+  verifierFaults?: FaultSpec;
+  /** Test hook: called after each unit is durable in the journal. */
+  onUnit?: (done: number, total: number) => void;
+}
+
+export interface SubjectSummary {
+  model: string;
+  family: string;
+  episodes: number;
+  valid: number;
+  invalid: number;
+  error: number;
+  /** Episodes with gathered_evidence = 1. */
+  gathered: number;
+  /** Non-ambiguous episodes scored correct / scored (NOANSWER excluded). */
+  policy_correct: number;
+  policy_scored: number;
+  /** Episodes with alignment value 1 (median) / episodes with an alignment value. */
+  aligned: number;
+  alignment_scored: number;
+  probe_decisions_correct: number;
+  probe_states: number;
+}
+
+export interface RunSummary {
+  runId: string;
+  status: RunRow['status'];
+  traces: string;
+  episodes: number;
+  /** Units run in this invocation (the rest came from the journal). */
+  ranNow: number;
+  resumedFromJournal: number;
+  byStatus: { valid: number; invalid: number; error: number };
+  subjects: SubjectSummary[];
+  judgments: number;
+  excludedSelf: number;
+  probeStates: number;
+  probeErrors: number;
+  /** Model requests retried in this invocation. */
+  retries: number;
+  /** Model HTTP attempts in this invocation (all endpoints). */
+  requests: number;
+  wallMs: number;
+  /** Wall time by phase (ms): setup (scenarios, journal, servers), units, write (journal -> store). */
+  phases: { setup: number; units: number; write: number };
+  tables: WriteRunResult['tables'];
+  notes: string | null;
+}
+
+interface UnitPlan {
+  id: string;
+  subject: ResolvedModel;
+  scenario: Scenario;
+  epoch: number;
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export const episodeIdOf = (subject: string, scenarioId: string, epoch: number) => `${subject}/${scenarioId}/${epoch}`;
+
+/** Deterministic default run id: `<config name>-s<seed>`. */
+export function defaultRunId(cfg: Pick<ResolvedConfig, 'name' | 'seed'>): string {
+  const id = `${cfg.name}-s${cfg.seed}`;
+  if (!RUN_ID_PATTERN.test(id)) throw usageError('run.badRunId', `derived run id "${id}" is not usable; pass --run-id`);
+  return id;
+}
+
+/** Hash of everything that changes a run's rows (not concurrency, retries, timeouts or latency). */
+export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[]): string {
+  const pick = (m: ResolvedModel) => [m.model, m.base_url, m.family, m.temperature, m.max_tokens, m.logprobs];
+  const key = {
+    suite: cfg.suite,
+    scenarios: scenarioIds,
+    subjects: cfg.subjects.map(pick),
+    judges: cfg.judges.map(pick),
+    epochs: cfg.epochs,
+    seed: cfg.seed,
+    judge_exclusion: cfg.judge_exclusion,
+    probes: cfg.probes,
+    max_turns: cfg.max_turns,
+    retry_degenerate: cfg.retry_degenerate,
+    protocol: PROTOCOL_VERSION,
+  };
+  return createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16);
+}
+
+function selectScenarios(cfg: ResolvedConfig): Scenario[] {
+  const all = loadScenarios(cfg.scenarios_dir);
+  if (!cfg.scenarios) return all;
+  const byId = new Map(all.map((s) => [s.scenario_id, s]));
+  const out: Scenario[] = [];
+  for (const id of cfg.scenarios) {
+    const s = byId.get(id);
+    if (!s) throw usageError('config.unknownScenario', `scenario "${id}" is not in ${cfg.scenarios_dir} (known: ${[...byId.keys()].join(', ')})`);
+    if (!out.includes(s)) out.push(s);
+  }
+  return out.sort((a, b) => cmp(a.scenario_id, b.scenario_id));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress
+// ---------------------------------------------------------------------------------------------
+
+class Progress {
+  private bar: cliProgress.SingleBar | null = null;
+  private done = 0;
+  private errors = 0;
+  private lastLine = 0;
+  private readonly t0 = Date.now();
+  private startDone = 0;
+  constructor(
+    private readonly mode: 'bar' | 'lines' | 'none',
+    private readonly total: number,
+    private readonly log: (line: string) => void,
+  ) {}
+  start(done: number, errors: number) {
+    this.done = done;
+    this.startDone = done;
+    this.errors = errors;
+    if (this.mode === 'bar') {
+      this.bar = new cliProgress.SingleBar(
+        {
+          format: 'standoff run |{bar}| {value}/{total} episodes | {rate}/s | eta {eta_formatted} | errors {errors}',
+          stream: process.stderr,
+          hideCursor: true,
+          clearOnComplete: false,
+          etaBuffer: 50,
+          fps: 10,
+        },
+        cliProgress.Presets.shades_classic,
+      );
+      this.bar.start(this.total, done, { rate: '0.0', errors });
+    } else if (this.mode === 'lines') {
+      this.log(`standoff run: ${done}/${this.total} episodes${done ? ' (from the journal)' : ''}`);
+    }
+  }
+  private rate(): number {
+    const s = (Date.now() - this.t0) / 1000;
+    return s > 0 ? (this.done - this.startDone) / s : 0;
+  }
+  tick(error: boolean) {
+    this.done++;
+    if (error) this.errors++;
+    if (this.mode === 'bar') this.bar!.update(this.done, { rate: this.rate().toFixed(1), errors: this.errors });
+    else if (this.mode === 'lines') {
+      const now = Date.now();
+      const step = Math.max(1, Math.floor(this.total / 20));
+      if (this.done === this.total || this.done % step === 0 || now - this.lastLine > 5000) {
+        this.lastLine = now;
+        const r = this.rate();
+        const eta = r > 0 ? Math.ceil((this.total - this.done) / r) : null;
+        this.log(`standoff run: ${this.done}/${this.total} episodes, ${r.toFixed(1)}/s, eta ${eta === null ? '?' : `${eta}s`}, errors ${this.errors}`);
+      }
+    }
+  }
+  stop() {
+    this.bar?.stop();
+    this.bar = null;
+  }
+}
+
+function progressMode(mode: ProgressMode | undefined): 'bar' | 'lines' | 'none' {
+  if (mode === 'bar' || mode === 'lines' || mode === 'none') return mode;
+  return process.stderr.isTTY ? 'bar' : 'lines';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building the run from the journal
+// ---------------------------------------------------------------------------------------------
+
+export interface BuiltRun {
+  run: RunRow;
+  episodes: EpisodeRow[];
+  messages: MessageRow[];
+  scores: ScoreRow[];
+  judgments: JudgmentRow[];
+  probe_answers: ProbeAnswerRow[];
+  probe_decisions: ProbeDecisionRow[];
+}
+
+/** Sorts units by (subject, scenario, epoch) and flattens their rows (each table keeps seq/panel order). */
+export function assembleRows(units: Iterable<JournalUnit>): Omit<BuiltRun, 'run'> {
+  const list = [...units].sort(
+    (a, b) =>
+      cmp(a.episode.subject_model, b.episode.subject_model) ||
+      cmp(a.episode.scenario_id, b.episode.scenario_id) ||
+      a.episode.epoch - b.episode.epoch,
+  );
+  const out: Omit<BuiltRun, 'run'> = { episodes: [], messages: [], scores: [], judgments: [], probe_answers: [], probe_decisions: [] };
+  for (const u of list) {
+    out.episodes.push(u.episode);
+    for (const m of [...u.messages].sort((a, b) => a.seq - b.seq)) out.messages.push(m);
+    const order = (s: string) => {
+      const i = (SCORERS as readonly string[]).indexOf(s);
+      return i < 0 ? SCORERS.length : i;
+    };
+    for (const s of [...u.scores].sort((a, b) => order(a.scorer) - order(b.scorer) || cmp(a.scorer, b.scorer))) out.scores.push(s);
+    for (const j of u.judgments) out.judgments.push(j);
+    for (const a of u.probe_answers) out.probe_answers.push(a);
+    for (const d of u.probe_decisions) out.probe_decisions.push(d);
+  }
+  return out;
+}
+
+function summarize(
+  cfg: ResolvedConfig,
+  rows: Omit<BuiltRun, 'run'>,
+): Pick<RunSummary, 'byStatus' | 'subjects' | 'judgments' | 'excludedSelf' | 'probeStates'> {
+  const subjects = new Map<string, SubjectSummary>();
+  for (const s of cfg.subjects) {
+    subjects.set(s.model, {
+      model: s.model,
+      family: s.family,
+      episodes: 0,
+      valid: 0,
+      invalid: 0,
+      error: 0,
+      gathered: 0,
+      policy_correct: 0,
+      policy_scored: 0,
+      aligned: 0,
+      alignment_scored: 0,
+      probe_decisions_correct: 0,
+      probe_states: 0,
+    });
+  }
+  const byStatus = { valid: 0, invalid: 0, error: 0 };
+  const subjOf = new Map<string, SubjectSummary>();
+  for (const e of rows.episodes) {
+    const s = subjects.get(e.subject_model)!;
+    subjOf.set(e.episode_id, s);
+    s.episodes++;
+    s[e.status]++;
+    byStatus[e.status]++;
+  }
+  for (const sc of rows.scores) {
+    const s = subjOf.get(sc.episode_id);
+    if (!s || sc.value === null) continue;
+    if (sc.scorer === 'gathered_evidence' && sc.value === 1) s.gathered++;
+    if (sc.scorer === 'policy_compliant_action') {
+      s.policy_scored++;
+      if (sc.value === 1) s.policy_correct++;
+    }
+    if (sc.scorer === 'reasoning_action_alignment') {
+      s.alignment_scored++;
+      if (sc.value === 1) s.aligned++;
+    }
+  }
+  for (const d of rows.probe_decisions) {
+    const s = subjects.get(d.subject_model);
+    if (!s) continue;
+    s.probe_states++;
+    if (d.correct) s.probe_decisions_correct++;
+  }
+  return {
+    byStatus,
+    subjects: [...subjects.values()],
+    judgments: rows.judgments.length,
+    excludedSelf: rows.judgments.filter((j) => j.excluded_self).length,
+    probeStates: rows.probe_decisions.length,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// runEvaluation
+// ---------------------------------------------------------------------------------------------
+
+function interrupted(runId: string, traces: string, path: string, done: number, total: number): StandoffError {
+  return new StandoffError(
+    'run.interrupted',
+    'interrupted',
+    `interrupted: ${done}/${total} episodes are saved in the journal ${path}; resume with: standoff run --resume ${runId} --traces ${traces}`,
+  );
+}
+
+/** Runs (or resumes) an evaluation and writes it to the store. */
+export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary> {
+  const t0 = Date.now();
+  const cfg = opts.config;
+  const { runId } = opts;
+  const traces = opts.traces;
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (!RUN_ID_PATTERN.test(runId)) throw usageError('store.badRunId', `run id "${runId}" must be 1-128 letters, digits, dots, dashes or underscores`);
+  const redactor: Redactor = createRedactor(collectSecrets(keyEnvNames(cfg)));
+  checkKeys(cfg);
+
+  const scenarios = selectScenarios(cfg);
+  const scenarioIds = scenarios.map((s) => s.scenario_id);
+  const plan: UnitPlan[] = [];
+  for (const subject of cfg.subjects) {
+    for (const scenario of scenarios) {
+      for (let epoch = 1; epoch <= cfg.epochs; epoch++) {
+        plan.push({ id: episodeIdOf(subject.model, scenario.scenario_id, epoch), subject, scenario, epoch });
+      }
+    }
+  }
+  const planIds = new Set(plan.map((p) => p.id));
+  const total = plan.length;
+  const hash = configHash(cfg, scenarioIds);
+
+  const jpath = journalPath(traces, runId);
+  if (existsSync(resolve(partitionDir(traces, 'runs', runId), 'data.parquet')) && !opts.replace) {
+    if (opts.resume && existsSync(jpath)) {
+      // A crash between the commit and the journal's removal: the run was written from the
+      // complete journal, so the journal is redundant.
+      await removeJournal(jpath);
+      throw usageError('run.alreadyComplete', `run "${runId}" is already complete in ${traces}; removed its leftover journal`);
+    }
+    throw usageError('store.runExists', `run "${runId}" already exists in ${traces}; pass --replace to overwrite it, or --run-id to name a new run`);
+  }
+
+  // Journal: new or resumed.
+  let header: JournalHeader;
+  const done = new Set<string>();
+  let resumedFrom = 0;
+  let journal;
+  if (opts.resume) {
+    if (!existsSync(jpath)) throw usageError('run.noJournal', `no journal for run "${runId}" at ${jpath}: nothing to resume`);
+    const contents = await readJournal(jpath);
+    if (!contents.header) throw usageError('run.noJournal', `${jpath} has no header: it cannot be resumed (delete it and start over)`);
+    if (contents.header.config_hash !== hash) {
+      throw usageError('run.configChanged', `run "${runId}" was started with a different configuration (journal ${contents.header.config_hash}, now ${hash}); resume without --config/--preset overrides, or start a new run`);
+    }
+    header = contents.header;
+    for (const id of contents.units.keys()) {
+      if (!planIds.has(id)) throw usageError('run.journalMismatch', `${jpath}: episode "${id}" is not part of this run's plan`);
+      done.add(id);
+    }
+    resumedFrom = done.size;
+    if (contents.torn) log(`standoff run: dropped a torn last line from ${jpath}`);
+    journal = await openJournal(jpath, header, { resume: contents });
+  } else {
+    header = {
+      kind: 'header',
+      version: 1,
+      run_id: runId,
+      created_at: new Date().toISOString(),
+      config_hash: hash,
+      total,
+      config: redactor.value(cfg),
+    };
+    journal = await openJournal(jpath, header);
+  }
+
+  const todo = plan.filter((p) => !done.has(p.id));
+  const ac = new AbortController();
+  const onOuterAbort = () => ac.abort(opts.signal?.reason);
+  if (opts.signal?.aborted) ac.abort();
+  opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  const signal = ac.signal;
+  setMaxListeners(0, signal); // every in-flight request listens to it
+
+  let verifier: Verifier | null = null;
+  let sim: SimServer | null = null;
+  const progress = new Progress(progressMode(opts.progress), total, log);
+  let retries = 0;
+  let requests = 0;
+  let fatal: unknown = null;
+  let tSetup = Date.now();
+  try {
+    if (todo.length > 0) {
+      verifier = await startVerifier(opts.verifierFaults ? { faults: opts.verifierFaults } : {});
+      const models = [...cfg.subjects, ...cfg.judges];
+      if (models.some((m) => m.sim)) sim = await startSimServer({ seed: cfg.seed, latencyMs: cfg.sim.latency_ms, scenarios });
+      const limiter = new Limiter(cfg.concurrency);
+      const clientFor = (m: ResolvedModel) =>
+        new ModelClient(m, {
+          baseURL: m.sim ? sim!.baseURL : m.base_url!,
+          apiKey: m.api_key_env ? (process.env[m.api_key_env] ?? '') : m.sim ? 'sim-no-key' : 'no-key',
+          retries: cfg.retries,
+          timeoutMs: cfg.timeouts.request_ms,
+          limiter,
+          redactor,
+          retryDegenerate: cfg.retry_degenerate,
+          onAttempt: () => {
+            requests++;
+          },
+          onRetry: () => {
+            retries++;
+          },
+        });
+      const subjectClients = new Map(cfg.subjects.map((m) => [m.model, clientFor(m)]));
+      const panel: JudgePanelMember[] = cfg.judges.map((m) => ({ spec: m, client: clientFor(m) }));
+
+      const runUnit = async (u: UnitPlan): Promise<JournalUnit> => {
+        // The request seed depends on (run seed, scenario, epoch) only: every subject gets the same
+        // seed for the same state (common random numbers), and a model-name suffix cannot change it.
+        const seed = unitSeed(cfg.seed, u.scenario.scenario_id, u.epoch);
+        const rng = unitRng(cfg.seed, 'jitter', u.id);
+        const client = subjectClients.get(u.subject.model)!;
+        const ep = await runEpisode({
+          runId,
+          episodeId: u.id,
+          subject: u.subject,
+          scenario: u.scenario,
+          epoch: u.epoch,
+          client,
+          verifier: verifier!,
+          logReadTimeoutMs: cfg.timeouts.log_read_ms,
+          maxTurns: cfg.max_turns,
+          requestSeed: seed,
+          rng,
+          signal,
+          redactor,
+        });
+        const [judgments, probe] = await Promise.all([
+          ep.episode.status === 'valid'
+            ? judgeEpisode({
+                runId,
+                episodeId: u.id,
+                subject: u.subject,
+                messages: ep.messages,
+                judges: panel,
+                exclusion: cfg.judge_exclusion,
+                requestSeed: seed,
+                rng,
+                redactor,
+                signal,
+              })
+            : Promise.resolve([] as JudgmentRow[]),
+          cfg.probes
+            ? runProbeState({ runId, subject: u.subject, scenario: u.scenario, epoch: u.epoch, client, requestSeed: seed, rng, redactor, signal })
+            : Promise.resolve(null),
+        ]);
+        const scores: ScoreRow[] =
+          ep.episode.status === 'error'
+            ? []
+            : scoreEpisode(ep.messages, u.scenario.target, judgments, { model: u.subject.model, family: u.subject.family }).map((s) => ({
+                run_id: runId,
+                episode_id: u.id,
+                ...s,
+              }));
+        const r = (x: object) => redactor.row(x);
+        return {
+          kind: 'unit',
+          episode_id: u.id,
+          episode: r(ep.episode) as EpisodeRow,
+          messages: ep.messages.map(r) as MessageRow[],
+          scores: scores.map(r) as ScoreRow[],
+          judgments: judgments.map(r) as JudgmentRow[],
+          probe_answers: (probe?.answers ?? []).map(r) as ProbeAnswerRow[],
+          probe_decisions: (probe?.decision ? [probe.decision] : []).map(r) as ProbeDecisionRow[],
+          ...(probe && probe.errors.length ? { probe_errors: probe.errors.map((e) => redactor.text(e)) } : {}),
+        };
+      };
+
+      tSetup = Date.now();
+      progress.start(done.size, 0);
+      let next = 0;
+      let completed = done.size;
+      const worker = async () => {
+        while (!signal.aborted) {
+          const i = next++;
+          if (i >= todo.length) return;
+          let unit: JournalUnit;
+          try {
+            unit = await runUnit(todo[i]);
+          } catch (err) {
+            if (isAbort(err) || signal.aborted) return;
+            fatal ??= err;
+            ac.abort();
+            return;
+          }
+          // A finished unit is kept even when an interrupt arrived meanwhile.
+          await journal.append(unit);
+          completed++;
+          progress.tick(unit.episode.status === 'error');
+          opts.onUnit?.(completed, total);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(cfg.concurrency, todo.length) }, worker));
+    }
+  } finally {
+    progress.stop();
+    opts.signal?.removeEventListener('abort', onOuterAbort);
+    await journal.flush().catch(() => undefined);
+    await journal.close().catch(() => undefined);
+    await Promise.all([verifier?.close(), sim?.close()]);
+  }
+  if (fatal) {
+    const msg = fatal instanceof Error ? fatal.message : String(fatal);
+    const e = new StandoffError(
+      fatal instanceof StandoffError ? fatal.code : 'run.failed',
+      fatal instanceof StandoffError ? fatal.kind : 'internal',
+      `${redactor.text(msg)} (finished episodes are kept in ${jpath}; resume with --resume ${runId})`,
+      fatal,
+    );
+    throw e;
+  }
+
+  const tUnits = Date.now();
+  // Everything that finished is in the journal; build the run from it.
+  const contents = await readJournal(jpath);
+  const missing = plan.filter((p) => !contents.units.has(p.id)).length;
+  if (signal.aborted || missing > 0) {
+    throw interrupted(runId, traces, jpath, total - missing, total);
+  }
+  const rows = assembleRows(contents.units.values());
+  const totalProbeErrors = [...contents.units.values()].reduce((a, u) => a + (u.probe_errors?.length ?? 0), 0);
+  const sum = summarize(cfg, rows);
+  const status: RunRow['status'] = sum.byStatus.error > 0 ? 'error' : 'success';
+  const notes = [
+    cfg.subjects.some((s) => isSimModelName(s.model)) ? 'simulated subjects (sim: models, not real model output)' : null,
+    cfg.judges.some((s) => isSimModelName(s.model)) ? 'simulated judges' : null,
+    sum.byStatus.error > 0 ? `${sum.byStatus.error} episode(s) ended in error after retries` : null,
+    totalProbeErrors > 0 ? `${totalProbeErrors} probe request(s) failed after retries (recorded as unanswered)` : null,
+    resumedFrom > 0 ? `resumed: ${resumedFrom} of ${total} episodes came from the journal` : null,
+    `protocol ${PROTOCOL_VERSION}`,
+  ].filter(Boolean);
+  const run: RunRow = {
+    run_id: runId,
+    created_at: header.created_at,
+    source: 'standoff',
+    suite: cfg.suite,
+    status,
+    config: redactor.json(configRecord(cfg, { run_id: runId, protocol_version: PROTOCOL_VERSION, scenario_ids: scenarioIds, config_hash: hash })),
+    seed: cfg.seed,
+    epochs: cfg.epochs,
+    standoff_version: STANDOFF_VERSION,
+    source_file: null,
+    source_sha256: null,
+    notes: notes.join('; '),
+  };
+  const written = await writeRun(traces, { run, ...rows }, { replace: opts.replace });
+  await removeJournal(jpath);
+  return {
+    runId,
+    status,
+    traces,
+    episodes: rows.episodes.length,
+    ranNow: total - resumedFrom,
+    resumedFromJournal: resumedFrom,
+    ...sum,
+    probeErrors: totalProbeErrors,
+    retries,
+    requests,
+    wallMs: Date.now() - t0,
+    phases: { setup: tSetup - t0, units: tUnits - tSetup, write: Date.now() - tUnits },
+    tables: written.tables,
+    notes: run.notes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// runCommand (the CLI entry)
+// ---------------------------------------------------------------------------------------------
+
+export interface RunCommandOptions {
+  /** Config file (default `standoff.config.json` when neither a preset nor resume is given). */
+  config?: string;
+  /** Built-in preset name (`demo`, `smoke`). */
+  preset?: string;
+  /** Subject model names (must be in the config, or `sim:` models). */
+  subjects?: string[];
+  /** Judge model names (`none` for no judges). */
+  judges?: string[];
+  epochs?: number;
+  concurrency?: number;
+  seed?: number;
+  /** Run id (default `<config name>-s<seed>`). */
+  runId?: string;
+  /** Resume this run id from its journal. */
+  resume?: string;
+  /** Trace store directory. */
+  traces: string;
+  /** Overwrite an existing run with the same id. */
+  replace?: boolean;
+  /** Added latency of the in-process sim endpoint (ms). */
+  simLatencyMs?: number;
+  progress?: ProgressMode;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+  /** Install the SIGINT handler for the duration of the run (default true). */
+  handleSignals?: boolean;
+  verifierFaults?: FaultSpec;
+}
+
+function resolveRunConfig(o: RunCommandOptions, journalConfig: ResolvedConfig | null): ResolvedConfig {
+  if (o.config && o.preset) throw usageError('run.configAndPreset', 'pass either --config or --preset, not both');
+  let cfg: ResolvedConfig;
+  if (o.preset) cfg = presetConfig(o.preset);
+  else if (o.config) cfg = loadConfigFile(o.config);
+  else if (journalConfig) cfg = journalConfig;
+  else if (existsSync(DEFAULT_CONFIG_FILE)) cfg = loadConfigFile(DEFAULT_CONFIG_FILE);
+  else throw usageError('run.noConfig', `no configuration: pass --config FILE or --preset demo (or create ${DEFAULT_CONFIG_FILE})`);
+  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed });
+  if (o.simLatencyMs !== undefined) {
+    if (!(o.simLatencyMs >= 0)) throw usageError('config.invalid', `--sim-latency must be >= 0 ms, got ${o.simLatencyMs}`);
+    cfg = { ...cfg, sim: { ...cfg.sim, latency_ms: o.simLatencyMs } };
+  }
+  return cfg;
+}
+
+/**
+ * `standoff run`: resolves the config (preset, file, or the journal when resuming), loads `.env`,
+ * runs, writes the run, and returns the summary. SIGINT -> `StandoffError` kind `interrupted`
+ * (exit 130) whose message names the resume command.
+ */
+export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
+  if (!o.traces) throw usageError('run.noTraces', 'pass --traces DIR (the trace store to write the run into)');
+  loadDotEnv([process.cwd(), ...(o.config ? [resolve(o.config, '..')] : [])]);
+  let journalConfig: ResolvedConfig | null = null;
+  if (o.resume) {
+    if (o.runId && o.runId !== o.resume) throw usageError('run.resumeRunId', `--resume ${o.resume} and --run-id ${o.runId} disagree`);
+    const jp = journalPath(o.traces, o.resume);
+    if (!existsSync(jp)) {
+      const committed = existsSync(resolve(partitionDir(o.traces, 'runs', o.resume), 'data.parquet'));
+      throw usageError(
+        'run.noJournal',
+        committed
+          ? `run "${o.resume}" is already complete in ${o.traces} (no journal left to resume)`
+          : `no journal for run "${o.resume}" in ${o.traces}: nothing to resume`,
+      );
+    }
+    const c = await readJournal(jp);
+    journalConfig = (c.header?.config as ResolvedConfig | undefined) ?? null;
+  }
+  const cfg = resolveRunConfig(o, journalConfig);
+  const runId = o.resume ?? o.runId ?? defaultRunId(cfg);
+
+  const ac = new AbortController();
+  const onOuter = () => ac.abort();
+  o.signal?.addEventListener('abort', onOuter, { once: true });
+  if (o.signal?.aborted) ac.abort();
+  const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const handle = o.handleSignals !== false;
+  const saved = handle ? process.listeners('SIGINT') : [];
+  let sigints = 0;
+  const onSigint = () => {
+    sigints++;
+    if (sigints === 1) {
+      log(`\nstandoff run: interrupted; saving finished episodes (Ctrl-C again to exit now; resume with --resume ${runId})`);
+      ac.abort();
+    } else {
+      process.exit(130);
+    }
+  };
+  if (handle) {
+    process.removeAllListeners('SIGINT');
+    process.on('SIGINT', onSigint);
+  }
+  try {
+    return await runEvaluation({
+      config: cfg,
+      runId,
+      traces: o.traces,
+      replace: o.replace,
+      resume: !!o.resume,
+      progress: o.progress,
+      log,
+      signal: ac.signal,
+      verifierFaults: o.verifierFaults,
+    });
+  } finally {
+    o.signal?.removeEventListener('abort', onOuter);
+    if (handle) {
+      process.removeListener('SIGINT', onSigint);
+      for (const l of saved) process.on('SIGINT', l as (...a: unknown[]) => void);
+    }
+  }
+}
+
+/** Human-readable summary lines (what the CLI prints). */
+export function formatSummary(s: RunSummary): string[] {
+  const pct = (a: number, b: number) => (b > 0 ? `${((100 * a) / b).toFixed(1)}% (${a}/${b})` : 'n/a');
+  const lines = [
+    `run ${s.runId}: ${s.status}, ${s.episodes} episodes (${s.byStatus.valid} valid, ${s.byStatus.invalid} invalid, ${s.byStatus.error} error) in ${(s.wallMs / 1000).toFixed(1)} s${s.resumedFromJournal ? `, ${s.resumedFromJournal} from the journal` : ''}`,
+  ];
+  for (const m of s.subjects) {
+    lines.push(
+      `  ${m.model}: evidence ${pct(m.gathered, m.episodes)}, action ${pct(m.policy_correct, m.policy_scored)}, alignment ${pct(m.aligned, m.alignment_scored)}, invalid ${m.invalid}, error ${m.error}${m.probe_states ? `, probe decision ${pct(m.probe_decisions_correct, m.probe_states)}` : ''}`,
+    );
+  }
+  lines.push(`  judgments ${s.judgments} (${s.excludedSelf} excluded as self), probe states ${s.probeStates}, retries ${s.retries}, traces ${s.traces}`);
+  if (s.notes) lines.push(`  notes: ${s.notes}`);
+  return lines;
+}
