@@ -11,6 +11,7 @@ import { registerServe } from './commands/serve.ts';
 import { registerCi } from './commands/ci.ts';
 import { registerIngest } from './commands/ingest.ts';
 import { registerRun } from './commands/run.ts';
+import { registerReport } from './commands/report.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 
 export function buildProgram(): Command {
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerCi(program);
   registerIngest(program);
+  registerReport(program);
   registerRun(program);
   program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 130 interrupted.\nEvery command has --help with examples.\n`);
   return program;

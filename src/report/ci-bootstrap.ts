@@ -75,6 +75,9 @@ function intervalFor(values: Float64Array, clusters: string[] | null, o: Bootstr
       se_clt: values.length > 1 ? cltStandardError(values, { ddof: 1 }) : null,
       se_clt_ddof0: cltStandardError(values, { ddof: 0 }),
     };
+    if (values.every((v) => v === values[0])) {
+      out.note = 'every value is identical, so the bootstrap has no spread and the interval has zero width; for 0/1 data, ci exact gives an honest interval';
+    }
     if (clusters) {
       out.clusters = (r as unknown as { clusters: number }).clusters;
       out.se_clustered =

@@ -46,6 +46,8 @@ export function createRng(seed: number): Rng {
         throw new RangeError(`rng.int requires an integer n in [1, 2^32], got ${n}`);
       }
       // Lemire (2019) "Fast random integer generation in an interval", with rejection.
+      // x * n is exact in a double only below 2^53, i.e. for n <= 2^21; above that, use BigInt.
+      if (n > 0x200000) return lemireBig(uint32, n);
       let x = uint32();
       let m = x * n;
       let l = m % 0x100000000;
@@ -60,4 +62,15 @@ export function createRng(seed: number): Rng {
       return Math.floor(m / 0x100000000);
     },
   };
+}
+
+/** Lemire's method with exact 64-bit products (n > 2^21). */
+function lemireBig(uint32: () => number, n: number): number {
+  const N = BigInt(n);
+  const TWO32 = 0x100000000n;
+  const t = (TWO32 - N) % N;
+  for (;;) {
+    const m = BigInt(uint32()) * N;
+    if (m % TWO32 >= t) return Number(m / TWO32);
+  }
 }

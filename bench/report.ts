@@ -1,0 +1,147 @@
+/**
+ * Report benchmark: times `buildReport` (the whole REPORT.md + results.json + 7 figures, default
+ * 10,000 resamples) on two synthetic stores (bench/synthetic-store.ts), each build in a fresh
+ * child process so its wall time and peak RSS are the build's own:
+ *
+ * 1. demo size: 270 episodes (3 subjects x 18 scenarios x 5 epochs), judgments and probes;
+ *    target: build under 5 s.
+ * 2. large: 1,000,000 episodes (4 subjects x 50,000 scenarios x 5 epochs) with ~3M judgments,
+ *    4.5M probe answers and 1M probe decisions; target: build under 60 s and under 2 GB peak RSS.
+ *
+ * The large store takes ~45 s to write; it is cached in the OS temp directory
+ * (`standoff-bench-report-<episodes>-<seed>`) and reused unless `BENCH_REPORT_FRESH=1`.
+ * `BENCH_REPORT_EPISODES` changes the large size (e.g. 100000 for a quick run).
+ *
+ * `benchReport()` returns the numbers; run directly (`npx tsx bench/report.ts`) it prints them.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { writeSyntheticStore } from './synthetic-store.ts';
+import { listCommittedRuns } from '../src/store/write-run.ts';
+
+export interface ReportBuildTiming {
+  episodes: number;
+  /** buildReport wall time (modules already loaded). */
+  buildMs: number;
+  /** Loading the report modules in the fresh process (duckdb, arrow, vega, resvg, tsx). */
+  importMs: number;
+  /** CPU time of the process during the build (user + system). */
+  cpuMs: number;
+  /** Peak resident set size of the process. */
+  peakRssMb: number;
+  files: number;
+  /** Per-step wall times from the progress lines. */
+  steps: { step: string; atMs: number }[];
+  limitMs: number;
+  limitRssMb: number | null;
+  ok: boolean;
+}
+
+export interface ReportBenchResult {
+  demo: ReportBuildTiming;
+  large: ReportBuildTiming & { storeWriteMs: number | null; storeCached: boolean };
+}
+
+const SELF = fileURLToPath(import.meta.url);
+const SEED = 20261129;
+
+/** Builds a report in a child process; returns its timing line. */
+function buildInChild(traces: string, out: string): Omit<ReportBuildTiming, 'episodes' | 'limitMs' | 'limitRssMb' | 'ok'> {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', SELF, '--child', traces, out], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.status !== 0 || !line.startsWith('{')) {
+    throw new Error(`report build failed in the child process (exit ${r.status}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  }
+  return JSON.parse(line);
+}
+
+async function child(traces: string, out: string): Promise<void> {
+  const t0 = performance.now();
+  const { buildReport } = await import('../src/report/index.ts');
+  const importMs = performance.now() - t0;
+  const steps: { step: string; atMs: number }[] = [];
+  const cpu0 = process.cpuUsage();
+  const t1 = performance.now();
+  const r = await buildReport({
+    traces,
+    out,
+    progress: (line) => steps.push({ step: line.replace(/ \([\d.]+ s\)$/, ''), atMs: Math.round(performance.now() - t1) }),
+  });
+  const buildMs = performance.now() - t1;
+  const cpu = process.cpuUsage(cpu0);
+  process.stdout.write(
+    JSON.stringify({
+      buildMs: Math.round(buildMs),
+      importMs: Math.round(importMs),
+      cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      files: r.files.length,
+      steps,
+    }) + '\n',
+  );
+}
+
+export async function benchReport(): Promise<ReportBenchResult> {
+  const work = await mkdtemp(join(tmpdir(), 'standoff-bench-report-'));
+  try {
+    // 1. demo size
+    const demoStore = join(work, 'demo-traces');
+    await writeSyntheticStore(demoStore, { episodes: 270, seed: SEED });
+    const d = buildInChild(demoStore, join(work, 'demo-report'));
+    const demo: ReportBuildTiming = { episodes: 270, ...d, limitMs: 5_000, limitRssMb: null, ok: d.buildMs < 5_000 };
+
+    // 2. large
+    const episodes = Number(process.env.BENCH_REPORT_EPISODES ?? 1_000_000);
+    const largeStore = join(tmpdir(), `standoff-bench-report-${episodes}-${SEED}`);
+    let storeWriteMs: number | null = null;
+    const cached = process.env.BENCH_REPORT_FRESH !== '1' && existsSync(largeStore) && (await listCommittedRuns(largeStore)).length === 1;
+    if (!cached) {
+      await rm(largeStore, { recursive: true, force: true });
+      const t = performance.now();
+      await writeSyntheticStore(largeStore, { episodes, seed: SEED, subjects: ['sim:hasty', 'sim:careful', 'sim:thorough', 'sim:steady'] });
+      storeWriteMs = Math.round(performance.now() - t);
+    }
+    const l = buildInChild(largeStore, join(work, 'large-report'));
+    const large = {
+      episodes,
+      ...l,
+      limitMs: 60_000,
+      limitRssMb: 2048,
+      ok: l.buildMs < 60_000 && l.peakRssMb < 2048,
+      storeWriteMs,
+      storeCached: cached,
+    };
+    return { demo, large };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+function print(r: ReportBenchResult): void {
+  const line = (name: string, t: ReportBuildTiming) =>
+    `${name}: ${t.episodes.toLocaleString('en-US')} episodes, build ${(t.buildMs / 1000).toFixed(1)} s (limit ${t.limitMs / 1000} s), ` +
+    `cpu ${(t.cpuMs / 1000).toFixed(1)} s, module load ${(t.importMs / 1000).toFixed(1)} s, peak RSS ${t.peakRssMb} MB` +
+    `${t.limitRssMb ? ` (limit ${t.limitRssMb} MB)` : ''}, ${t.files} files: ${t.ok ? 'ok' : 'OVER LIMIT'}`;
+  console.log(line('report demo', r.demo));
+  console.log(line('report large', r.large));
+  console.log(`  large store: ${r.large.storeCached ? 'cached' : `written in ${((r.large.storeWriteMs ?? 0) / 1000).toFixed(1)} s`}`);
+  let prev = 0;
+  for (const s of r.large.steps) {
+    console.log(`  ${((s.atMs - prev) / 1000).toFixed(1).padStart(6)} s  ${s.step}`);
+    prev = s.atMs;
+  }
+}
+
+if (process.argv[2] === '--child') {
+  await child(process.argv[3], process.argv[4]);
+} else if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  print(await benchReport());
+}

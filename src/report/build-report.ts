@@ -1,0 +1,339 @@
+/**
+ * `standoff report build`: the whole report from the trace store, in one call.
+ *
+ *   buildReport({ traces, runs?, out = 'reports', seed = 20261129, resamples = 10000, level = 0.95, progress? })
+ *     -> { out, files, results }
+ *
+ * Writes `<out>/REPORT.md` (GitHub Markdown, no extra tooling), `<out>/results.json` (every number
+ * in the report, with the seed, the resample count and SHA-256 hashes of the input runs' Parquet
+ * files) and `<out>/figures/<name>.{vl.json,svg,png}`.
+ *
+ * Sections: 1 run summary and structural gate; 2 results per subject (exact and cluster
+ * intervals); 3 grounded vs lucky; 4 slices; 5 pairwise comparisons; 6 judges; 7 paired probes
+ * (with calibration); 8 invalid and errored episodes; limitations generated from the data; method
+ * notes. A section without data (no judgments, no probes) says so instead of failing.
+ *
+ * Input rules: a missing store (`report.noStore`), a store without runs (`report.emptyStore`), an
+ * unknown `--run` (`report.noSuchRun`), runs without episodes (`report.noEpisodes`) and runs of
+ * different suites (`report.mixedSuites`: refused, listing the suites and their runs; report one
+ * suite at a time with --run) are one-line errors. The same subject model in several runs of one
+ * suite is reported as `model @ run` and fails the gate's "distinct subject models" check.
+ *
+ * Output rules: everything is written into a temp directory next to `out`
+ * (`.<name>.tmp-<random>`), then swapped in with renames: partial output is never left behind, on
+ * error the temp directory is removed and an existing report is untouched. Files in an existing
+ * `out` that the report does not produce (e.g. `.gitkeep`) and a `notebooks/` directory (the
+ * default notebook output) are carried over; an `out` holding other directories (the store, a
+ * source tree, `.`) is refused (`report.outNotReport`). An `out` that
+ * cannot be created or written is `report.unwritable`; an `out` that is a file is
+ * `report.outNotDirectory`.
+ *
+ * Determinism: same store, options and seed -> byte-identical REPORT.md, results.json, SVGs and
+ * PNGs (no clock, no absolute paths, sorted rows, fixed number formatting; every resampling is
+ * seeded with `seed`; SQL returns integer counts and ratios are formed in JS).
+ */
+import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { StandoffError, oneLine } from '../errors.ts';
+import { STANDOFF_VERSION } from '../version.ts';
+import { fmtCount } from './markdown.ts';
+import { renderFigures } from './render-figure.ts';
+import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeStacked, reliabilityPlot, sliceDots, type FigureSpec } from './figures.ts';
+import { REPORT_MEMORY_LIMIT, buildContext, materializeObservations, openReportStore, reportError, type ReportContext } from './sections/context.ts';
+import { renderGate, renderSummary, runSummary, type SummaryResult, type RunHash } from './sections/summary.ts';
+import { renderResults, resultsSection, type ResultsSection } from './sections/results.ts';
+import { groundedSection, renderGrounded, type GroundedSection } from './sections/grounded.ts';
+import { renderSlices, slicesSection, type SlicesSection } from './sections/slices.ts';
+import { pairwiseSection, renderPairwise, type PairwiseSection } from './sections/pairwise.ts';
+import { judgesSection, renderJudges, type JudgesSection } from './sections/judges.ts';
+import { probesSection, renderProbes, type ProbesSection } from './sections/probes.ts';
+import { episodesSection, renderEpisodes, type EpisodesSection } from './sections/episodes.ts';
+import { limitations, renderLimitations } from './sections/limitations.ts';
+
+export const DEFAULT_REPORT_SEED = 20261129;
+export const DEFAULT_RESAMPLES = 10_000;
+export const DEFAULT_LEVEL = 0.95;
+export const DEFAULT_OUT = 'reports';
+export const RESULTS_SCHEMA = 'standoff-report/1';
+
+export interface BuildReportOptions {
+  traces: string;
+  /** Restrict to these runs (default: every committed run in the store). */
+  runs?: string[];
+  /** Output directory (default `reports`). */
+  out?: string;
+  seed?: number;
+  resamples?: number;
+  /** Confidence level of every interval (default 0.95). */
+  level?: number;
+  /** Progress lines: true writes them to stderr; a function receives them. */
+  progress?: boolean | ((line: string) => void);
+}
+
+export interface ReportResults {
+  schema: string;
+  standoff_version: string;
+  options: { seed: number; resamples: number; level: number; runs: string[] };
+  inputs: RunHash[];
+  summary: Omit<SummaryResult, 'hashes' | 'gate'>;
+  gate: SummaryResult['gate'];
+  results: ResultsSection;
+  grounded: GroundedSection;
+  slices: SlicesSection;
+  pairwise: PairwiseSection;
+  judges: JudgesSection;
+  probes: ProbesSection;
+  episodes: EpisodesSection;
+  limitations: string[];
+  figures: { name: string; caption: string; files: string[] }[];
+}
+
+export interface BuildReportResult {
+  /** Absolute output directory. */
+  out: string;
+  /** Files written, relative to `out`, sorted. */
+  files: string[];
+  results: ReportResults;
+}
+
+/** Entries of the output directory that the report owns (replaced on every build). */
+const OWNED = new Set(['REPORT.md', 'results.json', 'figures']);
+/** Directories that may live in the output directory and are carried over (notebook output). */
+const CARRIED_DIRS = new Set(['notebooks']);
+
+function checkOptions(o: BuildReportOptions): { seed: number; resamples: number; level: number } {
+  const seed = o.seed ?? DEFAULT_REPORT_SEED;
+  const resamples = o.resamples ?? DEFAULT_RESAMPLES;
+  const level = o.level ?? DEFAULT_LEVEL;
+  if (typeof o.traces !== 'string' || o.traces === '') throw reportError('badOption', 'usage', 'report build needs --traces DIR');
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw reportError('badOption', 'usage', `--seed must be an integer in [0, 4294967295], got ${seed}`);
+  if (!Number.isInteger(resamples) || resamples < 100 || resamples > 10_000_000) throw reportError('badOption', 'usage', `--resamples must be an integer in [100, 10000000], got ${resamples}`);
+  if (!(typeof level === 'number' && level > 0.5 && level < 1)) throw reportError('badOption', 'usage', `--level must be a number in (0.5, 1), got ${level}`);
+  return { seed, resamples, level };
+}
+
+function logger(progress: BuildReportOptions['progress']): (line: string) => void {
+  if (typeof progress === 'function') return progress;
+  if (progress) return (line) => process.stderr.write(`report: ${line}\n`);
+  return () => undefined;
+}
+
+/**
+ * Creates the temp directory next to `out` (checking that `out` can be written). An existing `out`
+ * must be a directory whose subdirectories are the report's own (`figures`): anything else (the
+ * store, a source tree, `.`) is refused rather than swapped out.
+ */
+async function prepareOutput(out: string): Promise<string> {
+  const target = resolve(out);
+  try {
+    const s = await stat(target);
+    if (!s.isDirectory()) throw reportError('outNotDirectory', 'store', `--out ${out} exists and is not a directory`);
+    const foreign: string[] = [];
+    for (const e of await readdir(target, { withFileTypes: true })) if (e.isDirectory() && !OWNED.has(e.name) && !CARRIED_DIRS.has(e.name)) foreign.push(e.name);
+    if (foreign.length) {
+      throw reportError('outNotReport', 'usage', `--out ${out} holds directories that are not part of a report (${foreign.sort().slice(0, 5).join(', ')}); use an empty directory or a previous report's`);
+    }
+  } catch (err) {
+    if (err instanceof StandoffError) throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw reportError('unwritable', 'store', `cannot write the report to ${out}: ${oneLine((err as Error).message)}`, err);
+  }
+  try {
+    await mkdir(dirname(target), { recursive: true });
+    return await mkdtemp(join(dirname(target), `.${basename(target)}.tmp-`));
+  } catch (err) {
+    throw reportError('unwritable', 'store', `cannot write the report to ${out}: ${oneLine((err as Error).message)}`, err);
+  }
+}
+
+/** Swaps the finished temp directory in as `out`, carrying over entries the report does not own. */
+async function commitOutput(tmp: string, out: string): Promise<void> {
+  const target = resolve(out);
+  let old: string | null = null;
+  try {
+    const entries = await readdir(target);
+    for (const e of entries) if (!OWNED.has(e)) await rename(join(target, e), join(tmp, e));
+    old = `${tmp}.old`;
+    await rename(target, old);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  await rename(tmp, target);
+  if (old) await rm(old, { recursive: true, force: true });
+}
+
+export async function buildReport(options: BuildReportOptions): Promise<BuildReportResult> {
+  const opts = checkOptions(options);
+  const log = logger(options.progress);
+  const out = options.out ?? DEFAULT_OUT;
+  const started = Date.now();
+  const step = (msg: string) => log(`${msg} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
+  const store = await openReportStore(options.traces, options.runs);
+  let tmp: string | null = null;
+  try {
+    const ctx = await buildContext(store, { ...opts, log });
+    step(`${ctx.runIds.length} run${ctx.runIds.length === 1 ? '' : 's'}, ${ctx.subjects.length} subject${ctx.subjects.length === 1 ? '' : 's'} loaded`);
+    tmp = await prepareOutput(out);
+    const results = await computeSections(ctx, step);
+    const figures = buildFigures(ctx, results);
+    const files = await writeOutputs(tmp, ctx, results, figures, step);
+    await commitOutput(tmp, out);
+    tmp = null;
+    step(`wrote ${files.length} files to ${out}`);
+    return { out: resolve(out), files, results };
+  } catch (err) {
+    if (err instanceof StandoffError) throw err;
+    const e = err as NodeJS.ErrnoException;
+    if (e && typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) {
+      throw reportError('unwritable', 'store', `cannot write the report to ${out}: ${oneLine(e.message)}`, err);
+    }
+    if (e instanceof Error && /out of memory/i.test(e.message)) {
+      throw reportError('outOfMemory', 'store', `the report ran out of memory (DuckDB limit ${REPORT_MEMORY_LIMIT}): ${oneLine(e.message)}; report fewer runs with --run`, err);
+    }
+    throw err;
+  } finally {
+    store.close();
+    if (tmp) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+async function computeSections(ctx: ReportContext, step: (m: string) => void): Promise<ReportResults> {
+  const summary = await runSummary(ctx);
+  step('run summary and structural gate');
+  await materializeObservations(ctx);
+  step('observations materialized');
+  const results = await resultsSection(ctx);
+  step('results per subject');
+  const grounded = await groundedSection(ctx);
+  step('grounded vs lucky');
+  const slices = await slicesSection(ctx);
+  step('slices');
+  const pairwise = await pairwiseSection(ctx);
+  step('pairwise comparisons');
+  const judges = await judgesSection(ctx);
+  step('judges');
+  const probes = await probesSection(ctx);
+  step('paired probes');
+  const episodes = await episodesSection(ctx);
+  step('invalid and errored episodes');
+  const { hashes, gate, ...summaryRest } = summary;
+  return {
+    schema: RESULTS_SCHEMA,
+    standoff_version: STANDOFF_VERSION,
+    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, runs: ctx.runIds },
+    inputs: hashes,
+    summary: summaryRest,
+    gate,
+    results,
+    grounded,
+    slices,
+    pairwise,
+    judges,
+    probes,
+    episodes,
+    limitations: limitations(summary, results, judges, probes, pairwise),
+    figures: [],
+  };
+}
+
+function buildFigures(ctx: ReportContext, r: ReportResults): FigureSpec[] {
+  const figs: (FigureSpec | null)[] = [
+    metricBars(r.results, ctx.subjects, ctx.colours, ctx.level),
+    groundedHeatmap(r.grounded, ctx.subjects),
+    sliceDots(r.slices, ctx.subjects, ctx.colours, ctx.level),
+    r.pairwise.comparisons.some((c) => c.difference !== null) ? forestPlot(r.pairwise, ctx.level) : null,
+    r.probes.available ? probeStacked(r.probes, ctx.subjects) : null,
+    r.probes.available ? reliabilityPlot(r.probes, ctx.subjects, ctx.colours) : null,
+    judgeMatrix(r.judges),
+  ];
+  return figs.filter((f): f is FigureSpec => f !== null);
+}
+
+const figureLink = (f: FigureSpec | undefined) =>
+  f ? `![${f.caption}](figures/${f.name}.png)\n\n<sub>Figure: [SVG](figures/${f.name}.svg) · [Vega-Lite spec with data](figures/${f.name}.vl.json)</sub>\n` : '';
+
+export function renderReport(ctx: Pick<ReportContext, 'suite' | 'subjects' | 'seed' | 'resamples' | 'level'>, r: ReportResults, figures: FigureSpec[]): string {
+  const fig = (name: string) => figureLink(figures.find((f) => f.name === name));
+  const summary = { ...r.summary, hashes: r.inputs, gate: r.gate } as SummaryResult;
+  const parts: string[] = [];
+  parts.push(`# Standoff report: ${r.summary.runs.map((x) => x.suite)[0] ?? ctx.suite}\n`);
+  parts.push(renderGate(summary));
+  parts.push(
+    `Runs ${r.options.runs.map((x) => `\`${x}\``).join(', ')}; ${fmtCount(r.summary.totals.samples)} samples; subjects ${ctx.subjects.join(', ')}. ` +
+      `Generated by standoff ${r.standoff_version} (\`standoff report build\`, seed ${ctx.seed}, ${fmtCount(ctx.resamples)} resamples). Every number below is in \`results.json\`.\n`,
+  );
+  parts.push('## Contents\n');
+  parts.push(
+    [
+      '1. [Run summary](#1-run-summary)',
+      '2. [Results per subject](#2-results-per-subject)',
+      '3. [Grounded vs lucky](#3-grounded-vs-lucky)',
+      '4. [Slices](#4-slices)',
+      '5. [Pairwise subject comparisons](#5-pairwise-subject-comparisons)',
+      '6. [Judges](#6-judges)',
+      '7. [Paired probes](#7-paired-probes-reading-vs-acting)',
+      '8. [Invalid and errored episodes](#8-invalid-and-errored-episodes)',
+      '9. [Limitations](#limitations)',
+      '10. [Method notes](#method-notes)',
+    ].join('\n') + '\n',
+  );
+  parts.push(renderSummary(summary, ctx));
+  parts.push(renderResults(r.results, ctx.level));
+  parts.push(fig('results'));
+  parts.push(renderGrounded(r.grounded, ctx.level));
+  parts.push(fig('grounded'));
+  parts.push(renderSlices(r.slices, ctx.subjects, ctx.level));
+  parts.push(fig('slices'));
+  parts.push(renderPairwise(r.pairwise, ctx.level));
+  parts.push(fig('pairwise'));
+  parts.push(renderJudges(r.judges, ctx.level));
+  parts.push(fig('judges'));
+  parts.push(renderProbes(r.probes));
+  parts.push(fig('probes'));
+  parts.push(fig('calibration'));
+  parts.push(renderEpisodes(r.episodes));
+  parts.push(renderLimitations(r.limitations));
+  parts.push(methodNotes(ctx, r.options.runs));
+  return parts.filter(Boolean).join('\n').replace(/\n{3,}/g, '\n\n');
+}
+
+function methodNotes(ctx: Pick<ReportContext, 'seed' | 'resamples' | 'level'>, runs: string[]): string {
+  const L = Math.round(ctx.level * 100);
+  return [
+    '## Method notes\n',
+    `- Exact intervals: two-sided ${L}% Clopper-Pearson (beta quantiles, as R \`binom.test\`).`,
+    `- Cluster intervals: percentile cluster bootstrap over scenarios (all epochs of a scenario resampled together; ratio estimator), ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed}. For 0/1 data the resampled counts are drawn exactly from their multinomial distribution (\`engine: multinomial\` in results.json), which is the same bootstrap distribution as resampling indices.`,
+    `- Pairwise: paired bootstrap of mean(A − B) over scenario × epoch pairs (percentile); p-values from the paired z statistic, Holm-adjusted; MDE at 80% power and α = ${(1 - ctx.level).toFixed(2)} from the paired SD (Miller 2024, "Adding Error Bars to Evals").`,
+    `- Judges: Krippendorff's alpha (nominal) with a percentile bootstrap over samples; pair agreement with Clopper-Pearson intervals and Cohen's kappa; alignment medians drop self-judgments (the judge shares the subject's model or family, as recorded in \`judgments.excluded_self\`).`,
+    `- Paired probes: four outcomes, conditional shares and code composition as in Li, Krishnan & Padman, "Reading Right, Acting Wrong" (§2.3, §5.1, §6.1); sufficiency per §2.4; ECE with 10 equal-width bins (Guo et al. 2017).`,
+    `- Reproduce: \`standoff report build --traces <store> ${runs.map((r) => `--run ${r}`).join(' ')} --seed ${ctx.seed} --resamples ${ctx.resamples}\` gives byte-identical REPORT.md, results.json and figures; the input hashes are in results.json.`,
+    '',
+  ].join('\n');
+}
+
+async function writeOutputs(tmp: string, ctx: ReportContext, r: ReportResults, figures: FigureSpec[], step: (m: string) => void): Promise<string[]> {
+  const files: string[] = [];
+  await mkdir(join(tmp, 'figures'));
+  const renders = await renderFigures(figures.map((f) => f.spec));
+  for (const [i, f] of figures.entries()) {
+    const rendered = renders[i];
+    await writeFile(join(tmp, 'figures', `${f.name}.vl.json`), JSON.stringify(f.spec, null, 2) + '\n');
+    await writeFile(join(tmp, 'figures', `${f.name}.svg`), rendered.svg.endsWith('\n') ? rendered.svg : rendered.svg + '\n');
+    await writeFile(join(tmp, 'figures', `${f.name}.png`), rendered.png);
+    const names = ['vl.json', 'svg', 'png'].map((x) => `figures/${f.name}.${x}`);
+    files.push(...names);
+    r.figures.push({ name: f.name, caption: f.caption, files: names });
+  }
+  step(`${figures.length} figures rendered`);
+  await writeFile(join(tmp, 'REPORT.md'), renderReport(ctx, r, figures));
+  await writeFile(join(tmp, 'results.json'), JSON.stringify(r, jsonReplacer, 2) + '\n');
+  files.push('REPORT.md', 'results.json');
+  return files.sort();
+}
+
+/** NaN/Infinity -> null; typed arrays -> plain arrays. */
+function jsonReplacer(_key: string, value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isFinite(value)) return null;
+  if (ArrayBuffer.isView(value) && !(value instanceof DataView)) return Array.from(value as unknown as ArrayLike<number>);
+  return value;
+}

@@ -1,0 +1,359 @@
+/**
+ * Vega-Lite specs for the report's figures, data inlined. Every spec uses the bundled font
+ * ({@link FONT_FAMILY}), a white background, titles, axis titles with units, and the same fixed
+ * subject -> colour scale (`ReportContext.colours`), so a subject has one colour in every figure.
+ */
+import { FONT_FAMILY } from './render-figure.ts';
+import { METRIC_LABEL, type MainMetric } from './sections/context.ts';
+import type { GroundedSection } from './sections/grounded.ts';
+import type { JudgesSection } from './sections/judges.ts';
+import type { PairwiseSection } from './sections/pairwise.ts';
+import type { ProbesSection } from './sections/probes.ts';
+import type { ResultsSection } from './sections/results.ts';
+import type { SlicesSection } from './sections/slices.ts';
+
+export interface FigureSpec {
+  /** File stem: figures/<name>.vl.json, .svg, .png. */
+  name: string;
+  /** Alt text / caption. */
+  caption: string;
+  spec: Record<string, unknown>;
+}
+
+const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
+
+export function baseConfig() {
+  return {
+    font: FONT_FAMILY,
+    background: 'white',
+    padding: 12,
+    title: { font: FONT_FAMILY, fontSize: 15, anchor: 'start', subtitleFontSize: 11, subtitleColor: '#555' },
+    axis: { labelFont: FONT_FAMILY, titleFont: FONT_FAMILY, labelFontSize: 11, titleFontSize: 12, grid: true, gridColor: '#e6e6e6', labelLimit: 320 },
+    legend: { labelFont: FONT_FAMILY, titleFont: FONT_FAMILY, labelFontSize: 11, titleFontSize: 12, labelLimit: 260, titleLimit: 260 },
+    header: { labelFont: FONT_FAMILY, titleFont: FONT_FAMILY, labelFontSize: 12, titleFontSize: 12 },
+    text: { font: FONT_FAMILY },
+    view: { stroke: '#ccc' },
+  };
+}
+
+export function subjectScale(subjects: string[], colours: Record<string, string>) {
+  return { domain: subjects, range: subjects.map((s) => colours[s]) };
+}
+
+const pct100 = (x: number | null) => (x === null ? null : Math.round(x * 1e6) / 1e4);
+
+/** Metric bars with exact-interval whiskers, one panel per metric. */
+export function metricBars(r: ResultsSection, subjects: string[], colours: Record<string, string>, level: number): FigureSpec {
+  const metrics: MainMetric[] = ['gathered_evidence', 'policy_action', 'alignment'];
+  const values = r.subjects.flatMap((s) =>
+    metrics.map((m) => {
+      const x = s.metrics[m];
+      return {
+        subject: s.subject,
+        metric: METRIC_LABEL[m],
+        rate: pct100(x.estimate),
+        lower: pct100(x.interval.lower),
+        upper: pct100(x.interval.upper),
+        label: x.trials ? `${(x.estimate! * 100).toFixed(1)}%` : 'n/a',
+        n: x.trials,
+      };
+    }),
+  );
+  const L = Math.round(level * 100);
+  return {
+    name: 'results',
+    caption: `Evidence gathered, policy action accuracy and alignment per subject, with ${L}% intervals (exact; bootstrap where alignment is non-binary).`,
+    spec: {
+      $schema: SCHEMA,
+      title: { text: 'Results per subject', subtitle: `Bars: rate; whiskers: ${L}% interval (Clopper-Pearson; bootstrap for split judge medians)` },
+      data: { values },
+      facet: { column: { field: 'metric', type: 'nominal', title: null, sort: metrics.map((m) => METRIC_LABEL[m]) } },
+      spec: {
+        width: Math.max(200, 56 * subjects.length),
+        height: 220,
+        layer: [
+          {
+            mark: { type: 'bar', opacity: 0.9 },
+            encoding: {
+              x: { field: 'subject', type: 'nominal', title: 'Subject model', sort: subjects, axis: { labelAngle: -30 } },
+              y: { field: 'rate', type: 'quantitative', title: 'Rate (% of samples)', scale: { domain: [0, 100] } },
+              color: { field: 'subject', type: 'nominal', title: 'Subject model', scale: subjectScale(subjects, colours) },
+              tooltip: [{ field: 'subject' }, { field: 'metric' }, { field: 'label' }, { field: 'n' }],
+            },
+          },
+          {
+            mark: { type: 'rule', strokeWidth: 1.5, color: '#222' },
+            encoding: { x: { field: 'subject', type: 'nominal', sort: subjects }, y: { field: 'lower', type: 'quantitative' }, y2: { field: 'upper' } },
+          },
+          {
+            mark: { type: 'text', dy: -8, fontSize: 10, color: '#222' },
+            encoding: { x: { field: 'subject', type: 'nominal', sort: subjects }, y: { field: 'upper', type: 'quantitative' }, text: { field: 'label' } },
+          },
+        ],
+      },
+      config: baseConfig(),
+    },
+  };
+}
+
+/** Gathered x correct heatmap per subject. */
+export function groundedHeatmap(g: GroundedSection, subjects: string[]): FigureSpec {
+  const values = g.subjects.flatMap((s) => {
+    const n = s.table.gathered_correct + s.table.gathered_incorrect + s.table.not_gathered_correct + s.table.not_gathered_incorrect;
+    const cellv = (gathered: string, correct: string, count: number) => ({
+      subject: s.subject,
+      gathered,
+      correct,
+      count,
+      share: n ? Math.round((count / n) * 1e6) / 1e4 : 0,
+      label: [`${count}`, n ? `${((count / n) * 100).toFixed(1)}%` : ''],
+    });
+    return [
+      cellv('gathered', 'correct', s.table.gathered_correct),
+      cellv('gathered', 'incorrect', s.table.gathered_incorrect),
+      cellv('not gathered', 'correct', s.table.not_gathered_correct),
+      cellv('not gathered', 'incorrect', s.table.not_gathered_incorrect),
+    ];
+  });
+  return {
+    name: 'grounded',
+    caption: 'Gathered evidence before the decision × policy-compliant action, per subject (non-ambiguous samples). Not gathered and correct = right by luck.',
+    spec: {
+      $schema: SCHEMA,
+      title: { text: 'Grounded vs lucky', subtitle: 'Evidence gathered before deciding × policy-compliant action (non-ambiguous samples; counts and % of the subject\'s samples)' },
+      data: { values },
+      facet: { column: { field: 'subject', type: 'nominal', title: 'Subject model', sort: subjects } },
+      spec: {
+        width: 170,
+        height: 130,
+        encoding: {
+          x: { field: 'correct', type: 'nominal', title: 'Policy action', sort: ['correct', 'incorrect'], axis: { labelAngle: 0, grid: false } },
+          y: { field: 'gathered', type: 'nominal', title: 'Log read before decision', sort: ['gathered', 'not gathered'], axis: { grid: false } },
+        },
+        layer: [
+          {
+            mark: { type: 'rect', stroke: 'white', strokeWidth: 2 },
+            encoding: { color: { field: 'share', type: 'quantitative', title: 'Share of samples (%)', scale: { scheme: 'blues', domain: [0, 100] } } },
+          },
+          {
+            mark: { type: 'text', fontSize: 12, lineHeight: 15 },
+            encoding: {
+              text: { field: 'label' },
+              color: { condition: { test: 'datum.share > 55', value: 'white' }, value: '#111' },
+            },
+          },
+        ],
+      },
+      config: baseConfig(),
+    },
+  };
+}
+
+/** Slice dot plot with interval rules: rows = dimensions, columns = metrics. */
+export function sliceDots(s: SlicesSection, subjects: string[], colours: Record<string, string>, level: number): FigureSpec {
+  const dimLabel: Record<string, string> = { domain: 'Domain', decision_type: 'Decision type', variant: 'Variant' };
+  const values = s.rows
+    .filter((r) => r.trials > 0)
+    .map((r) => ({
+      dimension: dimLabel[r.dimension],
+      slice: r.value,
+      subject: r.subject,
+      metric: METRIC_LABEL[r.metric],
+      rate: pct100(r.estimate),
+      lower: pct100(r.interval.lower),
+      upper: pct100(r.interval.upper),
+      n: r.trials,
+    }));
+  const L = Math.round(level * 100);
+  return {
+    name: 'slices',
+    caption: `Rates by domain, decision type and variant per subject, with ${L}% intervals.`,
+    spec: {
+      $schema: SCHEMA,
+      title: { text: 'Slices', subtitle: `Dots: rate; lines: ${L}% interval. Policy action has no ambiguous slice (NOANSWER).` },
+      data: { values },
+      facet: {
+        row: { field: 'dimension', type: 'nominal', title: null, sort: ['Domain', 'Decision type', 'Variant'], header: { labelAngle: 0, labelAlign: 'left' } },
+        column: { field: 'metric', type: 'nominal', title: null, sort: ['gathered_evidence', 'policy_action', 'alignment'].map((m) => METRIC_LABEL[m as MainMetric]) },
+      },
+      resolve: { scale: { y: 'independent' } },
+      spec: {
+        width: 220,
+        height: { step: 10 },
+        encoding: {
+          y: { field: 'slice', type: 'nominal', title: null, sort: [...new Set(values.map((v) => v.slice))] },
+          yOffset: { field: 'subject', type: 'nominal', sort: subjects },
+          color: { field: 'subject', type: 'nominal', title: 'Subject model', scale: subjectScale(subjects, colours) },
+        },
+        layer: [
+          { mark: { type: 'rule', strokeWidth: 1.5 }, encoding: { x: { field: 'lower', type: 'quantitative', title: 'Rate (%)', scale: { domain: [0, 100] } }, x2: { field: 'upper' } } },
+          { mark: { type: 'point', filled: true, size: 40 }, encoding: { x: { field: 'rate', type: 'quantitative' }, tooltip: [{ field: 'subject' }, { field: 'slice' }, { field: 'rate' }, { field: 'n' }] } },
+        ],
+      },
+      config: baseConfig(),
+    },
+  };
+}
+
+/** Forest plot of paired differences. */
+export function forestPlot(p: PairwiseSection, level: number): FigureSpec {
+  const values = p.comparisons
+    .filter((c) => c.difference !== null)
+    .map((c) => ({
+      metric: METRIC_LABEL[c.metric],
+      pair: `${c.a} − ${c.b}`,
+      difference: pct100(c.difference),
+      lower: pct100(c.lower),
+      upper: pct100(c.upper),
+      p_holm: c.p_holm,
+      pairs: c.pairs,
+    }));
+  const L = Math.round(level * 100);
+  const pairs = [...new Set(values.map((v) => v.pair))];
+  return {
+    name: 'pairwise',
+    caption: `Paired differences between subjects (A − B, percentage points) with ${L}% paired-bootstrap intervals.`,
+    spec: {
+      $schema: SCHEMA,
+      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by scenario × epoch; lines: ${L}% paired-bootstrap interval; dashed: no difference` },
+      data: { values },
+      facet: { row: { field: 'metric', type: 'nominal', title: null, sort: ['gathered_evidence', 'policy_action', 'alignment'].map((m) => METRIC_LABEL[m as MainMetric]), header: { labelAngle: 0, labelAlign: 'left' } } },
+      spec: {
+        width: 420,
+        height: { step: 22 },
+        layer: [
+          { mark: { type: 'rule', strokeDash: [4, 3], color: '#888' }, encoding: { x: { datum: 0, type: 'quantitative' } } },
+          {
+            mark: { type: 'rule', strokeWidth: 2, color: '#4E79A7' },
+            encoding: {
+              y: { field: 'pair', type: 'nominal', title: null, sort: pairs },
+              x: { field: 'lower', type: 'quantitative', title: 'Difference A − B (percentage points)', scale: { domain: [-100, 100] } },
+              x2: { field: 'upper' },
+            },
+          },
+          {
+            mark: { type: 'point', filled: true, size: 60, color: '#1f3b5c' },
+            encoding: { y: { field: 'pair', type: 'nominal', sort: pairs }, x: { field: 'difference', type: 'quantitative' }, tooltip: [{ field: 'pair' }, { field: 'difference' }, { field: 'p_holm' }] },
+          },
+        ],
+      },
+      config: baseConfig(),
+    },
+  };
+}
+
+export const OUTCOME_ORDER = ['Facts right, action right', 'Facts right, action wrong', 'Fact wrong, action right', 'Fact wrong, action wrong'];
+const OUTCOME_COLOURS = ['#59A14F', '#E15759', '#A0CBE8', '#9C755F'];
+
+/** Stacked bars of the four paired-probe outcomes per subject. */
+export function probeStacked(p: ProbesSection, subjects: string[]): FigureSpec {
+  const values = p.subjects.flatMap((s) =>
+    [s.cells.facts_right_action_right, s.cells.facts_right_action_wrong, s.cells.facts_wrong_action_right, s.cells.facts_wrong_action_wrong].map((c, i) => ({
+      subject: s.subject,
+      outcome: OUTCOME_ORDER[i],
+      order: i,
+      share: pct100(c.rate),
+      count: c.count,
+      states: c.n,
+    })),
+  );
+  return {
+    name: 'probes',
+    caption: 'The four paired-probe outcomes per subject (share of states).',
+    spec: {
+      $schema: SCHEMA,
+      title: { text: 'Reading vs acting: paired-probe outcomes', subtitle: '"Facts right" = every factual probe on the state answered correctly; "action" = the decision question' },
+      data: { values },
+      width: 460,
+      height: { step: 34 },
+      mark: { type: 'bar' },
+      encoding: {
+        y: { field: 'subject', type: 'nominal', title: 'Subject model', sort: subjects.filter((s) => p.subjects.some((x) => x.subject === s)) },
+        x: { field: 'share', type: 'quantitative', title: 'Share of states (%)', stack: 'zero', scale: { domain: [0, 100] } },
+        color: { field: 'outcome', type: 'nominal', title: 'Outcome', sort: OUTCOME_ORDER, scale: { domain: OUTCOME_ORDER, range: OUTCOME_COLOURS }, legend: { orient: 'bottom', columns: 2 } },
+        order: { field: 'order', type: 'quantitative' },
+        tooltip: [{ field: 'subject' }, { field: 'outcome' }, { field: 'share' }, { field: 'count' }, { field: 'states' }],
+      },
+      config: baseConfig(),
+    },
+  };
+}
+
+/** Reliability diagram (accuracy vs mean confidence per bin). */
+export function reliabilityPlot(p: ProbesSection, subjects: string[], colours: Record<string, string>): FigureSpec | null {
+  if (!p.calibration_available) return null;
+  const values = p.subjects.flatMap((s) =>
+    (s.calibration?.bins ?? [])
+      .filter((b) => b.count > 0)
+      .map((b) => ({ subject: s.subject, confidence: pct100(b.meanConfidence), accuracy: pct100(b.accuracy), count: b.count })),
+  );
+  return {
+    name: 'calibration',
+    caption: 'Reliability of the option probabilities: accuracy against mean confidence per bin; the diagonal is perfect calibration.',
+    spec: {
+      $schema: SCHEMA,
+      title: { text: 'Calibration of option probabilities', subtitle: 'Accuracy vs mean confidence per 10%-wide bin; dot size = decisions; diagonal = perfectly calibrated' },
+      width: 320,
+      height: 320,
+      layer: [
+        { data: { values: [{ x: 0, y: 0 }, { x: 100, y: 100 }] }, mark: { type: 'line', strokeDash: [4, 3], color: '#888' }, encoding: { x: { field: 'x', type: 'quantitative' }, y: { field: 'y', type: 'quantitative' } } },
+        {
+          data: { values },
+          mark: { type: 'line', point: false, strokeWidth: 1.5 },
+          encoding: {
+            x: { field: 'confidence', type: 'quantitative', title: 'Mean confidence (%)', scale: { domain: [0, 100] } },
+            y: { field: 'accuracy', type: 'quantitative', title: 'Accuracy (%)', scale: { domain: [0, 100] } },
+            color: { field: 'subject', type: 'nominal', title: 'Subject model', scale: subjectScale(subjects, colours) },
+          },
+        },
+        {
+          data: { values },
+          mark: { type: 'circle', opacity: 0.85 },
+          encoding: {
+            x: { field: 'confidence', type: 'quantitative' },
+            y: { field: 'accuracy', type: 'quantitative' },
+            size: { field: 'count', type: 'quantitative', title: 'Decisions', scale: { range: [15, 300] } },
+            color: { field: 'subject', type: 'nominal', scale: subjectScale(subjects, colours) },
+            tooltip: [{ field: 'subject' }, { field: 'confidence' }, { field: 'accuracy' }, { field: 'count' }],
+          },
+        },
+      ],
+      config: baseConfig(),
+    },
+  };
+}
+
+/** Judge agreement matrix (raw agreement, kappa in the cell text). */
+export function judgeMatrix(j: JudgesSection): FigureSpec | null {
+  if (!j.available || j.pairs.length === 0) return null;
+  const judges = j.judges.map((x) => x.judge);
+  const values: Record<string, unknown>[] = [];
+  for (const p of j.pairs) {
+    const label = [p.agreement === null ? 'n/a' : `${(p.agreement * 100).toFixed(1)}%`, p.kappa === null ? 'κ n/a' : `κ ${p.kappa.toFixed(2)}`];
+    for (const [a, b] of [[p.a, p.b], [p.b, p.a]]) values.push({ a, b, agreement: pct100(p.agreement), kappa: p.kappa, n: p.bothRated, label });
+  }
+  for (const x of judges) values.push({ a: x, b: x, agreement: null, kappa: null, n: null, label: ['—'] });
+  return {
+    name: 'judges',
+    caption: "Agreement between each pair of judges: raw agreement (colour and first line) and Cohen's kappa (second line).",
+    spec: {
+      $schema: SCHEMA,
+      title: { text: 'Judge agreement', subtitle: "Raw agreement on samples both judges rated (colour, %) and Cohen's κ" },
+      data: { values },
+      width: { step: 120 },
+      height: { step: 60 },
+      encoding: {
+        x: { field: 'b', type: 'nominal', title: 'Judge', sort: judges, axis: { labelAngle: -20, grid: false } },
+        y: { field: 'a', type: 'nominal', title: 'Judge', sort: judges, axis: { grid: false } },
+      },
+      layer: [
+        {
+          mark: { type: 'rect', stroke: 'white', strokeWidth: 2 },
+          encoding: { color: { field: 'agreement', type: 'quantitative', title: 'Agreement (%)', scale: { scheme: 'greens', domain: [50, 100] } } },
+        },
+        { mark: { type: 'text', fontSize: 12, lineHeight: 15 }, encoding: { text: { field: 'label' }, color: { condition: { test: 'datum.agreement > 85', value: 'white' }, value: '#111' } } },
+      ],
+      config: baseConfig(),
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * Stable text formatting for the report: percentages, counts, intervals and GitHub Markdown tables.
+ * Everything is a pure function of its input (`toFixed`, no locale), so the same numbers always
+ * give the same bytes.
+ */
+
+/** `33.3%` (one decimal); `—` for null. */
+export function pct(x: number | null | undefined, digits = 1): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '—';
+  return `${fixed(x * 100, digits)}%`;
+}
+
+/** Fixed decimals without `-0.0`. */
+export function fixed(x: number | null | undefined, digits = 3): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '—';
+  const s = x.toFixed(digits);
+  return /^-0\.?0*$/.test(s) ? s.slice(1) : s;
+}
+
+/** Signed percentage points: `+12.3 pp`. */
+export function pp(x: number | null | undefined, digits = 1): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '—';
+  const s = fixed(x * 100, digits);
+  return `${s.startsWith('-') ? s.replace('-', '−') : `+${s}`} pp`;
+}
+
+/** `33.3% (20/60)`; `— (0/0)` when there is no denominator. */
+export function rateCell(successes: number, trials: number): string {
+  return `${trials > 0 ? pct(successes / trials) : '—'} (${fmtCount(successes)}/${fmtCount(trials)})`;
+}
+
+/** Integer with thin grouping for large numbers: `1,000,000`. */
+export function fmtCount(n: number): string {
+  const [int, frac] = (Number.isInteger(n) ? String(Math.abs(n)) : fixed(Math.abs(n), 1)).split('.');
+  const s = int.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (frac ? `.${frac}` : '');
+  return n < 0 ? `−${s}` : s;
+}
+
+/** `[14.1, 32.2]` in percent; `—` when either end is null. */
+export function pctInterval(lower: number | null | undefined, upper: number | null | undefined, digits = 1): string {
+  if (lower === null || lower === undefined || upper === null || upper === undefined) return '—';
+  return `[${fixed(lower * 100, digits)}, ${fixed(upper * 100, digits)}]`;
+}
+
+/** `[−12.3, +4.0] pp`. */
+export function ppInterval(lower: number | null | undefined, upper: number | null | undefined): string {
+  if (lower === null || lower === undefined || upper === null || upper === undefined) return '—';
+  const sgn = (x: number) => {
+    const s = fixed(x * 100, 1);
+    return s.startsWith('-') ? s.replace('-', '−') : `+${s}`;
+  };
+  return `[${sgn(lower)}, ${sgn(upper)}] pp`;
+}
+
+/** `[0.512, 0.634]`. */
+export function numInterval(lower: number | null | undefined, upper: number | null | undefined, digits = 3): string {
+  if (lower === null || lower === undefined || upper === null || upper === undefined) return '—';
+  return `[${fixed(lower, digits)}, ${fixed(upper, digits)}]`;
+}
+
+/** p-value: `<0.001` below a thousandth, else three decimals. */
+export function pValue(p: number | null | undefined): string {
+  if (p === null || p === undefined || !Number.isFinite(p)) return '—';
+  if (p < 0.001) return '<0.001';
+  return fixed(p, 3);
+}
+
+/** Escapes a table cell (pipes, newlines). */
+export function cell(s: string | number | null | undefined): string {
+  if (s === null || s === undefined) return '—';
+  return String(s).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+/** Inline code that survives any backticks in the text. */
+export function code(s: string): string {
+  const t = s.replace(/\r?\n/g, ' ');
+  return t.includes('`') ? `\`\` ${t} \`\`` : `\`${t}\``;
+}
+
+export type Align = 'l' | 'r' | 'c';
+
+/** A GitHub Markdown table. Cells are used as given (escape with `cell` first when needed). */
+export function table(headers: string[], rows: string[][], align?: Align[]): string {
+  const al = headers.map((_, i) => align?.[i] ?? 'l');
+  const sep = al.map((a) => (a === 'r' ? '---:' : a === 'c' ? ':---:' : '---'));
+  const lines = [`| ${headers.join(' | ')} |`, `| ${sep.join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
+  return lines.join('\n') + '\n';
+}
+
+/** Compares strings by code unit (locale-free, deterministic). */
+export function byText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,118 @@
+/**
+ * Headless figure rendering: Vega-Lite spec -> Vega (vega-lite `compile`) -> SVG (a Vega View with
+ * the `none` renderer, `toSVG()`) -> PNG (resvg).
+ *
+ * Fonts: text must never silently disappear, so resvg gets the font files explicitly and does not
+ * look at system fonts (`loadSystemFonts: false`). The fonts are the DejaVu Sans TTFs bundled in
+ * `assets/fonts/` (free to redistribute, see `assets/fonts/LICENSE-DejaVu.txt`); if they are
+ * missing, Debian's `fonts-dejavu-core` files are used; if neither exists, rendering fails with
+ * `report.noFont` instead of producing an image without text. Specs set `config.font` to
+ * {@link FONT_FAMILY} so Vega's text layout and resvg's font agree.
+ *
+ * Determinism: Vega measures text with its built-in estimator (no canvas in Node) and the SVG is a
+ * pure function of the spec; resvg's PNG is a pure function of the SVG and the font bytes.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import * as vega from 'vega';
+import * as vl from 'vega-lite';
+import { renderAsync } from '@resvg/resvg-js';
+import { StandoffError } from '../errors.ts';
+
+export const FONT_FAMILY = 'DejaVu Sans';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const FONT_CANDIDATES: string[][] = [
+  [join(HERE, '..', '..', 'assets', 'fonts', 'DejaVuSans.ttf'), join(HERE, '..', '..', 'assets', 'fonts', 'DejaVuSans-Bold.ttf')],
+  ['/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf'],
+];
+
+let fontFilesCache: string[] | null = null;
+
+/** The font files passed to resvg (regular and, when present, bold). */
+export function fontFiles(): string[] {
+  if (fontFilesCache) return fontFilesCache;
+  for (const [regular, bold] of FONT_CANDIDATES) {
+    if (existsSync(regular)) {
+      fontFilesCache = existsSync(bold) ? [regular, bold] : [regular];
+      return fontFilesCache;
+    }
+  }
+  throw new StandoffError(
+    'report.noFont',
+    'store',
+    `no font file for figures: expected assets/fonts/DejaVuSans.ttf or /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf (apt-get install fonts-dejavu-core)`,
+  );
+}
+
+export interface RenderedFigure {
+  /** The Vega-Lite spec as written to `<name>.vl.json` (data inlined). */
+  spec: object;
+  svg: string;
+  png: Buffer;
+}
+
+export interface RenderOptions {
+  /** PNG scale factor (default 2, for crisp images on GitHub). */
+  scale?: number;
+}
+
+/** Compiles a Vega-Lite spec and renders it to SVG and PNG. */
+export async function renderFigure(spec: object, opts: RenderOptions = {}): Promise<RenderedFigure> {
+  const files = fontFiles();
+  const compiled = vl.compile(spec as vl.TopLevelSpec, { logger: QUIET }).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
+  let svg: string;
+  try {
+    svg = normalizeIds(await view.toSVG());
+  } finally {
+    view.finalize();
+  }
+  const png = (
+    await renderAsync(svg, {
+      font: { fontFiles: files, loadSystemFonts: false, defaultFontFamily: FONT_FAMILY, sansSerifFamily: FONT_FAMILY },
+      fitTo: { mode: 'zoom', value: opts.scale ?? 2 },
+      background: 'white',
+      logLevel: 'off',
+    })
+  ).asPng();
+  return { spec, svg, png: Buffer.from(png) };
+}
+
+/**
+ * Vega numbers gradients and clip paths with process-wide counters, so the same figure rendered
+ * after another one gets other ids. Renumbers them by order of appearance (ids and references),
+ * so an SVG is a function of its spec alone.
+ */
+export function normalizeIds(svg: string): string {
+  const map = new Map<string, string>();
+  const counters = new Map<string, number>();
+  for (const m of svg.matchAll(/\bid="((gradient_|clip|pattern_)(\d+))"/g)) {
+    if (map.has(m[1])) continue;
+    const n = counters.get(m[2]) ?? 0;
+    counters.set(m[2], n + 1);
+    map.set(m[1], `${m[2]}${n}`);
+  }
+  if (map.size === 0) return svg;
+  return svg.replace(/(id="|url\(#|href="#)((?:gradient_|clip|pattern_)\d+)(?=[")])/g, (whole, pre: string, id: string) => pre + (map.get(id) ?? id));
+}
+
+/**
+ * Renders several figures: SVGs one after the other on this thread, PNG rasterisation in resvg's
+ * worker threads in parallel. Results come back in input order.
+ */
+export async function renderFigures(specs: object[], opts: RenderOptions = {}): Promise<RenderedFigure[]> {
+  return Promise.all(specs.map((s) => renderFigure(s, opts)));
+}
+
+/** vega-lite's compile warnings (e.g. about faceted independent scales) are not for the user. */
+const QUIET = {
+  level(): typeof QUIET {
+    return QUIET;
+  },
+  info: () => QUIET,
+  warn: () => QUIET,
+  error: () => QUIET,
+  debug: () => QUIET,
+} as unknown as NonNullable<NonNullable<Parameters<typeof vl.compile>[1]>['logger']>;

@@ -1,0 +1,219 @@
+/**
+ * The report's view of the store: opens it read-only (DuckDB threads pinned), checks the input
+ * (missing store, empty store, unknown run, runs of different suites), and materializes the
+ * per-episode observations every section aggregates (temp table `obs`), with one `subject` label
+ * per (run, subject_model): the model name, or `model @ run` when the same model appears in more
+ * than one run (the structural gate then fails its "distinct subject models" check).
+ *
+ * All aggregation happens in SQL with GROUP BY; sections receive small count tables or, where a
+ * resampling statistic needs them, per-group typed vectors (`queryArrow`). Counts are integers in
+ * SQL and ratios are formed in JS, so no floating-point sum depends on DuckDB's thread schedule.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Table } from 'apache-arrow';
+import { existsSync } from 'node:fs';
+import { StandoffError, oneLine } from '../../errors.ts';
+import { openStore, type Store } from '../../store/open-store.ts';
+import { query, quoteLiteral, type Plain } from '../../store/duckdb.ts';
+import { queryArrow } from '../../store/arrow.ts';
+import { isDirectory, listCommittedRuns } from '../../store/write-run.ts';
+import { metricSql } from '../metrics.ts';
+import { byText } from '../markdown.ts';
+
+/** DuckDB worker threads for the report (pinned; nothing in the report depends on it). */
+export const REPORT_THREADS = 2;
+/** DuckDB memory limit for the report (the 1M-episode bench stays under 2 GB RSS). */
+export const REPORT_MEMORY_LIMIT = '1GB';
+
+/** The metrics of the results table, in column order. */
+export const MAIN_METRICS = ['gathered_evidence', 'policy_action', 'alignment', 'invalid'] as const;
+export type MainMetric = (typeof MAIN_METRICS)[number];
+
+export const METRIC_LABEL: Record<MainMetric, string> = {
+  gathered_evidence: 'Evidence gathered before decision',
+  policy_action: 'Policy action accuracy',
+  alignment: 'Reasoning/action alignment',
+  invalid: 'Invalid episodes',
+};
+
+/** A fixed, colour-blind-friendly palette; subjects take colours in sorted order. */
+export const PALETTE = ['#4E79A7', '#F28E2B', '#59A14F', '#E15759', '#B07AA1', '#76B7B2', '#EDC948', '#FF9DA7', '#9C755F', '#BAB0AC'];
+
+export interface RunInfo {
+  run_id: string;
+  suite: string;
+  source: string;
+  status: string;
+  created_at: string | null;
+  seed: number | null;
+  epochs: number | null;
+  standoff_version: string;
+  notes: string | null;
+  config: Record<string, unknown> | null;
+  temperature: number | null;
+}
+
+export interface ReportContext {
+  conn: DuckDBConnection;
+  storeDir: string;
+  runIds: string[];
+  runs: RunInfo[];
+  suite: string;
+  /** Subject labels, sorted. */
+  subjects: string[];
+  colours: Record<string, string>;
+  seed: number;
+  resamples: number;
+  level: number;
+  log: (line: string) => void;
+  q(sql: string): Promise<Record<string, Plain>[]>;
+  arrow(sql: string): Promise<Table>;
+}
+
+export const reportError = (code: string, kind: 'usage' | 'data' | 'store', message: string, cause?: unknown) =>
+  new StandoffError(`report.${code}`, kind, message, { cause });
+
+/** Opens and checks the store; the caller closes the returned store. */
+export async function openReportStore(traces: string, runs: string[] | undefined): Promise<Store> {
+  if (!(await isDirectory(traces))) {
+    throw reportError('noStore', 'store', `trace store ${traces} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
+  }
+  const committed = await listCommittedRuns(traces);
+  if (committed.length === 0) {
+    throw reportError('emptyStore', 'store', `trace store ${traces} holds no runs; nothing to report`);
+  }
+  const missing = (runs ?? []).filter((r) => !committed.includes(r));
+  if (missing.length > 0) {
+    throw reportError('noSuchRun', 'usage', `run "${missing[0]}" does not exist in ${traces} (runs: ${committed.join(', ')})`);
+  }
+  try {
+    const store = await openStore(traces, { runs: runs && runs.length > 0 ? [...new Set(runs)] : undefined, threads: REPORT_THREADS });
+    await store.conn.run(`SET memory_limit = ${quoteLiteral(REPORT_MEMORY_LIMIT)}`);
+    await store.conn.run(`SET preserve_insertion_order = false`);
+    return store;
+  } catch (err) {
+    if (err instanceof StandoffError) throw reportError(err.code.replace(/^store\./, ''), err.kind === 'usage' ? 'usage' : 'store', err.message, err);
+    throw reportError('unreadableStore', 'store', `cannot open trace store ${traces}: ${oneLine((err as Error).message)}`, err);
+  }
+}
+
+function parseConfig(text: Plain): Record<string, unknown> | null {
+  if (typeof text !== 'string') return null;
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The first numeric `temperature` anywhere in the config (breadth first), or null. */
+export function findTemperature(config: unknown): number | null {
+  const queue: unknown[] = [config];
+  while (queue.length) {
+    const v = queue.shift();
+    if (!v || typeof v !== 'object') continue;
+    if (!Array.isArray(v) && typeof (v as Record<string, unknown>).temperature === 'number') return (v as Record<string, number>).temperature;
+    queue.push(...(Array.isArray(v) ? v : Object.values(v as Record<string, unknown>)));
+  }
+  return null;
+}
+
+export async function buildContext(
+  store: Store,
+  opts: { seed: number; resamples: number; level: number; log: (line: string) => void },
+): Promise<ReportContext> {
+  const conn = store.conn;
+  const q = async (sql: string) => (await query(conn, sql)).rows;
+  const arrow = (sql: string) => queryArrow(conn, sql);
+  const runRows = await q(
+    `SELECT run_id, suite, source, status, strftime(created_at, '%Y-%m-%dT%H:%M:%SZ') AS created_at, seed, epochs, standoff_version, notes, config FROM runs ORDER BY run_id`,
+  );
+  const runs: RunInfo[] = runRows.map((r) => {
+    const config = parseConfig(r.config);
+    return {
+      run_id: String(r.run_id),
+      suite: String(r.suite),
+      source: String(r.source),
+      status: String(r.status),
+      created_at: r.created_at === null ? null : String(r.created_at),
+      seed: r.seed === null ? null : Number(r.seed),
+      epochs: r.epochs === null ? null : Number(r.epochs),
+      standoff_version: String(r.standoff_version),
+      notes: r.notes === null ? null : String(r.notes),
+      config,
+      temperature: findTemperature(config),
+    };
+  });
+  const suites = new Map<string, string[]>();
+  for (const r of runs) suites.set(r.suite, [...(suites.get(r.suite) ?? []), r.run_id]);
+  if (suites.size > 1) {
+    const list = [...suites.entries()].sort(([a], [b]) => byText(a, b)).map(([s, ids]) => `${s}: ${ids.join(', ')}`).join('; ');
+    throw reportError('mixedSuites', 'usage', `runs come from different suites (${list}); report one suite at a time with --run`);
+  }
+  const [{ n }] = await q(`SELECT CAST(count(*) AS BIGINT) AS n FROM episodes`);
+  if (Number(n) === 0) {
+    throw reportError('noEpisodes', 'data', `run${runs.length === 1 ? '' : 's'} ${runs.map((r) => r.run_id).join(', ')} hold${runs.length === 1 ? 's' : ''} no episodes; nothing to report`);
+  }
+
+  await conn.run(`CREATE TEMP TABLE r_subject0 AS
+    SELECT run_id, subject_model,
+           CASE WHEN count(*) OVER (PARTITION BY subject_model) > 1 THEN subject_model || ' @ ' || run_id ELSE subject_model END AS subject
+    FROM (SELECT DISTINCT run_id, subject_model FROM episodes)`);
+  const subjects = (await q(`SELECT DISTINCT subject FROM r_subject0`)).map((r) => String(r.subject)).sort(byText);
+  // Subject index (position in the sorted subject list), so resampling vectors carry integers.
+  await conn.run(`CREATE TEMP TABLE r_subject AS
+    SELECT r.run_id, r.subject_model, r.subject, CAST(i.subj AS INTEGER) AS subj
+    FROM r_subject0 r JOIN (VALUES ${subjects.map((x, i) => `(${quoteLiteral(x)}, ${i})`).join(', ')}) i(subject, subj) USING (subject)`);
+  const colours: Record<string, string> = {};
+  subjects.forEach((s, i) => (colours[s] = PALETTE[i % PALETTE.length]));
+  return {
+    conn,
+    storeDir: store.dir,
+    runIds: store.runIds,
+    runs,
+    suite: runs[0].suite,
+    subjects,
+    colours,
+    seed: opts.seed,
+    resamples: opts.resamples,
+    level: opts.level,
+    log: opts.log,
+    q,
+    arrow,
+  };
+}
+
+/**
+ * Materializes the observations every section aggregates (temp tables r_scn, r_dims, obs_t, and
+ * the view obs). Done after the structural gate, so the gate's own queries never share memory
+ * with these tables.
+ */
+export async function materializeObservations(ctx: ReportContext): Promise<void> {
+  // Scenario index (integer cluster ids for the resampling vectors).
+  await ctx.conn.run(`CREATE TEMP TABLE r_scn AS
+    SELECT scenario_id, CAST(row_number() OVER (ORDER BY scenario_id) - 1 AS INTEGER) AS sid FROM (SELECT DISTINCT scenario_id FROM episodes)`);
+  // Slice dimensions as one small integer per (domain, decision type, variant) combination.
+  await ctx.conn.run(`CREATE TEMP TABLE r_dims AS
+    SELECT domain, decision_type, variant, CAST(row_number() OVER (ORDER BY domain, decision_type, variant) - 1 AS INTEGER) AS dim
+    FROM (SELECT DISTINCT domain, decision_type, variant FROM episodes)`);
+  // One narrow row per (metric, observation), integers only (4 bytes a column: a million episodes
+  // x 4 metrics stay ~100 MB); the view \`obs\` joins the names back. Episode ids stay in
+  // \`episodes\` (listings join back).
+  const parts = MAIN_METRICS.map(
+    (m, k) => `SELECT CAST(${k} AS TINYINT) AS mk, CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, d.dim, o.value
+            FROM ${metricSql(m)} o JOIN r_subject s USING (run_id, subject_model) JOIN r_scn c USING (scenario_id)
+            JOIN r_dims d ON d.domain IS NOT DISTINCT FROM o.domain AND d.decision_type IS NOT DISTINCT FROM o.decision_type AND d.variant IS NOT DISTINCT FROM o.variant`,
+  );
+  await ctx.conn.run(`CREATE TEMP TABLE obs_t AS ${parts.join(' UNION ALL ')}`);
+  await ctx.conn.run(`CREATE TEMP TABLE r_metric AS SELECT * FROM (VALUES ${MAIN_METRICS.map((m, k) => `(CAST(${k} AS TINYINT), '${m}')`).join(', ')}) t(mk, metric)`);
+  await ctx.conn.run(`CREATE TEMP TABLE r_subj AS SELECT DISTINCT CAST(subj AS SMALLINT) AS subj, subject FROM r_subject`);
+  await ctx.conn.run(`CREATE TEMP VIEW obs AS
+    SELECT m.metric, o.mk, s.subject, o.subj, o.sid, o.epoch, d.domain, d.decision_type, d.variant, o.value
+    FROM obs_t o JOIN r_metric m USING (mk) JOIN r_subj s USING (subj) JOIN r_dims d USING (dim)`);
+}
+
+/** SQL string literal list: ('a', 'b'). */
+export const sqlList = (values: readonly string[]) => `(${values.map(quoteLiteral).join(', ')})`;
+
+export const exists = existsSync;

@@ -1,0 +1,141 @@
+/**
+ * Section 3: grounded vs lucky. Per subject, the cross-tab of "gathered evidence before the
+ * decision" x "policy-compliant action" on the samples that have a correct action (NOANSWER
+ * excluded; invalid episodes count as incorrect), with the accuracy in each row, and the
+ * "correct without evidence" episodes listed: an outcome-only benchmark would count them as
+ * successes although nothing in the transcript grounds them.
+ */
+import { metricSql } from '../metrics.ts';
+import { cell, code, fmtCount, pctInterval, rateCell, table } from '../markdown.ts';
+import type { ReportContext } from './context.ts';
+import { exactInterval, type Interval } from './intervals.ts';
+
+/** Episodes listed per subject in REPORT.md; results.json keeps up to LIST_JSON. */
+export const LIST_MD = 20;
+export const LIST_JSON = 1000;
+
+export interface CrossTab {
+  gathered_correct: number;
+  gathered_incorrect: number;
+  not_gathered_correct: number;
+  not_gathered_incorrect: number;
+}
+
+export interface LuckyEpisode {
+  run_id: string;
+  episode_id: string;
+  scenario_id: string;
+  epoch: number;
+  decision_tool: string | null;
+  log_reads: number;
+}
+
+export interface GroundedSubject {
+  subject: string;
+  table: CrossTab;
+  /** P(correct | gathered) and P(correct | not gathered), exact intervals. */
+  accuracy_with_evidence: { successes: number; trials: number; estimate: number | null; interval: Interval };
+  accuracy_without_evidence: { successes: number; trials: number; estimate: number | null; interval: Interval };
+  /** Share of correct actions that were not grounded in evidence. */
+  lucky_share_of_correct: { successes: number; trials: number; estimate: number | null; interval: Interval };
+  correct_without_evidence: { total: number; listed: LuckyEpisode[]; truncated: boolean };
+}
+
+export interface GroundedSection {
+  subjects: GroundedSubject[];
+  total_correct_without_evidence: number;
+}
+
+const share = (k: number, n: number, level: number) => ({ successes: k, trials: n, estimate: n > 0 ? k / n : null, interval: exactInterval(k, n, level) });
+
+export async function groundedSection(ctx: ReportContext): Promise<GroundedSection> {
+  const base = `SELECT s.subject, p.run_id, p.episode_id, p.scenario_id, p.epoch, p.value, e.gathered_evidence, e.decision_tool, e.log_reads
+                FROM ${metricSql('policy_action')} p JOIN episodes e USING (run_id, episode_id) JOIN r_subject s ON s.run_id = p.run_id AND s.subject_model = p.subject_model`;
+  const counts = await ctx.q(`SELECT subject, gathered_evidence AS g, value = 1 AS c, CAST(count(*) AS BIGINT) AS n FROM (${base}) GROUP BY ALL`);
+  // The listed episodes of every subject in one pass (the first LIST_JSON per subject).
+  const lucky = await ctx.q(`
+    SELECT subject, run_id, episode_id, scenario_id, epoch, decision_tool, log_reads FROM (${base})
+    WHERE value = 1 AND NOT gathered_evidence
+    QUALIFY row_number() OVER (PARTITION BY subject ORDER BY scenario_id, epoch, run_id, episode_id) <= ${LIST_JSON}
+    ORDER BY subject, scenario_id, epoch, run_id, episode_id`);
+  const subjects: GroundedSubject[] = [];
+  let total = 0;
+  for (const subject of ctx.subjects) {
+    const get = (g: boolean, c: boolean) => Number(counts.find((r) => r.subject === subject && r.g === g && r.c === c)?.n ?? 0);
+    const t: CrossTab = {
+      gathered_correct: get(true, true),
+      gathered_incorrect: get(true, false),
+      not_gathered_correct: get(false, true),
+      not_gathered_incorrect: get(false, false),
+    };
+    const listed = lucky
+      .filter((r) => r.subject === subject)
+      .map((r) => ({
+      run_id: String(r.run_id),
+      episode_id: String(r.episode_id),
+      scenario_id: String(r.scenario_id),
+      epoch: Number(r.epoch),
+      decision_tool: r.decision_tool === null ? null : String(r.decision_tool),
+      log_reads: Number(r.log_reads),
+    }));
+    total += t.not_gathered_correct;
+    subjects.push({
+      subject,
+      table: t,
+      accuracy_with_evidence: share(t.gathered_correct, t.gathered_correct + t.gathered_incorrect, ctx.level),
+      accuracy_without_evidence: share(t.not_gathered_correct, t.not_gathered_correct + t.not_gathered_incorrect, ctx.level),
+      lucky_share_of_correct: share(t.not_gathered_correct, t.gathered_correct + t.not_gathered_correct, ctx.level),
+      correct_without_evidence: { total: t.not_gathered_correct, listed, truncated: t.not_gathered_correct > listed.length },
+    });
+  }
+  return { subjects, total_correct_without_evidence: total };
+}
+
+function withInterval(x: { successes: number; trials: number; interval: Interval }): string {
+  return x.trials === 0 ? rateCell(0, 0) : `${rateCell(x.successes, x.trials)} ${pctInterval(x.interval.lower, x.interval.upper)}`;
+}
+
+export function renderGrounded(g: GroundedSection, level: number): string {
+  const L = Math.round(level * 100);
+  const out: string[] = ['## 3. Grounded vs lucky\n'];
+  out.push(
+    `Policy action (non-ambiguous samples; invalid episodes count as incorrect) crossed with whether a successful log read came before the decision. ` +
+      `The informative cells are *gathered and incorrect* (read the evidence, still acted wrongly) and *not gathered and correct* (right by luck: ` +
+      `an outcome-only benchmark would miss the difference). ${fmtCount(g.total_correct_without_evidence)} correct action${g.total_correct_without_evidence === 1 ? '' : 's'} came without evidence` +
+      (g.subjects.length > 1 ? ` (${g.subjects.map((s) => `${s.subject}: ${fmtCount(s.table.not_gathered_correct)}`).join(', ')}).` : '.') +
+      '\n',
+  );
+  out.push(
+    table(
+      ['Subject model', 'Gathered, correct', 'Gathered, incorrect', 'Not gathered, correct', 'Not gathered, incorrect', `Accuracy with evidence [${L}%]`, `Accuracy without evidence [${L}%]`, 'Correct actions without evidence'],
+      g.subjects.map((s) => [
+        cell(s.subject),
+        fmtCount(s.table.gathered_correct),
+        fmtCount(s.table.gathered_incorrect),
+        fmtCount(s.table.not_gathered_correct),
+        fmtCount(s.table.not_gathered_incorrect),
+        withInterval(s.accuracy_with_evidence),
+        withInterval(s.accuracy_without_evidence),
+        rateCell(s.lucky_share_of_correct.successes, s.lucky_share_of_correct.trials),
+      ]),
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
+  );
+  out.push('### Correct without evidence\n');
+  for (const s of g.subjects) {
+    const c = s.correct_without_evidence;
+    if (c.total === 0) {
+      out.push(`- **${cell(s.subject)}**: none.`);
+      continue;
+    }
+    const shown = c.listed.slice(0, LIST_MD);
+    out.push(
+      `- **${cell(s.subject)}**: ${fmtCount(c.total)} episode${c.total === 1 ? '' : 's'}: ` +
+        shown.map((e) => `${code(e.scenario_id)} epoch ${e.epoch} (${e.decision_tool ?? 'no decision'}, ${e.log_reads} log read${e.log_reads === 1 ? '' : 's'})`).join(', ') +
+        (c.total > shown.length ? `, … and ${fmtCount(c.total - shown.length)} more (${c.truncated ? `the first ${fmtCount(c.listed.length)} are` : 'all are'} in results.json; notebook \`notebooks/hasty-without-evidence.md\` queries them all)` : '') +
+        '.',
+    );
+  }
+  out.push('');
+  return out.join('\n');
+}

@@ -1,0 +1,277 @@
+/**
+ * Section 1: run summary (runs, subjects, judges, scenarios, epochs, temperature, seed, samples,
+ * input hashes) and the structural gate.
+ *
+ * The gate is the project's publication gate (`validateRun`, src/runner/validate.ts: run status,
+ * sample counts, required scorers on every sample, zero sample errors, distinct subject models,
+ * unique episode ids), run on every run with: the three O1 scorers required for runner and
+ * synthetic runs (for imported runs, every scorer that appears in the run), and scenarios x epochs
+ * expected samples per subject where the run records its epochs. With several runs (arms) two
+ * checks are added across them: equal sample counts per subject, and no subject model in two runs.
+ * A failed gate does not stop the report; it is shown at the top with every failure listed.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TABLE_NAMES } from '../../schema/tables.ts';
+import { partitionDir } from '../../store/write-run.ts';
+import { byText, cell, code, fmtCount, table } from '../markdown.ts';
+import { validateRun } from '../../runner/validate.ts';
+import type { ReportContext } from './context.ts';
+
+export const O1_SCORERS = ['gathered_evidence', 'policy_compliant_action', 'reasoning_action_alignment'];
+
+export interface RunHash {
+  run_id: string;
+  /** SHA-256 over the `sha256sum`-style lines of the run's Parquet files (sorted by path). */
+  sha256: string;
+  files: { path: string; bytes: number; sha256: string }[];
+}
+
+export interface RunSummaryRow {
+  run_id: string;
+  suite: string;
+  source: string;
+  status: string;
+  created_at: string | null;
+  seed: number | null;
+  epochs: number | null;
+  epochs_observed: number;
+  temperature: number | null;
+  subject_temperatures: Record<string, number>;
+  subjects: string[];
+  judges: string[];
+  scenarios: number;
+  samples: number;
+  simulated: boolean;
+  notes: string | null;
+  standoff_version: string;
+  sha256: string;
+}
+
+export interface GateCheck {
+  check: string;
+  passed: boolean;
+  detail: string;
+  failures: string[];
+}
+
+export interface SummaryResult {
+  runs: RunSummaryRow[];
+  totals: { runs: number; subjects: number; judges: number; scenarios: number; samples: number; epochs: number[] };
+  subjects: string[];
+  judges: string[];
+  hashes: RunHash[];
+  gate: { passed: boolean; checks: GateCheck[] };
+}
+
+async function sha256File(path: string): Promise<{ sha256: string; bytes: number }> {
+  const h = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of createReadStream(path)) {
+    h.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+  }
+  return { sha256: h.digest('hex'), bytes };
+}
+
+/** Hashes every Parquet file of a run (all tables), and the run as a whole. */
+export async function hashRun(storeDir: string, runId: string): Promise<RunHash> {
+  const files: RunHash['files'] = [];
+  for (const t of [...TABLE_NAMES].sort(byText)) {
+    const dir = partitionDir(storeDir, t, runId);
+    if (!existsSync(dir)) continue;
+    for (const f of (await readdir(dir)).filter((x) => x.endsWith('.parquet')).sort(byText)) {
+      const rel = `${t}/run_id=${runId}/${f}`;
+      files.push({ path: rel, ...(await sha256File(join(dir, f))) });
+    }
+  }
+  const sha256 = createHash('sha256')
+    .update(files.map((f) => `${f.sha256}  ${f.path}\n`).join(''))
+    .digest('hex');
+  return { run_id: runId, sha256, files };
+}
+
+function subjectTemperatures(config: Record<string, unknown> | null): Record<string, number> {
+  const out: Record<string, number> = {};
+  const subjects = config?.subjects;
+  if (Array.isArray(subjects)) {
+    for (const s of subjects) {
+      if (s && typeof s === 'object' && typeof (s as Record<string, unknown>).model === 'string' && typeof (s as Record<string, unknown>).temperature === 'number') {
+        out[(s as Record<string, string>).model] = (s as Record<string, number>).temperature;
+      }
+    }
+  }
+  return out;
+}
+
+/** True when the run says its subjects are simulated (sim: models, synthetic source, or notes/config saying so). */
+function isSimulated(run: ReportContext['runs'][number], subjects: string[]): boolean {
+  if (run.source === 'synthetic') return true;
+  if (subjects.length > 0 && subjects.every((s) => s.startsWith('sim:'))) return true;
+  const text = `${run.notes ?? ''} ${JSON.stringify(run.config ?? {})}`.toLowerCase();
+  return /simulated|synthetic/.test(text);
+}
+
+export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
+  const per = await ctx.q(`
+    SELECT run_id, CAST(count(*) AS BIGINT) AS samples, CAST(count(DISTINCT scenario_id) AS BIGINT) AS scenarios,
+           CAST(max(epoch) AS BIGINT) AS max_epoch,
+           list(DISTINCT subject_model ORDER BY subject_model) AS subjects
+    FROM episodes GROUP BY run_id ORDER BY run_id`);
+  const judgeRows = await ctx.q(`SELECT run_id, list(DISTINCT judge_model ORDER BY judge_model) AS judges FROM judgments GROUP BY run_id ORDER BY run_id`);
+  const judgesByRun = new Map(judgeRows.map((r) => [String(r.run_id), (r.judges as string[]).map(String)]));
+  const byRun = new Map(per.map((r) => [String(r.run_id), r]));
+  const hashes: RunHash[] = [];
+  for (const id of ctx.runIds) hashes.push(await hashRun(ctx.storeDir, id));
+  const hashBy = new Map(hashes.map((h) => [h.run_id, h.sha256]));
+
+  const runs: RunSummaryRow[] = ctx.runs.map((r) => {
+    const p = byRun.get(r.run_id);
+    const subjects = p ? (p.subjects as string[]).map(String) : [];
+    const temps = subjectTemperatures(r.config);
+    return {
+      run_id: r.run_id,
+      suite: r.suite,
+      source: r.source,
+      status: r.status,
+      created_at: r.created_at,
+      seed: r.seed,
+      epochs: r.epochs,
+      epochs_observed: p ? Number(p.max_epoch) : 0,
+      temperature: r.temperature,
+      subject_temperatures: temps,
+      subjects,
+      judges: judgesByRun.get(r.run_id) ?? [],
+      scenarios: p ? Number(p.scenarios) : 0,
+      samples: p ? Number(p.samples) : 0,
+      simulated: isSimulated(r, subjects),
+      notes: r.notes,
+      standoff_version: r.standoff_version,
+      sha256: hashBy.get(r.run_id) ?? '',
+    };
+  });
+  const [tot] = await ctx.q(`SELECT CAST(count(DISTINCT scenario_id) AS BIGINT) AS scenarios, CAST(count(*) AS BIGINT) AS samples FROM episodes`);
+  const judges = [...new Set(runs.flatMap((r) => r.judges))].sort(byText);
+  const epochs = [...new Set(runs.map((r) => r.epochs ?? r.epochs_observed))].sort((a, b) => a - b);
+  return {
+    runs,
+    totals: { runs: runs.length, subjects: ctx.subjects.length, judges: judges.length, scenarios: Number(tot.scenarios), samples: Number(tot.samples), epochs },
+    subjects: ctx.subjects,
+    judges,
+    hashes,
+    gate: await structuralGate(ctx, runs),
+  };
+}
+
+async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promise<SummaryResult['gate']> {
+  const checks: GateCheck[] = [];
+  const several = runs.length > 1;
+  // The project's publication gate (src/runner/validate.ts), run by run.
+  const present = await ctx.q(`SELECT run_id, list(DISTINCT scorer ORDER BY scorer) AS scorers FROM scores GROUP BY run_id`);
+  const presentBy = new Map(present.map((r) => [String(r.run_id), (r.scorers as string[]).map(String)]));
+  for (const r of runs) {
+    const requiredScorers = r.source === 'standoff' || r.source === 'synthetic' ? O1_SCORERS : (presentBy.get(r.run_id) ?? []);
+    const expectedSamples = r.epochs !== null && r.scenarios > 0 ? r.scenarios * r.epochs : undefined;
+    const v = await validateRun(ctx.storeDir, { runId: r.run_id, requiredScorers, expectedSamples });
+    for (const c of v.checks) {
+      checks.push({ check: several ? `${c.name} (${r.run_id})` : c.name, passed: c.ok, detail: c.detail, failures: c.ok ? [] : [c.detail] });
+    }
+  }
+  if (several) {
+    // Across runs (arms of one comparison): equal sample counts and distinct subject models.
+    const counts = await ctx.q(`
+      SELECT s.subject, CAST(count(*) AS BIGINT) AS n FROM episodes e JOIN r_subject s USING (run_id, subject_model) GROUP BY ALL ORDER BY s.subject`);
+    const sizes = new Set(counts.map((r) => Number(r.n)));
+    checks.push({
+      check: 'sample_counts (across runs)',
+      passed: sizes.size <= 1,
+      detail: sizes.size <= 1 ? `${counts.length} subject arms with ${fmtCount([...sizes][0] ?? 0)} samples each` : `sample counts differ: ${counts.map((r) => `${r.subject} ${fmtCount(Number(r.n))}`).join(', ')}`,
+      failures: sizes.size <= 1 ? [] : counts.map((r) => `${r.subject}: ${fmtCount(Number(r.n))} samples`),
+    });
+    const dup = await ctx.q(`
+      SELECT subject_model, list(run_id ORDER BY run_id) AS runs FROM (SELECT DISTINCT run_id, subject_model FROM episodes)
+      GROUP BY subject_model HAVING count(*) > 1 ORDER BY subject_model`);
+    checks.push({
+      check: 'distinct_subject_models (across runs)',
+      passed: dup.length === 0,
+      detail: dup.length === 0 ? `${ctx.subjects.length} distinct subject models across ${runs.length} runs` : `${dup.length} model${dup.length === 1 ? '' : 's'} in several runs (reported as model @ run)`,
+      failures: dup.map((r) => `${r.subject_model} appears in runs ${(r.runs as string[]).join(', ')}`),
+    });
+  }
+  return { passed: checks.every((c) => c.passed), checks };
+}
+
+function temperatureText(r: RunSummaryRow): string {
+  const t = Object.entries(r.subject_temperatures);
+  const vals = [...new Set(t.map(([, v]) => v))];
+  if (vals.length === 1) return String(vals[0]);
+  if (vals.length > 1) return t.map(([m, v]) => `${m} ${v}`).join(', ');
+  return r.temperature === null ? 'not recorded' : String(r.temperature);
+}
+
+export function renderGate(s: SummaryResult): string {
+  const g = s.gate;
+  const lines: string[] = [];
+  if (g.passed) {
+    lines.push(`> **Structural gate: PASSED** (${g.checks.length}/${g.checks.length} checks). ${g.checks.map((c) => c.detail).join('; ')}.`);
+  } else {
+    const failed = g.checks.filter((c) => !c.passed);
+    lines.push(`> **Structural gate: FAILED** (${failed.length} of ${g.checks.length} checks failed). Treat the numbers below as diagnostics, not results.`);
+    lines.push('>');
+    for (const c of g.checks) {
+      lines.push(`> - ${c.passed ? 'pass' : '**FAIL**'}: ${c.check} — ${cell(c.detail)}`);
+      const extra = c.failures.filter((f) => f !== c.detail);
+      for (const f of extra.slice(0, 20)) lines.push(`>   - ${cell(f)}`);
+      if (extra.length > 20) lines.push(`>   - … and ${extra.length - 20} more (results.json)`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+export function renderSummary(s: SummaryResult, opts: { seed: number; resamples: number; level: number }): string {
+  const out: string[] = ['## 1. Run summary\n'];
+  const t = s.totals;
+  out.push(
+    `${t.runs} run${t.runs === 1 ? '' : 's'}, ${t.subjects} subject${t.subjects === 1 ? '' : 's'}, ${t.judges} judge${t.judges === 1 ? '' : 's'}, ` +
+      `${fmtCount(t.scenarios)} scenario${t.scenarios === 1 ? '' : 's'}, ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per scenario, ${fmtCount(t.samples)} samples in all.\n`,
+  );
+  out.push(
+    table(
+      ['Run', 'Suite', 'Source', 'Status', 'Subjects', 'Judges', 'Scenarios', 'Epochs', 'Temperature', 'Run seed', 'Samples', 'SHA-256 (Parquet)'],
+      s.runs.map((r) => [
+        code(r.run_id),
+        cell(r.suite),
+        cell(r.source),
+        cell(r.status),
+        cell(r.subjects.join(', ')),
+        cell(r.judges.join(', ') || 'none'),
+        fmtCount(r.scenarios),
+        String(r.epochs ?? r.epochs_observed),
+        cell(temperatureText(r)),
+        r.seed === null ? '—' : String(r.seed),
+        fmtCount(r.samples),
+        code(r.sha256.slice(0, 16)),
+      ]),
+      ['l', 'l', 'l', 'l', 'l', 'l', 'r', 'r', 'l', 'r', 'r', 'l'],
+    ),
+  );
+  const notes = s.runs.filter((r) => r.notes);
+  if (notes.length) out.push(notes.map((r) => `Notes for ${code(r.run_id)}: ${cell(r.notes)}`).join('\n\n') + '\n');
+  out.push(
+    `Report statistics: ${Math.round(opts.level * 100)}% intervals; resampling with seed ${opts.seed} and ${fmtCount(opts.resamples)} resamples. ` +
+      `Full SHA-256 hashes of every input file are in \`results.json\` (\`inputs\`).\n`,
+  );
+  out.push('### Structural gate\n');
+  out.push(
+    table(
+      ['Check', 'Result', 'Detail'],
+      s.gate.checks.map((c) => {
+        const extra = c.failures.filter((f) => f !== c.detail);
+        return [c.check, c.passed ? 'pass' : '**FAIL**', cell([c.detail, ...extra.slice(0, 10)].join('; ') + (extra.length > 10 ? `; … ${extra.length - 10} more` : ''))];
+      }),
+    ),
+  );
+  return out.join('\n');
+}

@@ -1,0 +1,37 @@
+import { dataError } from '../errors.ts';
+import { checkCount, checkOptions } from './arg-checks.ts';
+import { sumSquaredDeviations, toFiniteArray } from './bootstrap-internals.ts';
+
+export interface CltStandardErrorOptions {
+  /** Delta degrees of freedom of the standard deviation: 1 (default, sample SD) or 0. */
+  ddof?: number;
+}
+
+/**
+ * Central-limit-theorem standard error of a mean: SD / sqrt(n), treating the n values as
+ * independent draws.
+ *
+ * Source: Miller (2024), "Adding Error Bars to Evals: A Statistical Approach to Language Model
+ * Evaluations" (arXiv:2411.00640), eq. for SE_CLT = sqrt(Var(s) / n); with ddof = 1 this is
+ * `scipy.stats.sem` and what Inspect AI's `stderr()` reports for unclustered scores. ddof = 0 is
+ * the plug-in value the bootstrap SE converges to.
+ *
+ * Degenerate cases: empty input, non-finite values or n <= ddof throw (`dataError`); all
+ * values identical -> 0.
+ *
+ * @example
+ * import { cltStandardError } from './clt-standard-error.ts';
+ * cltStandardError([1, 0, 0, 1, 0, 0, 0, 1, 0, 0]);              // 0.15275252316519464
+ * cltStandardError([1, 0, 0, 1, 0, 0, 0, 1, 0, 0], { ddof: 0 }); // 0.14491376746189435
+ */
+export function cltStandardError(values: Float64Array | readonly number[], options?: CltStandardErrorOptions): number {
+  const fn = 'cltStandardError';
+  const opts = checkOptions(fn, options);
+  const ddof = checkCount(fn, 'ddof', opts.ddof ?? 1, 0);
+  const x = toFiniteArray(fn, 'values', values, 1);
+  const n = x.length;
+  if (n <= ddof) {
+    throw dataError('stats.tooFewValues', `${fn} requires more values than ddof (${ddof}), got ${n}`);
+  }
+  return Math.sqrt(sumSquaredDeviations(x) / (n - ddof) / n);
+}

@@ -1,0 +1,116 @@
+/**
+ * The pure statistics library: every export by name (no `export *`), so the public surface is
+ * visible here. Internal helpers (arg-checks, judge-panel, krippendorff-core, p-values) are not
+ * exported.
+ */
+
+// Random numbers
+export { createRng, type Rng } from './rng.ts';
+
+// Binomial proportions
+export { clopperPearson, type BinomialInterval, type ClopperPearsonOptions, type Sided } from './clopper-pearson.ts';
+export { wilson, type WilsonInterval, type WilsonOptions } from './wilson.ts';
+
+// Inter-rater reliability
+export { krippendorffAlpha, type KrippendorffAlphaResult, type AlphaLevel, type Rating } from './krippendorff-alpha.ts';
+export {
+  krippendorffAlphaBootstrap,
+  type KrippendorffAlphaBootstrapOptions,
+  type KrippendorffAlphaBootstrapResult,
+} from './krippendorff-alpha-bootstrap.ts';
+export { cohenKappa, type CohenKappaResult } from './cohen-kappa.ts';
+
+// Judge panels
+export {
+  medianOfJudges,
+  type JudgeScores,
+  type MedianOfJudgesOptions,
+  type MedianOfJudgesResult,
+  type SampleMedian,
+  type ExcludeBy,
+  type Judge,
+  type JudgedSample,
+} from './median-of-judges.ts';
+export {
+  majorityVerdict,
+  type JudgeVerdicts,
+  type MajorityVerdictOptions,
+  type MajorityVerdictResult,
+  type SampleVerdict,
+  type TieRule,
+  type Label,
+} from './majority-verdict.ts';
+export {
+  leaveOneJudgeOut,
+  type LeaveOneJudgeOutResult,
+  type JudgeInfluence,
+  type SubjectMean,
+  type SubjectDelta,
+} from './leave-one-judge-out.ts';
+export { judgePairAgreement, type JudgePairAgreement, type JudgePairInput } from './judge-pair-agreement.ts';
+
+// Multiple comparisons
+export { holm } from './holm.ts';
+export { benjaminiHochberg } from './benjamini-hochberg.ts';
+
+// Calibration
+export {
+  expectedCalibrationError,
+  type CalibrationBin,
+  type ExpectedCalibrationErrorOptions,
+  type ExpectedCalibrationErrorResult,
+} from './expected-calibration-error.ts';
+
+// Paired probes (Li, Krishnan & Padman, "Reading Right, Acting Wrong")
+export { groupBy } from './group-by.ts';
+export {
+  probeOutcomes,
+  type ProbeRow,
+  type ProbeOutcomeGroup,
+  type ProbeOutcomesOptions,
+  type Share,
+} from './probe-outcomes.ts';
+export {
+  probeSufficiency,
+  type ProbeState,
+  type ProbeSufficiencyResult,
+  type ProbeAnswerGroup,
+} from './probe-sufficiency.ts';
+
+// Bootstrap, standard errors and power (added by their author below)
+export {
+  bootstrap,
+  type Statistic,
+} from './bootstrap.ts';
+export { bootstrapMean, type BootstrapMeanOptions } from './bootstrap-mean.ts';
+export { pairedBootstrap, type PairedBootstrapOptions, type PairedBootstrapResult } from './paired-bootstrap.ts';
+export { clusterBootstrap, type ClusterBootstrapOptions, type ClusterBootstrapResult } from './cluster-bootstrap.ts';
+export {
+  type BootstrapOptions,
+  type BootstrapResult,
+  type BootstrapMethod,
+  type BcaDetails,
+} from './bootstrap-internals.ts';
+export { bootstrapInterval, type BootstrapInterval, type BootstrapIntervalOptions } from './bootstrap-interval.ts';
+export { normInterQuantile } from './norm-inter-quantile.ts';
+export { jackknifeAcceleration } from './jackknife-acceleration.ts';
+export { type RatioEngine } from './ratio-bootstrap.ts';
+export { cltStandardError, type CltStandardErrorOptions } from './clt-standard-error.ts';
+export {
+  clusteredStandardError,
+  type ClusteredStandardErrorOptions,
+  type ClusteredVariant,
+} from './clustered-standard-error.ts';
+export { type ClusterId } from './cluster-totals.ts';
+export { pairedStandardError, type PairedStandardError, type PairedStandardErrorOptions } from './paired-standard-error.ts';
+export {
+  pairedPower,
+  type PairedPowerOptions,
+  type PairedSpread,
+  type PowerAlternative,
+} from './paired-power.ts';
+export { minimumDetectableEffect, type MinimumDetectableEffectOptions } from './minimum-detectable-effect.ts';
+export { binomialPmf } from './binomial-pmf.ts';
+export { sampleBinomial, type UniformSource } from './binomial-sample.ts';
+export { sampleMultinomial } from './multinomial-sample.ts';
+export { createXoshiro128, type Xoshiro128 } from './xoshiro128.ts';

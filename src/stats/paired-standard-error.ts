@@ -1,0 +1,82 @@
+import { dataError } from '../errors.ts';
+import { checkCount, checkOptions } from './arg-checks.ts';
+import { checkSameLength, meanOf, sumSquaredDeviations, toFiniteArray } from './bootstrap-internals.ts';
+
+export interface PairedStandardErrorOptions {
+  /** Delta degrees of freedom: 1 (default) or 0. */
+  ddof?: number;
+}
+
+export interface PairedStandardError {
+  n: number;
+  meanA: number;
+  meanB: number;
+  /** mean(a - b), summed as differences (not mean(a) - mean(b), which can differ by an ulp). */
+  meanDiff: number;
+  /** SD of the per-item differences a - b. */
+  sdDiff: number;
+  /** Standard error of mean(a - b) for paired items: sqrt((Var a + Var b - 2 Cov(a, b)) / n). */
+  sePaired: number;
+  /** The same without the covariance term, as if a and b came from different items. */
+  seUnpaired: number;
+  /** Sample covariance of a and b (same ddof). */
+  covariance: number;
+  /** Pearson correlation of a and b; NaN when either is constant. */
+  correlation: number;
+}
+
+/**
+ * Standard error of the difference between two models' mean scores on the same items.
+ *
+ * Source: Miller (2024), "Adding Error Bars to Evals" (arXiv:2411.00640), section on paired
+ * differences: Var(mean_A - mean_B) = (Var(s_A) + Var(s_B) - 2 Cov(s_A, s_B)) / n. Because
+ * Var(a) + Var(b) - 2 Cov(a, b) = Var(a - b) exactly, `sePaired` is computed as SD(a - b) /
+ * sqrt(n) (no cancellation when a and b are highly correlated); `seUnpaired` = sqrt((Var a +
+ * Var b) / n) shows what ignoring the pairing would give. Positive correlation (the usual case:
+ * hard items are hard for both models) makes the paired SE smaller.
+ *
+ * Degenerate cases: empty, non-finite or mismatched input, or n <= ddof, throw (`dataError`).
+ * Identical a and b -> sePaired 0. A constant a or b -> correlation NaN (undefined).
+ *
+ * @example
+ * import { pairedStandardError } from './paired-standard-error.ts';
+ * const r = pairedStandardError([1, 1, 0, 1], [1, 0, 0, 1]);
+ * // r.meanDiff = 0.25, r.sePaired = 0.25, r.seUnpaired = 0.38188130791298663
+ */
+export function pairedStandardError(
+  a: Float64Array | readonly number[],
+  b: Float64Array | readonly number[],
+  options?: PairedStandardErrorOptions,
+): PairedStandardError {
+  const fn = 'pairedStandardError';
+  const opts = checkOptions(fn, options);
+  const ddof = checkCount(fn, 'ddof', opts.ddof ?? 1, 0);
+  const x = toFiniteArray(fn, 'a', a, 1);
+  const y = toFiniteArray(fn, 'b', b, 1);
+  checkSameLength(fn, 'a', x, 'b', y);
+  const n = x.length;
+  if (n <= ddof) throw dataError('stats.tooFewValues', `${fn} requires more pairs than ddof (${ddof}), got ${n}`);
+  const d = new Float64Array(n);
+  for (let i = 0; i < n; i++) d[i] = x[i] - y[i];
+  const meanA = meanOf(x);
+  const meanB = meanOf(y);
+  const meanDiff = meanOf(d);
+  const varA = sumSquaredDeviations(x) / (n - ddof);
+  const varB = sumSquaredDeviations(y) / (n - ddof);
+  const varD = sumSquaredDeviations(d) / (n - ddof);
+  let sxy = 0;
+  for (let i = 0; i < n; i++) sxy += (x[i] - meanA) * (y[i] - meanB);
+  const covariance = sxy / (n - ddof);
+  const correlation = varA > 0 && varB > 0 ? Math.max(-1, Math.min(1, covariance / Math.sqrt(varA * varB))) : NaN;
+  return {
+    n,
+    meanA,
+    meanB,
+    meanDiff,
+    sdDiff: Math.sqrt(varD),
+    sePaired: Math.sqrt(varD / n),
+    seUnpaired: Math.sqrt((varA + varB) / n),
+    covariance,
+    correlation,
+  };
+}

@@ -1,0 +1,252 @@
+import { dataError } from '../errors.ts';
+import { checkLevel, checkOptions, show } from './arg-checks.ts';
+import { clopperPearson } from './clopper-pearson.ts';
+
+/** One decision state answered by one system: the action question paired with its factual probes. */
+export interface ProbeRow {
+  state_id: string;
+  subject_model: string;
+  /** Every applicable probe answered correctly (an unanswerable probe counts as wrong). */
+  all_facts_correct: boolean;
+  /** The chosen action is in the state's gold set. */
+  action_correct: boolean;
+  /** Probes the system could answer (not blocked by an input limit). */
+  probes_answered: number;
+  /** Applicable probes for the state. */
+  probes_total: number;
+  /** Share of the applicable probes answered correctly (unanswered counted wrong), in [0, 1]. */
+  probe_accuracy: number;
+  /** Whether composing the system's own probe answers in code gives a gold action; null/absent = not run. */
+  composed_correct?: boolean | null;
+}
+
+/** A count out of n, its share and a Clopper-Pearson interval (all null when n = 0). */
+export interface Share {
+  count: number;
+  n: number;
+  rate: number | null;
+  lower: number | null;
+  upper: number | null;
+}
+
+export interface ProbeOutcomeGroup {
+  group: string;
+  /** States with at least one applicable probe (the denominator of every cell). */
+  states: number;
+  /** Rows with probes_total = 0: no probe applies, so they fit no cell; left out and counted. */
+  statesWithoutProbes: number;
+  /** The four observable outcomes, each a share of `states`. */
+  cells: {
+    factsRightActionRight: Share;
+    factsRightActionWrong: Share;
+    factsWrongActionRight: Share;
+    factsWrongActionWrong: Share;
+  };
+  allFactsCorrect: Share;
+  decisionAccuracy: Share;
+  /** Of the decision errors, the share made with every fact read correctly (count FR/AW, n = errors). */
+  errorsAfterCorrectReading: Share;
+  /** P(action wrong | all facts right): FR/AW out of FR. */
+  actionWrongGivenFactsRight: Share;
+  /** P(action right | some fact wrong): FW/AR out of FW. */
+  actionRightGivenFactWrong: Share;
+  /** Mean over states of probe_accuracy; null when no state. */
+  meanProbeAccuracy: number | null;
+  /** sum(probe_accuracy x probes_total) / sum(probes_total): accuracy over all probe questions. */
+  pooledProbeAccuracy: number | null;
+  /** Probes answered / probes applicable (unanswered ones are already counted wrong above). */
+  coverage: { answered: number; total: number; rate: number | null };
+  /** Code composition vs the model's own decision on the same states (rows with composed_correct set); null if none. */
+  composed: {
+    n: number;
+    composedAccuracy: Share;
+    decisionAccuracy: Share;
+    /** composedAccuracy.rate - decisionAccuracy.rate on these states. */
+    difference: number;
+    /** Composition right where the decision was wrong. */
+    repaired: number;
+    /** Composition wrong where the decision was right. */
+    broken: number;
+  } | null;
+  level: number;
+}
+
+export interface ProbeOutcomesOptions {
+  /** Confidence level of every Clopper-Pearson interval. Default 0.95. */
+  level?: number;
+}
+
+/**
+ * The paired-probe outcome table: for each group of rows (typically one system, or one system x
+ * domain), the four observable outcomes of crossing "all applicable probes answered correctly"
+ * with "action correct", with rates, conditional rates and exact intervals.
+ *
+ * Source: Li, Krishnan & Padman, "Reading Right, Acting Wrong: Diagnosing Decision Failures of
+ * System One Models in Agent Loops" (arXiv:2610.18579), sections 2.3 and B.3 (four outcomes,
+ * conditional rates, mean probe accuracy, coverage: unanswerable questions count as wrong and are
+ * reported as coverage), 5.1 (share of decision errors that follow correct reading; P(action wrong
+ * | all facts right); P(action right | a fact wrong)) and 6.1 (decision accuracy vs composing the
+ * model's own fact answers in code, on the same states). Intervals are two-sided Clopper-Pearson
+ * (`clopperPearson`). Pooled counts describe prevalence; they are not a ranking of systems.
+ *
+ * Input: an array of rows (one group, named 'all'), or already-grouped rows as a Map or a plain
+ * object (see `groupBy`, e.g. `probeOutcomes(groupBy(rows, 'subject_model'))`).
+ *
+ * Degenerate cases: a group with no rows, or only rows without applicable probes -> states 0 and
+ * every rate, interval and mean null (no throw); no decision error -> errorsAfterCorrectReading
+ * has n 0 and null rate; no all-facts-correct state -> actionWrongGivenFactsRight null rate, and so
+ * on for every conditional share with an empty denominator; no composed_correct values -> composed
+ * null.
+ *
+ * Throws `dataError('stats.badProbeRow')` naming the group and row for a missing or mistyped field,
+ * probes_answered > probes_total, probe_accuracy outside [0, 1], or an inconsistent row:
+ * all_facts_correct true with an unanswered probe or probe_accuracy < 1, or false while every probe
+ * was answered with accuracy 1. A state_id twice in one group throws ('stats.duplicateId').
+ *
+ * @example
+ * import { probeOutcomes } from './probe-outcomes.ts';
+ * const row = (id: string, facts: boolean, action: boolean) => ({
+ *   state_id: id, subject_model: 'm', all_facts_correct: facts, action_correct: action,
+ *   probes_answered: 4, probes_total: 4, probe_accuracy: facts ? 1 : 0.75,
+ * });
+ * const [g] = probeOutcomes([row('s1', true, true), row('s2', true, false), row('s3', false, false)]);
+ * // g.cells.factsRightActionWrong.count = 1; g.errorsAfterCorrectReading.rate = 0.5 (1 of 2 errors)
+ * // g.actionWrongGivenFactsRight.rate = 0.5; g.meanProbeAccuracy ≈ 0.9167
+ */
+export function probeOutcomes(
+  input: readonly ProbeRow[] | ReadonlyMap<string, readonly ProbeRow[]> | Readonly<Record<string, readonly ProbeRow[]>>,
+  options?: ProbeOutcomesOptions,
+): ProbeOutcomeGroup[] {
+  const fn = 'probeOutcomes';
+  const opts = checkOptions(fn, options);
+  const level = checkLevel(fn, 'level', opts.level ?? 0.95);
+  let groups: [string, readonly ProbeRow[]][];
+  if (Array.isArray(input)) groups = [['all', input as readonly ProbeRow[]]];
+  else if (input instanceof Map) groups = [...input.entries()];
+  else if (input !== null && typeof input === 'object') groups = Object.entries(input as Record<string, readonly ProbeRow[]>);
+  else throw dataError('stats.badShape', `${fn} requires an array of rows, a Map or an object of groups, got ${show(input)}`);
+  return groups.map(([group, rows]) => summarise(fn, group, rows, level));
+}
+
+function summarise(fn: string, group: string, rows: readonly ProbeRow[], level: number): ProbeOutcomeGroup {
+  if (!Array.isArray(rows)) {
+    throw dataError('stats.badShape', `${fn} requires group ${JSON.stringify(group)} to be an array of rows, got ${show(rows)}`);
+  }
+  const share = (count: number, n: number): Share => {
+    const ci = clopperPearson(count, n, { level });
+    return { count, n, rate: ci.estimate, lower: ci.lower, upper: ci.upper };
+  };
+  const seen = new Set<string>();
+  let frar = 0;
+  let fraw = 0;
+  let fwar = 0;
+  let fwaw = 0;
+  let statesWithoutProbes = 0;
+  let accSum = 0;
+  let pooledNum = 0;
+  let answered = 0;
+  let total = 0;
+  let cn = 0;
+  let composedRight = 0;
+  let decisionRightOnComposed = 0;
+  let repaired = 0;
+  let broken = 0;
+  rows.forEach((row, i) => {
+    checkRow(fn, group, row, i);
+    if (seen.has(row.state_id)) {
+      throw dataError('stats.duplicateId', `${fn} got state_id ${JSON.stringify(row.state_id)} twice in group ${JSON.stringify(group)}`);
+    }
+    seen.add(row.state_id);
+    if (row.probes_total === 0) {
+      statesWithoutProbes++;
+      return;
+    }
+    const facts = row.all_facts_correct;
+    const action = row.action_correct;
+    if (facts && action) frar++;
+    else if (facts) fraw++;
+    else if (action) fwar++;
+    else fwaw++;
+    accSum += row.probe_accuracy;
+    pooledNum += row.probe_accuracy * row.probes_total;
+    answered += row.probes_answered;
+    total += row.probes_total;
+    const composed = row.composed_correct;
+    if (composed !== null && composed !== undefined) {
+      cn++;
+      if (composed) composedRight++;
+      if (action) decisionRightOnComposed++;
+      if (composed && !action) repaired++;
+      if (!composed && action) broken++;
+    }
+  });
+  const n = frar + fraw + fwar + fwaw;
+  return {
+    group,
+    states: n,
+    statesWithoutProbes,
+    cells: {
+      factsRightActionRight: share(frar, n),
+      factsRightActionWrong: share(fraw, n),
+      factsWrongActionRight: share(fwar, n),
+      factsWrongActionWrong: share(fwaw, n),
+    },
+    allFactsCorrect: share(frar + fraw, n),
+    decisionAccuracy: share(frar + fwar, n),
+    errorsAfterCorrectReading: share(fraw, fraw + fwaw),
+    actionWrongGivenFactsRight: share(fraw, frar + fraw),
+    actionRightGivenFactWrong: share(fwar, fwar + fwaw),
+    meanProbeAccuracy: n === 0 ? null : accSum / n,
+    pooledProbeAccuracy: total === 0 ? null : pooledNum / total,
+    coverage: { answered, total, rate: total === 0 ? null : answered / total },
+    composed:
+      cn === 0
+        ? null
+        : {
+            n: cn,
+            composedAccuracy: share(composedRight, cn),
+            decisionAccuracy: share(decisionRightOnComposed, cn),
+            difference: (composedRight - decisionRightOnComposed) / cn,
+            repaired,
+            broken,
+          },
+    level,
+  };
+}
+
+const EPS = 1e-9;
+
+function checkRow(fn: string, group: string, row: unknown, i: number): asserts row is ProbeRow {
+  const where = `row ${i} of group ${JSON.stringify(group)}`;
+  const bad = (what: string, got: unknown): never => {
+    throw dataError('stats.badProbeRow', `${fn} requires ${what} in ${where}, got ${show(got)}`);
+  };
+  if (row === null || typeof row !== 'object') bad('an object', row);
+  const r = row as Record<string, unknown>;
+  if (typeof r.state_id !== 'string') bad('state_id to be a string', r.state_id);
+  if (typeof r.all_facts_correct !== 'boolean') bad('all_facts_correct to be a boolean', r.all_facts_correct);
+  if (typeof r.action_correct !== 'boolean') bad('action_correct to be a boolean', r.action_correct);
+  const total = r.probes_total;
+  const answered = r.probes_answered;
+  const acc = r.probe_accuracy;
+  if (typeof total !== 'number' || !Number.isInteger(total) || total < 0) bad('probes_total to be an integer >= 0', total);
+  if (typeof answered !== 'number' || !Number.isInteger(answered) || answered < 0) bad('probes_answered to be an integer >= 0', answered);
+  if ((answered as number) > (total as number)) bad(`probes_answered <= probes_total (${String(total)})`, answered);
+  if (typeof acc !== 'number' || !(acc >= 0 && acc <= 1)) bad('probe_accuracy in [0, 1]', acc);
+  const c = r.composed_correct;
+  if (c !== undefined && c !== null && typeof c !== 'boolean') bad('composed_correct to be a boolean or null', c);
+  if ((total as number) === 0) return;
+  const perfect = answered === total && (acc as number) >= 1 - EPS;
+  if (r.all_facts_correct === true && !perfect) {
+    throw dataError(
+      'stats.badProbeRow',
+      `${fn} found all_facts_correct true with ${String(answered)}/${String(total)} probes answered and probe_accuracy ${String(acc)} in ${where} (state ${JSON.stringify(r.state_id)}); unanswered or wrong probes make it false`,
+    );
+  }
+  if (r.all_facts_correct === false && perfect) {
+    throw dataError(
+      'stats.badProbeRow',
+      `${fn} found all_facts_correct false with every probe answered and probe_accuracy 1 in ${where} (state ${JSON.stringify(r.state_id)})`,
+    );
+  }
+}

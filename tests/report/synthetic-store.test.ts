@@ -1,0 +1,60 @@
+/** The bench's synthetic store: the shape it promises, and the same rows for the same seed. */
+import { describe, it, expect, afterAll } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { query } from '../../src/store/duckdb.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'standoff-synth-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+async function digest(dir: string) {
+  const s = await openStore(dir);
+  try {
+    const out: Record<string, unknown> = {};
+    for (const t of ['episodes', 'scores', 'judgments', 'probe_answers', 'probe_decisions']) {
+      out[t] = (await query(s.conn, `SELECT count(*) AS n, md5(string_agg(CAST(x AS VARCHAR), '|' ORDER BY CAST(x AS VARCHAR))) AS h FROM ${t} x`)).rows[0];
+    }
+    return out;
+  } finally {
+    s.close();
+  }
+}
+
+describe('writeSyntheticStore', () => {
+  it('writes the O1 shape with the row counts it reports', async () => {
+    const dir = join(root, 'a');
+    const r = await writeSyntheticStore(dir, { episodes: 270, seed: 5 });
+    expect([r.episodes, r.scenarios, r.epochs, r.subjects.length]).toEqual([270, 18, 5, 3]);
+    const s = await openStore(dir);
+    try {
+      for (const [t, n] of Object.entries(r.rows)) {
+        expect(Number((await query(s.conn, `SELECT count(*) AS n FROM ${t}`)).rows[0].n), t).toBe(n);
+      }
+      const shape = (await query(s.conn, `SELECT count(DISTINCT scenario_id) AS sc, count(DISTINCT domain) AS d, count(DISTINCT decision_type) AS t, count(DISTINCT variant) AS v, max(epoch) AS e FROM episodes`)).rows[0];
+      expect(shape).toEqual({ sc: 18, d: 3, t: 3, v: 2, e: 5 });
+      const noanswer = (await query(s.conn, `SELECT count(*) AS n FROM scores WHERE noanswer`)).rows[0].n;
+      expect(noanswer).toBe(90);
+      const excluded = (await query(s.conn, `SELECT DISTINCT j.judge_model, e.subject_model FROM judgments j JOIN episodes e USING (run_id, episode_id) WHERE excluded_self`)).rows;
+      expect(excluded).toEqual([{ judge_model: 'sim:judge-lenient', subject_model: 'sim:careful' }]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('is a pure function of the seed', async () => {
+    await writeSyntheticStore(join(root, 'b'), { episodes: 270, seed: 5 });
+    await writeSyntheticStore(join(root, 'c'), { episodes: 270, seed: 6 });
+    const a = await digest(join(root, 'a'));
+    expect(await digest(join(root, 'b'))).toEqual(a);
+    expect(await digest(join(root, 'c'))).not.toEqual(a);
+  });
+
+  it('rounds to the grid, replicating scenarios beyond 18', async () => {
+    const r = await writeSyntheticStore(join(root, 'd'), { episodes: 4000, seed: 1, subjects: ['sim:hasty', 'sim:careful', 'sim:thorough', 'sim:steady'], judgments: false, probes: false });
+    expect([r.episodes, r.scenarios]).toEqual([4000, 200]);
+    expect(r.rows.judgments).toBe(0);
+  });
+});
