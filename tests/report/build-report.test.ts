@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
+import { clusterInterval, DEGENERATE } from '../../src/report/sections/intervals.ts';
 import { buildReport, type BuildReportResult } from '../../src/report/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
@@ -126,10 +127,29 @@ describe('sections', () => {
     expect(text).toMatch(/\| sim:hasty \| \d+\.\d% \(\d+\/90\)<br><sub>exact \[\d+\.\d, \d+\.\d\]<br>cluster \[/);
     expect(text).toMatch(/\(\d+\/60\)<br><sub>exact/); // policy action: NOANSWER excluded
     expect(text).toContain('Each subject has 30 ambiguous and 60 non-ambiguous completed samples.');
+    // Every cluster interval resamples the scenarios, unless all outcomes are identical: then
+    // the bootstrap has no spread and is reported as missing (with its note), never as [p, p].
+    const checkCluster = (c: { clusters?: number; lower: number | null; upper: number | null; note?: string } | null | undefined, clusters: number) => {
+      if (c!.lower === null) expect(c!.note).toBe(DEGENERATE);
+      else {
+        expect(c!.clusters).toBe(clusters);
+        expect(c!.upper!).toBeGreaterThan(c!.lower);
+      }
+    };
     for (const s of a.results.results.subjects) {
-      expect(s.metrics.gathered_evidence.cluster?.clusters).toBe(18);
-      expect(s.metrics.policy_action.cluster?.clusters).toBe(12);
+      checkCluster(s.metrics.gathered_evidence.cluster, 18);
+      checkCluster(s.metrics.policy_action.cluster, 12);
     }
+    expect(a.results.results.subjects.some((s) => s.metrics.gathered_evidence.cluster?.clusters === 18)).toBe(true);
+  });
+
+  it('a subject with all-identical outcomes gets no degenerate [p, p] cluster interval', () => {
+    const ones = new Float64Array(90).fill(1);
+    const ids = Int32Array.from({ length: 90 }, (_, i) => i % 18);
+    const c = clusterInterval(ones, ids, { seed: 1, resamples: 1000, level: 0.95 });
+    expect([c.lower, c.upper, c.note]).toEqual([null, null, DEGENERATE]);
+    const mixed = Float64Array.from({ length: 90 }, (_, i) => (i % 7 === 0 ? 0 : 1));
+    expect(clusterInterval(mixed, ids, { seed: 1, resamples: 1000, level: 0.95 }).lower).not.toBeNull();
   });
 
   it('section 3: cross-tab per subject and the correct-without-evidence episodes listed', () => {

@@ -13,7 +13,11 @@ const counts = (t: Partial<Record<string, number>>) =>
     .join(', ');
 
 export function registerIngest(program: Command): void {
-  const ingest = program.command('ingest').description('bring outside results into the trace store (validated, all-or-nothing)');
+  const ingest = withExamples(
+    program.command('ingest').description('bring outside results into the trace store (validated, all-or-nothing)'),
+    'standoff ingest csv results.csv --map map.json',
+    'standoff ingest inspect logs/',
+  );
 
   const csv = ingest
     .command('csv')

@@ -4,7 +4,7 @@ import { DEFAULT_TRACES, action, collect, parseIntArg, parseNumberArg, withExamp
 const DEFAULT_SEED = 20261129;
 
 export function registerReport(program: Command): void {
-  const report = program.command('report').description('reports generated from the traces');
+  const report = withExamples(program.command('report').description('reports generated from the traces'), 'standoff report build');
   const build = report
     .command('build')
     .description('regenerate REPORT.md, figures (Vega-Lite spec, SVG, PNG) and results.json from the traces; deterministic for the same traces, options and seed')
@@ -24,7 +24,10 @@ export function registerReport(program: Command): void {
     );
   withExamples(build, 'standoff report build', 'standoff report build --traces other-store --run demo-s20260810 --out /tmp/report --seed 7');
 
-  const notebook = program.command('notebook').description('Markdown notebooks of sql, vega-lite and standoff blocks');
+  const notebook = withExamples(
+    program.command('notebook').description('Markdown notebooks of sql, vega-lite and standoff blocks'),
+    'standoff notebook run notebooks/hasty-without-evidence.md',
+  );
   const run = notebook
     .command('run')
     .description('execute a notebook against the store and write the rendered Markdown with result tables and figures')

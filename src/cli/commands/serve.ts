@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { action, parseIntArg, withExamples } from '../program.ts';
 
 export function registerServe(program: Command): void {
-  const verifier = program.command('verifier').description('the per-episode system-log service (loopback only)');
+  const verifier = withExamples(program.command('verifier').description('the per-episode system-log service (loopback only)'), 'standoff verifier serve --scenarios scenarios');
   const vs = verifier
     .command('serve')
     .description('serve GET /log on 127.0.0.1; with --scenarios, registers each scenario\'s log and prints its token')
@@ -18,7 +18,7 @@ export function registerServe(program: Command): void {
     );
   withExamples(vs, 'standoff verifier serve --scenarios scenarios');
 
-  const sim = program.command('sim').description('simulated OpenAI-compatible endpoints (scripted subjects and judges) for offline runs');
+  const sim = withExamples(program.command('sim').description('simulated OpenAI-compatible endpoints (scripted subjects and judges) for offline runs'), 'standoff sim serve --port 8787');
   const ss = sim
     .command('serve')
     .description('serve /v1/chat/completions on 127.0.0.1 playing sim:hasty, sim:careful, sim:thorough and sim judges')
