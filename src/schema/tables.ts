@@ -138,7 +138,7 @@ export const probeDecisionsSchema = z.object({
   gold_actions: z.array(z.string()).meta({ sql: 'VARCHAR[]', description: 'Acceptable actions for this state.' }),
   correct: bool('chosen_action is one of gold_actions.'),
   composed_action: textN('Action composed in code from the subject\'s own probe answers through the scenario\'s rule.'),
-  composed_correct: bool('composed_action is one of gold_actions.'),
+  composed_correct: bool('composed_action is acceptable: one of gold_actions, or equal to the scenario target (for ambiguous states the rule composes NOANSWER, which is the target).'),
   option_probs: jsonN('Option probabilities as JSON `{action: p}` when the endpoint returned logprobs; else null.'),
 });
 
