@@ -2,30 +2,13 @@
  * Multiple-comparison adjustments. Reference values: R 4.2.2 `p.adjust(p, 'holm' | 'BH')`, via
  * tests/oracle/gen_extra_stats.py -> tests/oracle/extra-stats.json (each case records its R call).
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { benjaminiHochberg } from '../../src/stats/benjamini-hochberg.ts';
 import { holm } from '../../src/stats/holm.ts';
+import { expectDataError, loadExtraStats } from '../helpers/stats.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const extra = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/oracle/extra-stats.json'), 'utf8'));
+const extra = loadExtraStats();
 const METHODS = { holm, BH: benjaminiHochberg } as const;
-
-function expectDataError(f: () => unknown, code: string, message: string): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err).toBeInstanceOf(StandoffError);
-  expect((err as StandoffError).kind).toBe('data');
-  expect((err as StandoffError).code).toBe(code);
-  expect((err as StandoffError).message).toContain(message);
-}
 
 describe('R p.adjust cases', () => {
   for (const c of extra.p_adjust) {

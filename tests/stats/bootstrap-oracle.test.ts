@@ -21,7 +21,6 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bootstrap } from '../../src/stats/bootstrap.ts';
 import { bootstrapInterval } from '../../src/stats/bootstrap-interval.ts';
@@ -32,29 +31,32 @@ import { clusteredStandardError } from '../../src/stats/clustered-standard-error
 import { pairedBootstrap } from '../../src/stats/paired-bootstrap.ts';
 import { pairedStandardError } from '../../src/stats/paired-standard-error.ts';
 import type { BootstrapResult } from '../../src/stats/bootstrap-internals.ts';
+import type { RatioEngine } from '../../src/stats/ratio-bootstrap.ts';
+import {
+  clusterCaseValues,
+  loadBootstrapExtra,
+  loadOracleCases,
+  mean,
+  ORACLE_FIXTURE,
+  SHARED_ORACLE_CASES,
+  SHARED_ORACLE_CHECKER,
+  sortedMedian,
+  type OracleCase,
+} from '../helpers/stats.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const FIXTURE = path.join(ROOT, 'tests/fixtures/oracle/cases.json');
-const SHARED = path.resolve(ROOT, '../shared/oracle/cases.json');
-const CHECKER = path.resolve(ROOT, '../shared/oracle/check.py');
-const EXTRA = path.join(ROOT, 'tests/oracle/bootstrap-extra.json');
-
-interface OracleCase {
-  id: string;
-  kind: string;
-  input: any;
-  expected: Record<string, any>;
-  required: string[];
-  check: Record<string, { type: 'abs'; tol: number } | { type: 'band'; band: any }>;
-  info: Record<string, any>;
-}
-const doc = JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as { cases: OracleCase[] };
+const doc = loadOracleCases();
 const ofKind = (kind: string) => doc.cases.filter((c) => c.kind === kind);
 const SEED = 1;
 const RESAMPLES = 10_000;
 const EPS = 1e-9;
 
 type Fields = Record<string, number | number[]>;
+
+/** v inside [lo - EPS, hi + EPS]. */
+function inBand(v: number, [lo, hi]: [number, number], where: string): void {
+  expect(v, `${where} = ${v} outside [${lo}, ${hi}]`).toBeGreaterThanOrEqual(lo - EPS);
+  expect(v, `${where} = ${v} outside [${lo}, ${hi}]`).toBeLessThanOrEqual(hi + EPS);
+}
 
 function checkFields(c: OracleCase, got: Fields): void {
   for (const f of c.required) expect(got[f], `${c.id}: required field ${f}`).toBeDefined();
@@ -73,10 +75,7 @@ function checkFields(c: OracleCase, got: Fields): void {
     } else {
       const bands: [number, number][] = Array.isArray(exp) ? chk.band : [chk.band];
       const v = Array.isArray(g) ? g : [g];
-      bands.forEach(([lo, hi], i) => {
-        expect(v[i], `${where}[${i}] = ${v[i]} outside [${lo}, ${hi}]`).toBeGreaterThanOrEqual(lo - EPS);
-        expect(v[i], `${where}[${i}] = ${v[i]} outside [${lo}, ${hi}]`).toBeLessThanOrEqual(hi + EPS);
-      });
+      bands.forEach((band, i) => inBand(v[i], band, `${where}[${i}]`));
     }
   }
   expect(compared, `${c.id}: no field compared`).toBeGreaterThan(0);
@@ -86,8 +85,8 @@ const ci = (r: BootstrapResult): number[] => [r.lower, r.upper];
 const allResults: Record<string, Fields> = {};
 
 describe('shared oracle copy', () => {
-  it.runIf(fs.existsSync(SHARED))('matches ../shared/oracle/cases.json', () => {
-    expect(fs.readFileSync(FIXTURE, 'utf8')).toBe(fs.readFileSync(SHARED, 'utf8'));
+  it.runIf(fs.existsSync(SHARED_ORACLE_CASES))('matches ../shared/oracle/cases.json', () => {
+    expect(fs.readFileSync(ORACLE_FIXTURE, 'utf8')).toBe(fs.readFileSync(SHARED_ORACLE_CASES, 'utf8'));
   });
   it('has the bootstrap cases', () => {
     expect(ofKind('bootstrap_mean').length).toBe(8);
@@ -96,125 +95,116 @@ describe('shared oracle copy', () => {
   });
 });
 
-describe('oracle bootstrap_mean (bootstrapMean, seed 1, 10,000 resamples)', () => {
-  for (const c of ofKind('bootstrap_mean')) {
-    const data: number[] = c.input.data;
-    const discrete = c.input.data_type !== 'continuous';
-    const engines = discrete ? (['auto', 'multinomial', 'resample'] as const) : (['auto', 'resample'] as const);
-    for (const engine of engines) {
-      it(`${c.id} (${c.input.data_type}, n=${data.length}, engine ${engine})`, () => {
-        const opts = { seed: SEED, resamples: RESAMPLES, level: c.input.confidence, engine };
-        const perc = bootstrapMean(data, { ...opts, method: 'percentile' });
-        const bca = bootstrapMean(data, { ...opts, method: 'bca' });
-        if (engine !== 'auto') expect(perc.engine).toBe(engine);
-        const got: Fields = {
-          mean: perc.estimate,
-          se_ddof1: cltStandardError(data),
-          se_ddof0: cltStandardError(data, { ddof: 0 }),
-          percentile: ci(perc),
-          bca_strict: ci(bca),
-          bootstrap_se: perc.se,
-        };
-        checkFields(c, got);
-        // The acceleration is deterministic: the oracle's jackknife value.
-        expect(bca.bca!.acceleration).toBeCloseTo(c.info.acceleration_a_hat, 12);
-        if (engine === 'auto') allResults[c.id] = got;
-      });
-    }
-  }
-});
+type FitOptions = { seed: number; resamples: number; level: number; engine: RatioEngine };
 
-describe('oracle bootstrap_paired (pairedBootstrap, difference a - b)', () => {
-  for (const c of ofKind('bootstrap_paired')) {
-    for (const engine of ['auto', 'multinomial', 'resample'] as const) {
-      it(`${c.id} (n=${c.input.a.length}, engine ${engine})`, () => {
-        const { a, b } = c.input as { a: number[]; b: number[] };
-        const opts = { seed: SEED, resamples: RESAMPLES, level: c.input.confidence, engine };
-        const perc = pairedBootstrap(a, b, { ...opts, method: 'percentile' });
-        const bca = pairedBootstrap(a, b, { ...opts, method: 'bca' });
-        const se0 = pairedStandardError(a, b, { ddof: 0 });
-        const got: Fields = {
-          mean_a: perc.meanA,
-          mean_b: perc.meanB,
-          mean_diff: perc.estimate,
-          se_paired_ddof1: perc.sePaired,
-          se_paired_ddof0: se0.sePaired,
-          se_unpaired_ddof1: perc.seUnpaired,
-          percentile: ci(perc),
-          bca_strict: ci(bca),
-          bootstrap_se: perc.se,
-        };
-        checkFields(c, got);
-        expect(bca.bca!.acceleration).toBeCloseTo(c.info.acceleration_a_hat, 12);
-        if (engine === 'auto') allResults[c.id] = got;
-      });
-    }
-  }
-});
+/**
+ * The oracle's three bootstrap kinds, each case run with every engine that applies. `fit` makes
+ * the percentile and BCa fits (plus any check of its own) and returns them with the kind's own
+ * fields; percentile, bca_strict and bootstrap_se are added to those for every kind.
+ */
+const ORACLE_KINDS: {
+  kind: string;
+  title: string;
+  engines: (c: OracleCase) => readonly RatioEngine[];
+  name: (c: OracleCase, engine: RatioEngine) => string;
+  fit: (c: OracleCase, opts: FitOptions) => { perc: BootstrapResult; bca: BootstrapResult; fields: Fields };
+}[] = [
+  {
+    kind: 'bootstrap_mean',
+    title: 'oracle bootstrap_mean (bootstrapMean, seed 1, 10,000 resamples)',
+    engines: (c) => (c.input.data_type !== 'continuous' ? ['auto', 'multinomial', 'resample'] : ['auto', 'resample']),
+    name: (c, engine) => `${c.id} (${c.input.data_type}, n=${c.input.data.length}, engine ${engine})`,
+    fit: (c, opts) => {
+      const data: number[] = c.input.data;
+      const perc = bootstrapMean(data, { ...opts, method: 'percentile' });
+      const bca = bootstrapMean(data, { ...opts, method: 'bca' });
+      if (opts.engine !== 'auto') expect(perc.engine).toBe(opts.engine);
+      const fields = { mean: perc.estimate, se_ddof1: cltStandardError(data), se_ddof0: cltStandardError(data, { ddof: 0 }) };
+      return { perc, bca, fields };
+    },
+  },
+  {
+    kind: 'bootstrap_paired',
+    title: 'oracle bootstrap_paired (pairedBootstrap, difference a - b)',
+    engines: () => ['auto', 'multinomial', 'resample'],
+    name: (c, engine) => `${c.id} (n=${c.input.a.length}, engine ${engine})`,
+    fit: (c, opts) => {
+      const { a, b } = c.input as { a: number[]; b: number[] };
+      const perc = pairedBootstrap(a, b, { ...opts, method: 'percentile' });
+      const bca = pairedBootstrap(a, b, { ...opts, method: 'bca' });
+      const se0 = pairedStandardError(a, b, { ddof: 0 });
+      const fields = {
+        mean_a: perc.meanA,
+        mean_b: perc.meanB,
+        mean_diff: perc.estimate,
+        se_paired_ddof1: perc.sePaired,
+        se_paired_ddof0: se0.sePaired,
+        se_unpaired_ddof1: perc.seUnpaired,
+      };
+      return { perc, bca, fields };
+    },
+  },
+  {
+    kind: 'bootstrap_cluster',
+    title: 'oracle bootstrap_cluster (clusterBootstrap, items x epochs, each item a cluster)',
+    engines: () => ['auto', 'multinomial', 'resample'],
+    name: (c, engine) => `${c.id} (engine ${engine})`,
+    fit: (c, opts) => {
+      const scores: number[][] = c.input.scores;
+      const { values, ids } = clusterCaseValues(c.input);
+      const perc = clusterBootstrap(values, ids, { ...opts, method: 'percentile' });
+      const bca = clusterBootstrap(values, ids, { ...opts, method: 'bca' });
+      expect(perc.clusters).toBe(scores.length);
+      expect(perc.n).toBe(values.length);
+      const itemMeans = scores.map((row) => row.reduce((s, v) => s + v, 0) / row.length);
+      const fields = {
+        mean: perc.estimate,
+        se_naive_ddof1: cltStandardError(values),
+        se_clustered_cr0: clusteredStandardError(values, ids, { variant: 'cr0' }),
+        se_clustered_cr1: clusteredStandardError(values, ids, { variant: 'cr1' }),
+        se_clustered_miller: clusteredStandardError(values, ids, { variant: 'miller' }),
+        se_item_means_ddof1: cltStandardError(itemMeans),
+      };
+      return { perc, bca, fields };
+    },
+  },
+];
 
-describe('oracle bootstrap_cluster (clusterBootstrap, items x epochs, each item a cluster)', () => {
-  for (const c of ofKind('bootstrap_cluster')) {
-    for (const engine of ['auto', 'multinomial', 'resample'] as const) {
-      it(`${c.id} (engine ${engine})`, () => {
-        const scores: number[][] = c.input.scores;
-        const values: number[] = [];
-        const ids: string[] = [];
-        scores.forEach((row, i) => row.forEach((v) => (values.push(v), ids.push(c.input.item_ids[i]))));
-        const opts = { seed: SEED, resamples: RESAMPLES, level: c.input.confidence, engine };
-        const perc = clusterBootstrap(values, ids, { ...opts, method: 'percentile' });
-        const bca = clusterBootstrap(values, ids, { ...opts, method: 'bca' });
-        expect(perc.clusters).toBe(scores.length);
-        expect(perc.n).toBe(values.length);
-        const itemMeans = scores.map((row) => row.reduce((s, v) => s + v, 0) / row.length);
-        const got: Fields = {
-          mean: perc.estimate,
-          se_naive_ddof1: cltStandardError(values),
-          se_clustered_cr0: clusteredStandardError(values, ids, { variant: 'cr0' }),
-          se_clustered_cr1: clusteredStandardError(values, ids, { variant: 'cr1' }),
-          se_clustered_miller: clusteredStandardError(values, ids, { variant: 'miller' }),
-          se_item_means_ddof1: cltStandardError(itemMeans),
-          percentile: ci(perc),
-          bca_strict: ci(bca),
-          bootstrap_se: perc.se,
-        };
-        checkFields(c, got);
-        expect(bca.bca!.acceleration).toBeCloseTo(c.info.acceleration_a_hat, 12);
-        if (engine === 'auto') allResults[c.id] = got;
-      });
+for (const k of ORACLE_KINDS) {
+  describe(k.title, () => {
+    for (const c of ofKind(k.kind)) {
+      for (const engine of k.engines(c)) {
+        it(k.name(c, engine), () => {
+          const { perc, bca, fields } = k.fit(c, { seed: SEED, resamples: RESAMPLES, level: c.input.confidence, engine });
+          const got: Fields = { ...fields, percentile: ci(perc), bca_strict: ci(bca), bootstrap_se: perc.se };
+          checkFields(c, got);
+          // The acceleration is deterministic: the oracle's jackknife value.
+          expect(bca.bca!.acceleration).toBeCloseTo(c.info.acceleration_a_hat, 12);
+          if (engine === 'auto') allResults[c.id] = got;
+        });
+      }
     }
-  }
-});
+  });
+}
 
 describe('the oracle checker agrees', () => {
   const python = '/usr/bin/python3';
-  it.runIf(fs.existsSync(python) && fs.existsSync(CHECKER))('check.py passes every bootstrap case (engine auto)', () => {
+  it.runIf(fs.existsSync(python) && fs.existsSync(SHARED_ORACLE_CHECKER))('check.py passes every bootstrap case (engine auto)', () => {
     expect(Object.keys(allResults).length).toBe(14);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'standoff-boot-'));
     const file = path.join(dir, 'results.json');
     fs.writeFileSync(file, JSON.stringify(allResults));
-    const out = execFileSync(python, [CHECKER, FIXTURE, file, '--allow-missing'], { encoding: 'utf8' });
+    const out = execFileSync(python, [SHARED_ORACLE_CHECKER, ORACLE_FIXTURE, file, '--allow-missing'], { encoding: 'utf8' });
     expect(out).toMatch(/^14 passed, 0 failed/m);
   });
 });
 
 // ---------------------------------------------------------------------------------------------
-const extra = JSON.parse(fs.readFileSync(EXTRA, 'utf8'));
-
-const median = (x: Float64Array): number => (x[(x.length - 1) >> 1] + x[x.length >> 1]) / 2; // x is sorted
-const mean = (x: Float64Array): number => {
-  let s = 0;
-  for (let i = 0; i < x.length; i++) s += x[i];
-  return s / x.length;
-};
-
-function inBand(v: number, [lo, hi]: [number, number], where: string): void {
-  expect(v, `${where} = ${v} outside [${lo}, ${hi}]`).toBeGreaterThanOrEqual(lo - EPS);
-  expect(v, `${where} = ${v} outside [${lo}, ${hi}]`).toBeLessThanOrEqual(hi + EPS);
-}
+const extra = loadBootstrapExtra();
 
 describe('R boot.ci on continuous data (bootstrap-extra.json, bands over 200 x 10,000 resamples)', () => {
   for (const c of extra.bca_continuous as any[]) {
-    const stat = c.statistic === 'mean' ? mean : median;
+    const stat = c.statistic === 'mean' ? mean : sortedMedian;
     it(`${c.id}: bootstrap() percentile, basic and BCa inside R's bands; acceleration exact`, () => {
       for (const method of ['percentile', 'basic', 'bca'] as const) {
         const r = bootstrap(c.data, stat, { seed: SEED, resamples: RESAMPLES, method, level: c.level });

@@ -14,11 +14,7 @@
  * All seeds are fixed, so each test is deterministic; the thresholds say how surprising a failure
  * would be for a correct implementation (~1e-3 per comparison, far less for 5-SE moment bands).
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { binomialPmf } from '../../src/stats/binomial-pmf.ts';
 import { sampleBinomial } from '../../src/stats/binomial-sample.ts';
 import { bootstrap } from '../../src/stats/bootstrap.ts';
@@ -31,77 +27,9 @@ import { normInterQuantile } from '../../src/stats/norm-inter-quantile.ts';
 import { createRng } from '../../src/stats/rng.ts';
 import { createXoshiro128 } from '../../src/stats/xoshiro128.ts';
 import * as barrel from '../../src/stats/index.ts';
+import { expectDataError, expectMoments, KS_C, ksCritical, ksTwoSample, loadBootstrapExtra, mean, sortedMedian } from '../helpers/stats.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const extra = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/oracle/bootstrap-extra.json'), 'utf8'));
-
-// ---------------------------------------------------------------------------------------------
-// helpers
-
-const KS_C = 1.9495; // sqrt(-ln(0.001 / 2) / 2): two-sided KS critical coefficient at alpha = 0.001
-
-/** Two-sample KS statistic, exact with ties (ECDFs compared after each distinct value). */
-function ksTwoSample(a: Float64Array, b: Float64Array): number {
-  const x = Float64Array.from(a).sort();
-  const y = Float64Array.from(b).sort();
-  let i = 0;
-  let j = 0;
-  let d = 0;
-  while (i < x.length || j < y.length) {
-    const v = Math.min(i < x.length ? x[i] : Infinity, j < y.length ? y[j] : Infinity);
-    while (i < x.length && x[i] === v) i++;
-    while (j < y.length && y[j] === v) j++;
-    d = Math.max(d, Math.abs(i / x.length - j / y.length));
-  }
-  return d;
-}
-const ksCritical = (n: number, m: number) => KS_C * Math.sqrt((n + m) / (n * m));
-
-function moments(x: Float64Array): { mean: number; variance: number } {
-  let m = 0;
-  for (const v of x) m += v;
-  m /= x.length;
-  let s = 0;
-  for (const v of x) s += (v - m) ** 2;
-  return { mean: m, variance: s / (x.length - 1) };
-}
-
-/** |sample mean - mu| and |sample variance - var| within 5 Monte Carlo SEs (mu4: 4th central moment). */
-function expectMoments(x: Float64Array, mu: number, variance: number, mu4: number, where: string): void {
-  const B = x.length;
-  const got = moments(x);
-  const seMean = Math.sqrt(variance / B);
-  const seVar = Math.sqrt((mu4 - (variance * variance * (B - 3)) / (B - 1)) / B);
-  expect(Math.abs(got.mean - mu), `${where}: mean ${got.mean} vs ${mu} (5 SE = ${5 * seMean})`).toBeLessThanOrEqual(5 * seMean);
-  expect(Math.abs(got.variance - variance), `${where}: variance ${got.variance} vs ${variance} (5 SE = ${5 * seVar})`).toBeLessThanOrEqual(
-    5 * seVar,
-  );
-}
-
-function expectDataError(f: () => unknown, code: string, message?: RegExp): void {
-  let caught: unknown;
-  try {
-    f();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught, 'expected a StandoffError').toBeInstanceOf(StandoffError);
-  const e = caught as StandoffError;
-  expect(e.kind).toBe('data');
-  expect(e.code).toBe(code);
-  expect(e.message).not.toMatch(/\n/);
-  expect(e.message[0]).toBe(e.message[0].toLowerCase());
-  if (message) expect(e.message).toMatch(message);
-}
-
-const sortedMedian = (x: Float64Array): number => (x[(x.length - 1) >> 1] + x[x.length >> 1]) / 2;
-const mean = (x: Float64Array): number => {
-  let s = 0;
-  for (let i = 0; i < x.length; i++) s += x[i];
-  return s / x.length;
-};
-
-// ---------------------------------------------------------------------------------------------
+const extra = loadBootstrapExtra();
 
 describe('xoshiro128**', () => {
   it('matches the reference C implementation (Blackman & Vigna, seeded by splitmix64; gcc, bootstrap-extra.json)', () => {

@@ -3,28 +3,11 @@
  * eq. 3) with right-closed bins (np.digitize(right=True), edges np.arange(B+1)/B), via
  * tests/oracle/gen_extra_stats.py -> tests/oracle/extra-stats.json.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { expectedCalibrationError } from '../../src/stats/expected-calibration-error.ts';
+import { expectDataError, loadExtraStats } from '../helpers/stats.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const extra = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/oracle/extra-stats.json'), 'utf8'));
-
-function expectDataError(f: () => unknown, code: string, message: string): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err).toBeInstanceOf(StandoffError);
-  expect((err as StandoffError).kind).toBe('data');
-  expect((err as StandoffError).code).toBe(code);
-  expect((err as StandoffError).message).toContain(message);
-}
+const extra = loadExtraStats();
 
 describe('numpy reference cases', () => {
   for (const c of extra.ece) {

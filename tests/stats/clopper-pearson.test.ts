@@ -3,34 +3,12 @@
  * tests/oracle/gen_extra_stats.py (committed output: tests/oracle/extra-stats.json); the oracle
  * cases of ../shared are in oracle-cases.test.ts.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { clopperPearson, type Sided } from '../../src/stats/clopper-pearson.ts';
 import { wilson } from '../../src/stats/wilson.ts';
+import { expectDataError, loadExtraStats } from '../helpers/stats.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const extra = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/oracle/extra-stats.json'), 'utf8'));
-
-function expectDataError(f: () => unknown, code: string, message: string | RegExp): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err).toBeInstanceOf(StandoffError);
-  const se = err as StandoffError;
-  expect(se.kind).toBe('data');
-  expect(se.code).toBe(code);
-  if (typeof message === 'string') expect(se.message).toContain(message);
-  else expect(se.message).toMatch(message);
-  // Lower-case, one line: starts lower-case (identifiers such as clopperPearson keep their case).
-  expect(se.message).toMatch(/^[a-z]/);
-  expect(se.message).not.toMatch(/\n/);
-}
+const extra = loadExtraStats();
 
 describe('clopperPearson', () => {
   it('matches R for the JSDoc example', () => {

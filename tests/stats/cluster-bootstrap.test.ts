@@ -8,40 +8,11 @@
  * (clusteredStandardError 'cr0'). Oracle bands are in bootstrap-oracle.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { clusterBootstrap } from '../../src/stats/cluster-bootstrap.ts';
 import { clusteredStandardError } from '../../src/stats/clustered-standard-error.ts';
 import { createRng } from '../../src/stats/rng.ts';
 import { createXoshiro128 } from '../../src/stats/xoshiro128.ts';
-
-const KS_C = 1.9495;
-function ksTwoSample(a: Float64Array, b: Float64Array): number {
-  const x = Float64Array.from(a).sort();
-  const y = Float64Array.from(b).sort();
-  let i = 0;
-  let j = 0;
-  let d = 0;
-  while (i < x.length || j < y.length) {
-    const v = Math.min(i < x.length ? x[i] : Infinity, j < y.length ? y[j] : Infinity);
-    while (i < x.length && x[i] === v) i++;
-    while (j < y.length && y[j] === v) j++;
-    d = Math.max(d, Math.abs(i / x.length - j / y.length));
-  }
-  return d;
-}
-const ksCritical = (n: number, m: number) => KS_C * Math.sqrt((n + m) / (n * m));
-
-function expectDataError(f: () => unknown, code: string, message?: RegExp): void {
-  let caught: unknown;
-  try {
-    f();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught).toBeInstanceOf(StandoffError);
-  expect((caught as StandoffError).code).toBe(code);
-  if (message) expect((caught as StandoffError).message).toMatch(message);
-}
+import { expectBootstrapMeanMoments, expectDataError, ksCritical, ksTwoSample } from '../helpers/stats.ts';
 
 /** C clusters with the given sizes; binary or continuous scores with a per-cluster difficulty. */
 function clustered(sizes: number[], binary: boolean, seed: number): { values: number[]; ids: string[] } {
@@ -111,24 +82,11 @@ describe('clusterBootstrap distribution', () => {
     for (let c = 0; c < C; c++) means.push(values.slice(5 * c, 5 * c + 5).reduce((s, v) => s + v, 0) / 5);
     const m = means.reduce((s, v) => s + v, 0) / C;
     const s2 = means.reduce((s, v) => s + (v - m) ** 2, 0) / C;
-    const m4 = means.reduce((s, v) => s + (v - m) ** 4, 0) / C;
-    const variance = s2 / C;
-    const mu4 = (m4 + 3 * (C - 1) * s2 * s2) / C ** 3;
     for (const engine of ['multinomial', 'resample'] as const) {
-      const B = 40_000;
-      const r = clusterBootstrap(values, ids, { seed: 11, resamples: B, engine, returnReplicates: true });
-      const reps = r.replicates!;
-      let gm = 0;
-      for (const v of reps) gm += v;
-      gm /= B;
-      let gv = 0;
-      for (const v of reps) gv += (v - gm) ** 2;
-      gv /= B - 1;
-      expect(Math.abs(gm - m), engine).toBeLessThanOrEqual(5 * Math.sqrt(variance / B));
-      const seVar = Math.sqrt((mu4 - (variance * variance * (B - 3)) / (B - 1)) / B);
-      expect(Math.abs(gv - variance), engine).toBeLessThanOrEqual(5 * seVar);
-      // with equal sizes the bootstrap variance is exactly CR0^2
-      expect(Math.sqrt(variance)).toBeCloseTo(clusteredStandardError(values, ids, { variant: 'cr0' }), 14);
+      const r = clusterBootstrap(values, ids, { seed: 11, resamples: 40_000, engine, returnReplicates: true });
+      expectBootstrapMeanMoments(r.replicates!, means, engine);
+      // with equal sizes the bootstrap variance s2 / C is exactly CR0^2
+      expect(Math.sqrt(s2 / C)).toBeCloseTo(clusteredStandardError(values, ids, { variant: 'cr0' }), 14);
     }
   });
 });

@@ -4,33 +4,15 @@
  * Kappa reference values: statsmodels 0.13 `cohens_kappa(table).kappa`, via
  * tests/oracle/gen_extra_stats.py -> tests/oracle/extra-stats.json.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { cohenKappa } from '../../src/stats/cohen-kappa.ts';
 import { judgePairAgreement } from '../../src/stats/judge-pair-agreement.ts';
 import { leaveOneJudgeOut } from '../../src/stats/leave-one-judge-out.ts';
 import { majorityVerdict } from '../../src/stats/majority-verdict.ts';
 import { medianOfJudges, type ExcludeBy } from '../../src/stats/median-of-judges.ts';
+import { expectDataError, loadExtraStats } from '../helpers/stats.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const extra = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/oracle/extra-stats.json'), 'utf8'));
-
-function expectDataError(f: () => unknown, code: string, message: string): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err).toBeInstanceOf(StandoffError);
-  expect((err as StandoffError).kind).toBe('data');
-  expect((err as StandoffError).code).toBe(code);
-  expect((err as StandoffError).message).toContain(message);
-  expect((err as StandoffError).message).toMatch(/^[a-z]/);
-}
+const extra = loadExtraStats();
 
 const JUDGES = [
   { id: 'j1', model: 'gpt-a', family: 'openai' },

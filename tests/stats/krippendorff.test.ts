@@ -3,33 +3,15 @@
  * degenerate conventions, extra NLTK cases (tests/oracle/extra-stats.json, produced by
  * tests/oracle/gen_extra_stats.py), invariances, bad input, speed, and the unit bootstrap.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import normalQuantile from '@stdlib/stats-base-dists-normal-quantile';
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { krippendorffAlpha, type AlphaLevel, type Rating } from '../../src/stats/krippendorff-alpha.ts';
 import { krippendorffAlphaBootstrap } from '../../src/stats/krippendorff-alpha-bootstrap.ts';
 import { createRng } from '../../src/stats/rng.ts';
+import { expectDataError, loadExtraStats } from '../helpers/stats.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const extra = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/oracle/extra-stats.json'), 'utf8'));
+const extra = loadExtraStats();
 const LEVELS: AlphaLevel[] = ['nominal', 'ordinal', 'interval', 'ratio'];
-
-function expectDataError(f: () => unknown, code: string, message: string): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err).toBeInstanceOf(StandoffError);
-  expect((err as StandoffError).kind).toBe('data');
-  expect((err as StandoffError).code).toBe(code);
-  expect((err as StandoffError).message).toContain(message);
-  expect((err as StandoffError).message).toMatch(/^[a-z]/);
-}
 
 // Krippendorff (2011), section C: 4 observers x 12 units; published alpha .743/.815/.849/.797.
 const PAPER: Rating[][] = [

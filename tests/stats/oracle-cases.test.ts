@@ -9,26 +9,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { clopperPearson } from '../../src/stats/clopper-pearson.ts';
 import { krippendorffAlpha, type AlphaLevel } from '../../src/stats/krippendorff-alpha.ts';
 import { medianOfJudges } from '../../src/stats/median-of-judges.ts';
+import { loadOracleCases, ORACLE_FIXTURE, SHARED_ORACLE_CASES, SHARED_ORACLE_CHECKER, type OracleCase } from '../helpers/stats.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const FIXTURE = path.join(ROOT, 'tests/fixtures/oracle/cases.json');
-const SHARED_DIR = path.resolve(ROOT, '../shared/oracle');
-const SHARED = path.join(SHARED_DIR, 'cases.json');
-
-interface OracleCase {
-  id: string;
-  kind: string;
-  input: any;
-  expected: Record<string, any>;
-  required: string[];
-  check: Record<string, { type: string; tol: number }>;
-}
-const doc = JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as { cases: OracleCase[]; exact_tolerance: number };
+const doc = loadOracleCases();
 const ofKind = (kind: string) => doc.cases.filter((c) => c.kind === kind);
 
 /** |got - expected| <= tol, recursively; expected null requires got null. */
@@ -75,8 +62,8 @@ function answer(c: OracleCase): Record<string, unknown> {
 
 describe('oracle fixture', () => {
   it('is the committed copy of ../shared/oracle/cases.json when that folder is present', () => {
-    if (!fs.existsSync(SHARED)) return; // CI without ../shared: the committed copy is authoritative
-    expect(fs.readFileSync(FIXTURE, 'utf8')).toBe(fs.readFileSync(SHARED, 'utf8'));
+    if (!fs.existsSync(SHARED_ORACLE_CASES)) return; // CI without ../shared: the committed copy is authoritative
+    expect(fs.readFileSync(ORACLE_FIXTURE, 'utf8')).toBe(fs.readFileSync(SHARED_ORACLE_CASES, 'utf8'));
   });
 
   it('holds the expected number of cases for each kind', () => {
@@ -95,7 +82,7 @@ for (const kind of ['clopper_pearson', 'krippendorff_alpha', 'median_self_exclus
         for (const [field, expected] of Object.entries(c.expected)) {
           const check = c.check[field];
           expect(check.type).toBe('abs');
-          expectWithin(got[field], expected, check.tol, `${c.id}.${field}`);
+          expectWithin(got[field], expected, (check as { tol: number }).tol, `${c.id}.${field}`);
         }
       });
     }
@@ -103,7 +90,7 @@ for (const kind of ['clopper_pearson', 'krippendorff_alpha', 'median_self_exclus
 }
 
 describe('oracle checker (check.py), when ../shared and Debian python are present', () => {
-  const checker = path.join(SHARED_DIR, 'check.py');
+  const checker = SHARED_ORACLE_CHECKER;
   const python = '/usr/bin/python3';
   const available = fs.existsSync(checker) && fs.existsSync(python);
   it.skipIf(!available)('reports every clopper_pearson, krippendorff_alpha and median case as passed', () => {
@@ -114,7 +101,7 @@ describe('oracle checker (check.py), when ../shared and Debian python are presen
     const file = path.join(dir, 'results.json');
     fs.writeFileSync(file, JSON.stringify({ results }));
     try {
-      const out = execFileSync(python, [checker, FIXTURE, file, '--allow-missing'], { encoding: 'utf8' });
+      const out = execFileSync(python, [checker, ORACLE_FIXTURE, file, '--allow-missing'], { encoding: 'utf8' });
       expect(out).toContain(`${cases.length} passed, 0 failed`);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

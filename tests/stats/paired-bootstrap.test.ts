@@ -8,62 +8,12 @@
  * Carlo standard errors. Oracle bands for the shared cases are in bootstrap-oracle.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { bootstrap } from '../../src/stats/bootstrap.ts';
 import { pairedBootstrap } from '../../src/stats/paired-bootstrap.ts';
 import { pairedStandardError } from '../../src/stats/paired-standard-error.ts';
 import { createRng } from '../../src/stats/rng.ts';
 import { createXoshiro128 } from '../../src/stats/xoshiro128.ts';
-
-const KS_C = 1.9495;
-function ksTwoSample(a: Float64Array, b: Float64Array): number {
-  const x = Float64Array.from(a).sort();
-  const y = Float64Array.from(b).sort();
-  let i = 0;
-  let j = 0;
-  let d = 0;
-  while (i < x.length || j < y.length) {
-    const v = Math.min(i < x.length ? x[i] : Infinity, j < y.length ? y[j] : Infinity);
-    while (i < x.length && x[i] === v) i++;
-    while (j < y.length && y[j] === v) j++;
-    d = Math.max(d, Math.abs(i / x.length - j / y.length));
-  }
-  return d;
-}
-const ksCritical = (n: number, m: number) => KS_C * Math.sqrt((n + m) / (n * m));
-
-function expectBootstrapMeanMoments(reps: Float64Array, d: number[], where: string): void {
-  const n = d.length;
-  const m = d.reduce((s, v) => s + v, 0) / n;
-  const s2 = d.reduce((s, v) => s + (v - m) ** 2, 0) / n;
-  const m4 = d.reduce((s, v) => s + (v - m) ** 4, 0) / n;
-  const variance = s2 / n;
-  const mu4 = (m4 + 3 * (n - 1) * s2 * s2) / n ** 3;
-  const B = reps.length;
-  let gm = 0;
-  for (const v of reps) gm += v;
-  gm /= B;
-  let gv = 0;
-  for (const v of reps) gv += (v - gm) ** 2;
-  gv /= B - 1;
-  const seMean = Math.sqrt(variance / B);
-  const seVar = Math.sqrt((mu4 - (variance * variance * (B - 3)) / (B - 1)) / B);
-  expect(Math.abs(gm - m), `${where} mean`).toBeLessThanOrEqual(5 * seMean);
-  expect(Math.abs(gv - variance), `${where} variance ${gv} vs ${variance}`).toBeLessThanOrEqual(5 * seVar);
-}
-
-function expectDataError(f: () => unknown, code: string, message?: RegExp): void {
-  let caught: unknown;
-  try {
-    f();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught).toBeInstanceOf(StandoffError);
-  expect((caught as StandoffError).code).toBe(code);
-  expect((caught as StandoffError).kind).toBe('data');
-  if (message) expect((caught as StandoffError).message).toMatch(message);
-}
+import { expectBootstrapMeanMoments, expectDataError, ksCritical, ksTwoSample } from '../helpers/stats.ts';
 
 /** 0/1 pairs with given cell counts n11, n10, n01, n00, shuffled deterministically. */
 function pairs(n11: number, n10: number, n01: number, n00: number, seed = 1): { a: number[]; b: number[] } {

@@ -11,29 +11,13 @@
  *  - `TTestPower` (the paired t-test) is stored for information: the z approximation is within
  *    0.07 of it at n = 30, 0.01 at n = 200 and 0.002 at n = 1000.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { minimumDetectableEffect } from '../../src/stats/minimum-detectable-effect.ts';
 import { pairedPower } from '../../src/stats/paired-power.ts';
 import { pairedStandardError } from '../../src/stats/paired-standard-error.ts';
+import { expectDataError, loadBootstrapExtra } from '../helpers/stats.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const extra = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/oracle/bootstrap-extra.json'), 'utf8'));
-
-function expectDataError(f: () => unknown, code: string, message?: RegExp): void {
-  let caught: unknown;
-  try {
-    f();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught).toBeInstanceOf(StandoffError);
-  expect((caught as StandoffError).code).toBe(code);
-  if (message) expect((caught as StandoffError).message).toMatch(message);
-}
+const extra = loadBootstrapExtra();
 
 describe('pairedPower vs statsmodels NormalIndPower(ratio=0)', () => {
   it(`all ${extra.power.length} grid points to 1e-12`, () => {

@@ -4,24 +4,10 @@
  * R 4.2.2 `binom.test(x, n)$conf.int`, quoted where used.
  */
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { groupBy } from '../../src/stats/group-by.ts';
 import { probeOutcomes, type ProbeRow } from '../../src/stats/probe-outcomes.ts';
 import { probeSufficiency } from '../../src/stats/probe-sufficiency.ts';
-
-function expectDataError(f: () => unknown, code: string, message: string): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err).toBeInstanceOf(StandoffError);
-  expect((err as StandoffError).kind).toBe('data');
-  expect((err as StandoffError).code).toBe(code);
-  expect((err as StandoffError).message).toContain(message);
-  expect((err as StandoffError).message).toMatch(/^[a-z]/);
-}
+import { expectDataError } from '../helpers/stats.ts';
 
 /** A row; facts-wrong rows get 3 of 4 probes answered (one unanswerable, counted wrong). */
 function row(model: string, id: string, facts: boolean, action: boolean, composed?: boolean | null): ProbeRow {

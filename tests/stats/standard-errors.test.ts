@@ -7,30 +7,14 @@
  * use_correction=False). Identities (Miller's double sum, the paired covariance form) are checked
  * by computing the textbook expressions directly.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { StandoffError } from '../../src/errors.ts';
 import { cltStandardError } from '../../src/stats/clt-standard-error.ts';
 import { clusteredStandardError } from '../../src/stats/clustered-standard-error.ts';
 import { pairedStandardError } from '../../src/stats/paired-standard-error.ts';
+import { clusterCaseValues, expectDataError, loadBootstrapExtra, loadOracleCases } from '../helpers/stats.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const oracle = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/oracle/cases.json'), 'utf8'));
-const extra = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/oracle/bootstrap-extra.json'), 'utf8'));
-
-function expectDataError(f: () => unknown, code: string, message?: RegExp): void {
-  let caught: unknown;
-  try {
-    f();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught).toBeInstanceOf(StandoffError);
-  expect((caught as StandoffError).code).toBe(code);
-  if (message) expect((caught as StandoffError).message).toMatch(message);
-}
+const oracle = loadOracleCases();
+const extra = loadBootstrapExtra();
 
 describe('cltStandardError', () => {
   it('matches the oracle se_ddof1 / se_ddof0 of every bootstrap_mean case (numpy std / sqrt(n), 1e-9)', () => {
@@ -54,9 +38,7 @@ describe('cltStandardError', () => {
 describe('clusteredStandardError', () => {
   it('CR0, CR1 and Miller match the oracle bootstrap_cluster cases (1e-9)', () => {
     for (const c of oracle.cases.filter((x: any) => x.kind === 'bootstrap_cluster')) {
-      const values: number[] = [];
-      const ids: string[] = [];
-      c.input.scores.forEach((row: number[], i: number) => row.forEach((v) => (values.push(v), ids.push(c.input.item_ids[i]))));
+      const { values, ids } = clusterCaseValues(c.input);
       expect(Math.abs(clusteredStandardError(values, ids, { variant: 'cr0' }) - c.expected.se_clustered_cr0)).toBeLessThanOrEqual(1e-9);
       expect(Math.abs(clusteredStandardError(values, ids) - c.expected.se_clustered_cr1)).toBeLessThanOrEqual(1e-9); // default cr1
       expect(Math.abs(clusteredStandardError(values, ids, { variant: 'miller' }) - c.expected.se_clustered_miller)).toBeLessThanOrEqual(1e-9);
