@@ -21,12 +21,26 @@ interface Common {
 const DEFAULT_SEED = 20261129;
 
 /** Options every statistics command shares. */
-function common(cmd: Command, opts: { random?: boolean } = { random: true }): Command {
+const MEASURES = ['nominal', 'ordinal', 'interval', 'ratio'] as const;
+type Measure = (typeof MEASURES)[number];
+
+/** `--level`: a confidence level; for `agreement` it may also name the measurement level. */
+const parseLevel = (allowMeasure: boolean) => (value: string): number | Measure => {
+  if (allowMeasure && (MEASURES as readonly string[]).includes(value)) return value as Measure;
+  return parseNumberArg('--level')(value);
+};
+
+function common(cmd: Command, opts: { random?: boolean; measureLevel?: boolean } = { random: true }): Command {
   cmd
     .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--run <id>', 'only these runs (repeatable, or comma-separated)', collect)
     .addOption(new Option('-f, --format <format>', 'output: table or json').choices(OUTPUT_FORMATS).default('table'))
-    .option('--level <p>', 'confidence level, strictly between 0 and 1', parseNumberArg('--level'), 0.95);
+    .option(
+      '--level <p>',
+      opts.measureLevel ? 'confidence level in (0, 1); or a measurement level (nominal|ordinal|interval|ratio), same as --measure' : 'confidence level, strictly between 0 and 1',
+      parseLevel(!!opts.measureLevel),
+      0.95,
+    );
   if (opts.random) {
     cmd
       .option('--seed <n>', 'seed of the resampling (recorded in the output)', parseIntArg('--seed'), DEFAULT_SEED)
@@ -162,20 +176,21 @@ export function registerCi(program: Command): void {
     'standoff ci paired --input long.csv --item item --arm arm --value score --a A --b B --format json',
   );
 
-  const agreement = common(program.command('agreement').description("Krippendorff's alpha with a bootstrap CI over units (judges over the store, or any long-form file)"))
+  const agreement = common(program.command('agreement').description("Krippendorff's alpha with a bootstrap CI over units (judges over the store, or any long-form file)"), { random: true, measureLevel: true })
     .option('--scorer <name>', 'model-graded scorer', 'reasoning_action_alignment')
     .addOption(new Option('--measure <level>', 'measurement level').choices(['nominal', 'ordinal', 'interval', 'ratio']).default('nominal'))
     .option('--input <file>', 'a CSV or Parquet file with columns unit, rater, value (empty value = missing)')
     .option('--by <col>', 'with --input: one alpha per value of this column')
     .action(
-      action(async (o: Common & { scorer: string; measure: 'nominal' | 'ordinal' | 'interval' | 'ratio'; input?: string; by?: string }) => {
+      action(async (o: Omit<Common, 'level'> & { level: number | Measure; scorer: string; measure: Measure; input?: string; by?: string }) => {
         const { agreementFromInput, agreementFromStore } = await lib();
-        const opts = { level: o.measure, ciLevel: o.level, seed: o.seed, resamples: o.resamples };
+        const measure = typeof o.level === 'string' ? o.level : o.measure;
+        const opts = { level: measure, ciLevel: typeof o.level === 'number' ? o.level : 0.95, seed: o.seed, resamples: o.resamples };
         if (o.by && !o.input) throw usageError('ci.missingArg', '--by goes with --input');
         printResult(o.input ? await agreementFromInput(o.input, { ...opts, by: o.by }) : await agreementFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, ...opts }), o.format);
       }),
     );
-  withExamples(agreement, 'standoff agreement', 'standoff agreement --input ratings.csv --measure interval --format json');
+  withExamples(agreement, 'standoff agreement', 'standoff agreement --level ordinal', 'standoff agreement --input ratings.csv --measure interval --level 0.9 --format json');
 
   const judges = common(program.command('judges').description('median of judges per sample with self-exclusion (judge of the subject\'s own model or family dropped)'), { random: false })
     .option('--scorer <name>', 'model-graded scorer', 'reasoning_action_alignment')
