@@ -3,9 +3,10 @@
  *
  * All or nothing: every file is parsed and every row checked first (problems are collected, up to
  * `MAX_ERRORS`); only when all of it is clean is one run written, atomically, through `writeRun`
- * (trusted: the rows were checked here, at least as strictly as the zod schema). On any problem
- * an `IngestError` is thrown (exit 3) and the store is not touched. Format and mapping:
- * `docs/ingest-csv.md`.
+ * (trusted: the rows were checked here, at least as strictly as the zod schema). The checked
+ * values are kept by column (`csv/columns.ts`), not as row objects, and handed to `writeRun` as
+ * `ColumnarRows`; `buildCsvRun` gives the same rows as objects. On any problem an `IngestError` is
+ * thrown (exit 3) and the store is not touched. Format and mapping: `docs/ingest-csv.md`.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { basename, extname, join, resolve } from 'node:path';
 import { RUN_ID_PATTERN, type RunBundle, type RunRow, type TableName } from '../schema/tables.ts';
 import { StandoffError, storeError, usageError } from '../errors.ts';
 import { STANDOFF_VERSION } from '../version.ts';
-import { partitionDir, writeRun } from '../store/write-run.ts';
+import { materializeRows, partitionDir, writeRun, type ColumnarRows, type WritableRunBundle } from '../store/write-run.ts';
 import { MAX_FIELD_CHARS, parseCsvFile } from './csv/parse-csv.ts';
 import {
   checkMappingColumns,
@@ -25,7 +26,11 @@ import {
   type MappingInput,
   type MappedTable,
 } from './csv/mapping.ts';
-import { RunRows, createRecordHandler, resolveMapping, type ResolvedMapping } from './csv/rows.ts';
+import { RunRows, createRecordHandler, resolveMapping, type RecordHandler, type ResolvedMapping } from './csv/rows.ts';
+
+/** Tables a CSV ingest fills. */
+const CSV_TABLES = ['episodes', 'scores', 'judgments', 'probe_answers', 'aggregates'] as const;
+type CsvTable = (typeof CSV_TABLES)[number];
 
 /** Problems collected before giving up (the CLI prints them one per line). */
 export const MAX_ERRORS = 20;
@@ -166,11 +171,28 @@ function timestamp(d: Date): string {
   return d.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
 }
 
-/** Parses and checks every file; returns the run bundle without writing. Throws IngestError on any problem. */
+/** Parses and checks every file; returns the run bundle (row objects) without writing. Throws IngestError on any problem. */
 export async function buildCsvRun(
   files: string[],
   opts: IngestCsvOptions,
 ): Promise<{ bundle: RunBundle; summary: IngestCsvSummary }> {
+  const { bundle, summary } = await checkCsvRun(files, opts);
+  const runId = bundle.run.run_id;
+  const out: Record<string, unknown> = { run: bundle.run };
+  for (const [t, rows] of Object.entries(bundle)) {
+    if (t !== 'run') out[t] = materializeRows(t as TableName, rows as ColumnarRows, runId);
+  }
+  return { bundle: out as RunBundle, summary };
+}
+
+/**
+ * Parses and checks every file; returns the run with its tables by column (`ColumnarRows`, for
+ * `writeRun`), without writing. Throws IngestError on any problem.
+ */
+export async function checkCsvRun(
+  files: string[],
+  opts: IngestCsvOptions,
+): Promise<{ bundle: WritableRunBundle & { [K in CsvTable]?: ColumnarRows }; summary: IngestCsvSummary }> {
   if (files.length === 0) throw usageError('ingest.noFiles', 'no CSV files given');
   if (opts.runId !== undefined && !RUN_ID_PATTERN.test(opts.runId)) {
     throw usageError('ingest.badRunId', `run id "${opts.runId}" must be 1-128 letters, digits, dots, dashes or underscores, starting with a letter or digit`);
@@ -201,10 +223,9 @@ export async function buildCsvRun(
     mapName = loaded.name;
   }
 
-  // The run id goes into every row; a generated id needs the file hashes, so rows get a
-  // placeholder first and the real id at the end (one pass over the arrays, no copies).
-  const placeholder = opts.runId ?? 'pending';
-  const rows = new RunRows(placeholder);
+  // Values are kept by column; the run id is not among them (it is the partition key), so a
+  // generated id (which needs the file hashes) is simply chosen at the end.
+  const rows = new RunRows();
   const summaries: IngestFileSummary[] = [];
   const hashes: string[] = [];
 
@@ -214,7 +235,7 @@ export async function buildCsvRun(
     let header: string[] | null = null;
     let headerBroken = false;
     let resolved: ResolvedMapping | null = null;
-    let handler: ((fields: string[], line: number) => boolean) | null = null;
+    let handler: RecordHandler | null = null;
     let detectedIgnored: string[] = [];
     let mapping: Mapping | null = explicit;
     let dataRows = 0;
@@ -237,7 +258,7 @@ export async function buildCsvRun(
             return true;
           }
           dataRows++;
-          return handler!(fields, line);
+          return handler!.onRecord(fields, line);
         },
         onError(e) {
           const field = header === null ? `column ${e.field + 1}` : e.field < header.length ? header[e.field]! : `column ${e.field + 1}`;
@@ -251,6 +272,7 @@ export async function buildCsvRun(
       },
       { onChunk: (c) => hash.update(c), maxFieldChars: opts.maxFieldChars ?? MAX_FIELD_CHARS },
     );
+    (handler as RecordHandler | null)?.finish();
     const fileProblems = problems.count(file);
     if (header === null && !headerBroken && fileProblems === 0) {
       problems.add(file, 1, null, 'ingest.emptyFile', 'file is empty (expected a header line and data rows)');
@@ -281,10 +303,6 @@ export async function buildCsvRun(
 
   const runId = opts.runId ?? `csv-${timestamp(now)}-${createHash('sha256').update(hashes.join(';')).digest('hex').slice(0, 8)}`;
   if (opts.runId === undefined) {
-    for (const t of ['episodes', 'scores', 'judgments', 'probe_answers', 'aggregates'] as const) {
-      const arr = rows[t] as { run_id: string }[];
-      for (let i = 0; i < arr.length; i++) arr[i]!.run_id = runId;
-    }
     if (!opts.replace && exists(runId)) {
       throw storeError('store.runExists', `run "${runId}" already exists in ${opts.traces}; pass --replace to overwrite it`);
     }
@@ -321,14 +339,9 @@ export async function buildCsvRun(
     source_sha256: hashes.join(';'),
     notes: noteParts.join('; '),
   };
-  const bundle: RunBundle = { run };
+  const bundle: WritableRunBundle & { [K in CsvTable]?: ColumnarRows } = { run, ...rows.tables() };
   const tables: Partial<Record<TableName, number>> = { runs: 1 };
-  for (const t of ['episodes', 'scores', 'judgments', 'probe_answers', 'aggregates'] as const) {
-    if (rows[t].length > 0) {
-      (bundle as Record<string, unknown>)[t] = rows[t];
-      tables[t] = rows[t].length;
-    }
-  }
+  for (const t of CSV_TABLES) if (bundle[t]) tables[t] = bundle[t].length;
   const summary: IngestCsvSummary = {
     runId,
     dryRun: opts.dryRun === true,
@@ -358,7 +371,7 @@ function unusedColumns(m: Mapping, header: string[]): string[] {
  * mapping used so the CLI can print it; with `dryRun`, checks everything and writes nothing.
  */
 export async function ingestCsv(files: string[], opts: IngestCsvOptions): Promise<IngestCsvSummary> {
-  const { bundle, summary } = await buildCsvRun(files, opts);
+  const { bundle, summary } = await checkCsvRun(files, opts);
   if (opts.dryRun) return summary;
   await writeRun(opts.traces, bundle, { replace: opts.replace, trusted: true });
   summary.written = true;

@@ -4,10 +4,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { z } from 'zod';
-import { writeRun, listCommittedRuns, cleanupStore, deleteRun } from '../../src/store/write-run.ts';
+import {
+  writeRun,
+  listCommittedRuns,
+  cleanupStore,
+  deleteRun,
+  columnarRow,
+  materializeRows,
+  type ColumnData,
+  type ColumnarRows,
+  type WritableRunBundle,
+} from '../../src/store/write-run.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
-import { TABLES, TABLE_NAMES, sqlColumns } from '../../src/schema/tables.ts';
+import { TABLES, TABLE_NAMES, fileColumns, sqlColumns, type TableName } from '../../src/schema/tables.ts';
 import { StandoffError } from '../../src/errors.ts';
 import { sampleBundle, hashTree } from '../helpers/fixtures.ts';
 import { ROOT } from '../helpers/cli.ts';
@@ -149,5 +159,115 @@ describe('openStore', () => {
     const err = await openStore(store, { runs: ['zzz'] }).catch((e) => e);
     expect(err.code).toBe('store.noSuchRun');
     rmSync(store, { recursive: true, force: true });
+  });
+});
+
+describe('columnar input', () => {
+  type Row = Record<string, unknown>;
+  /** The same rows by column, each column in the kind given for its SQL type (or `values`). */
+  function columnar(table: TableName, rows: Row[], plain: boolean): ColumnarRows {
+    const columns: Record<string, ColumnData> = {};
+    const n = rows.length;
+    for (const c of fileColumns(table)) {
+      const vals = rows.map((r) => r[c.name] ?? null);
+      const nulls = Uint8Array.from(vals, (v) => (v === null ? 1 : 0));
+      if (plain) columns[c.name] = { kind: 'values', values: vals };
+      else if (vals.every((v) => v === vals[0])) columns[c.name] = { kind: 'const', value: vals[0] as string | number | boolean | null };
+      else if (c.type === 'VARCHAR' || c.type === 'TIMESTAMP') {
+        const dict = [...new Set(vals.filter((v) => v !== null) as string[])];
+        columns[c.name] = { kind: 'dict', dict, codes: Int32Array.from(vals, (v) => (v === null ? -1 : dict.indexOf(v as string))) };
+      } else if (c.type === 'INTEGER') columns[c.name] = { kind: 'int32', data: Int32Array.from(vals, (v) => (v as number) ?? 0), nulls };
+      else if (c.type === 'DOUBLE' || c.type === 'BIGINT') columns[c.name] = { kind: 'float64', data: Float64Array.from(vals, (v) => (v as number) ?? 0), nulls };
+      else if (c.type === 'BOOLEAN') columns[c.name] = { kind: 'bool', data: Uint8Array.from(vals, (v) => (v ? 1 : 0)), nulls };
+      else columns[c.name] = { kind: 'values', values: vals };
+    }
+    if (!plain && table === 'episodes') {
+      // episode_id as a join of its parts, as the CSV ingest writes derived ids.
+      columns.episode_id = { kind: 'join', sep: '/', parts: [columns.subject_model!, columns.scenario_id!, columns.epoch!] };
+    }
+    return { length: n, columns };
+  }
+  const COLUMNAR = ['episodes', 'messages', 'scores', 'judgments', 'probe_answers', 'aggregates'] as const;
+  function columnarBundle(runId: string, plain: boolean, episodes = 3): WritableRunBundle {
+    const b = sampleBundle(runId, episodes) as Record<string, unknown>;
+    const out: Record<string, unknown> = { ...b };
+    for (const t of COLUMNAR) if (b[t]) out[t] = columnar(t, b[t] as Row[], plain);
+    return out as WritableRunBundle; // probe_decisions stays as rows: a bundle may mix both
+  }
+  async function tableRows(dir: string): Promise<Record<string, string[]>> {
+    const s = await openStore(dir);
+    try {
+      const out: Record<string, string[]> = {};
+      for (const table of TABLE_NAMES) {
+        const cols = sqlColumns(table).map((c) => `"${c.name}"`).join(', ');
+        const { rows } = await query(s.conn, `SELECT ${cols} FROM ${table} ORDER BY ALL`);
+        out[table] = rows.map((r) => JSON.stringify(r));
+      }
+      return out;
+    } finally {
+      s.close();
+    }
+  }
+
+  for (const [plain, episodes] of [[false, 3], [true, 3], [false, 1]] as const) {
+    const what = plain ? 'values columns' : episodes === 1 ? 'one row: every column a constant' : 'dict, typed, const and join columns';
+    it(`writes the same Parquet values as row objects (${what})`, async () => {
+      const rowsStore = join(store, 'rows');
+      const colsStore = join(store, 'cols');
+      await writeRun(rowsStore, sampleBundle('same', episodes));
+      const res = await writeRun(colsStore, columnarBundle('same', plain, episodes));
+      expect(res.tables.episodes).toBe(episodes);
+      expect(res.tables.probe_decisions).toBe(sampleBundle("same").probe_decisions!.length);
+      const a = await tableRows(rowsStore);
+      const b = await tableRows(colsStore);
+      for (const table of TABLE_NAMES) expect(b[table], table).toEqual(a[table]);
+      // Same Parquet types too.
+      const s = await openStore(colsStore);
+      try {
+        const file = join(colsStore, 'episodes', 'run_id=same', 'data.parquet');
+        const { rows } = await query(s.conn, `SELECT name, type, converted_type FROM parquet_schema('${file}') ORDER BY name`);
+        const ref = await query(s.conn, `SELECT name, type, converted_type FROM parquet_schema('${join(rowsStore, 'episodes', 'run_id=same', 'data.parquet')}') ORDER BY name`);
+        expect(rows).toEqual(ref.rows);
+      } finally {
+        s.close();
+      }
+    });
+  }
+
+  it('materializes columns back into the very row objects', () => {
+    const b = sampleBundle('m') as Record<string, unknown>;
+    for (const t of COLUMNAR) {
+      for (const plain of [false, true]) {
+        const rows = b[t] as Row[];
+        const back = materializeRows(t, columnar(t, rows, plain), 'm');
+        expect(back, t).toEqual(rows);
+        rows.forEach((r, i) => expect(columnarRow(t, columnar(t, rows, plain), 'm', i)).toEqual(r));
+      }
+    }
+  });
+
+  it('validates untrusted columnar rows with zod, naming table, row and field, and writes nothing', async () => {
+    const bundle = columnarBundle('bad-cols', false);
+    const eps = bundle.episodes as ColumnarRows;
+    const status = { kind: 'dict', dict: ['valid', 'bogus'], codes: Int32Array.from([0, 1, 0]) } as const;
+    const broken = { ...bundle, episodes: { length: eps.length, columns: { ...eps.columns, status } } } as WritableRunBundle;
+    const before = hashTree(store);
+    const err = await writeRun(store, broken).catch((e) => e);
+    expect(err.code).toBe('store.invalidRow');
+    expect(err.message).toMatch(/^episodes row 2: field "status"/);
+    expect(hashTree(store)).toBe(before);
+  });
+
+  it('refuses column data that does not fit the column type, and leaves no run behind', async () => {
+    const bundle = columnarBundle('bad-kind', false);
+    const eps = bundle.episodes as ColumnarRows;
+    const wrong = { ...bundle, episodes: { length: eps.length, columns: { ...eps.columns, epoch: { kind: 'bool', data: Uint8Array.from([1, 0, 1]) } } } } as WritableRunBundle;
+    const err = await writeRun(store, wrong, { trusted: true }).catch((e) => e);
+    expect(err.code).toBe('store.writeFailed');
+    expect(err.message).toMatch(/cannot hold INTEGER values/);
+    const outOfRange = { ...bundle, episodes: { length: eps.length, columns: { ...eps.columns, target: { kind: 'dict', dict: ['x'], codes: Int32Array.from([0, 1, 0]) } } } } as WritableRunBundle;
+    expect((await writeRun(store, outOfRange, { trusted: true }).catch((e) => e)).message).toMatch(/dictionary code 1 out of range/);
+    expect(await listCommittedRuns(store)).toEqual([]);
+    expect(readdirSync(store).filter((n) => n.startsWith('.'))).toEqual([]);
   });
 });

@@ -1,20 +1,24 @@
 /**
  * From CSV records to trace rows: a mapping is resolved against a file's header into per-column
  * converters (built once, applied to every record), and each record becomes a row of the target
- * table (episodes also yield `scores` rows). Every value is checked here at least as strictly as
- * the zod trace schema (INTEGER columns also fit in 32 bits, timestamps are stored in UTC, JSON
- * columns parse), so the rows can be written with `writeRun(..., { trusted: true })`.
+ * table (episodes also yield `scores` rows), stored by column (`RunRows`, `columns.ts`). Every
+ * value is checked here at least as strictly as the zod trace schema (INTEGER columns also fit in
+ * 32 bits, timestamps are stored in UTC, JSON columns parse), so the rows can be written with
+ * `writeRun(..., { trusted: true })`.
  *
  * Problems go to a `Reporter` (line, field, code, message); a record with any problem yields no row.
  */
 import { z } from 'zod';
-import type {
-  AggregateRow,
-  EpisodeRow,
-  JudgmentRow,
-  ProbeAnswerRow,
-  ScoreRow,
-} from '../../schema/tables.ts';
+import type { ColumnarRows } from '../../store/write-run.ts';
+import {
+  EpisodeIdColumn,
+  EpisodeKeys,
+  KeyIndex,
+  TableColumns,
+  TextColumn,
+  gatherColumn,
+  type ColumnBuilder,
+} from './columns.ts';
 import {
   ALIASES,
   DEFAULTS,
@@ -43,6 +47,8 @@ export class CellError extends Error {
 
 export const INT32_MAX = 2147483647;
 export const INT32_MIN = -2147483648;
+
+export { KeyIndex };
 
 /** A value quoted for a message (long values shortened). */
 export function show(raw: string): string {
@@ -89,9 +95,45 @@ export function isDecimalLiteral(s: string): boolean {
   return i === n;
 }
 
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+/**
+ * `Number(s)` for a plain `[+-]digits[.digits]` literal of at most 15 digits, NaN for anything
+ * else. Exact: the digits as an integer (below 2^53) and 10^k (k <= 22) are both exact doubles, so
+ * one IEEE division is correctly rounded, like `Number` (Clinger's fast path).
+ */
+export function simpleDecimal(s: string): number {
+  const n = s.length;
+  let i = 0;
+  let neg = false;
+  if (n > 0) {
+    const c0 = s.charCodeAt(0);
+    if (c0 === 45) {
+      neg = true;
+      i = 1;
+    } else if (c0 === 43) i = 1;
+  }
+  let m = 0;
+  let digits = 0;
+  let frac = -1;
+  for (; i < n; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d >= 0 && d <= 9) {
+      m = m * 10 + d;
+      digits++;
+    } else if (d === -2 && frac < 0) frac = digits; // '.'
+    else return NaN;
+  }
+  if (digits === 0 || digits > 15) return NaN;
+  const x = frac < 0 || frac === digits ? m : m / POW10[digits - frac]!;
+  return neg ? -x : x;
+}
+
 /** A finite number from a decimal literal; throws CellError otherwise (NaN, Infinity, 1e999, hex, text). */
 export function parseFinite(raw: string, what = 'a number'): number {
   const t = trimCell(raw);
+  const fast = simpleDecimal(t);
+  if (fast === fast) return fast; // not NaN
   if (!isDecimalLiteral(t)) throw new CellError(`expected ${what}, got ${show(raw)}`, 'ingest.badType');
   const x = Number(t);
   if (!Number.isFinite(x)) throw new CellError(`${show(raw)} is not a finite number`, 'ingest.badType');
@@ -166,9 +208,6 @@ export function scoreConverter(values?: Record<string, number | null>): ScoreCon
 
 const isoDatetime = z.iso.datetime({ offset: true });
 
-/** Distinct values a text column interns before it gives up (ids are unique: no point). */
-const INTERN_LIMIT = 10_000;
-
 /** Converter for one schema column (without value map), as strict as the zod schema or stricter. */
 export function baseConverter(f: FieldSpec): (raw: string) => unknown {
   const nullable = f.nullable;
@@ -177,20 +216,9 @@ export function baseConverter(f: FieldSpec): (raw: string) => unknown {
     throw new CellError('empty value in a required column', 'ingest.emptyValue');
   };
   switch (f.kind) {
-    case 'text': {
-      // Low-cardinality columns (models, scenarios, tools) share one string per distinct value,
-      // which keeps a million rows small; a column with too many distinct values stops interning.
-      let cache: Map<string, string> | null = new Map();
-      const intern = (raw: string): string => {
-        if (cache === null) return raw;
-        const hit = cache.get(raw);
-        if (hit !== undefined) return hit;
-        if (cache.size >= INTERN_LIMIT) cache = null;
-        else cache.set(raw, raw);
-        return raw;
-      };
-      return nullable ? (raw) => (raw === '' ? null : intern(raw)) : (raw) => (raw === '' ? empty() : intern(raw));
-    }
+    case 'text':
+      // Stored by dictionary (`TextColumn`): equal values share one string there.
+      return nullable ? (raw) => (raw === '' ? null : raw) : (raw) => (raw === '' ? empty() : raw);
     case 'json':
       return (raw) => {
         if (raw === '') return empty();
@@ -410,74 +438,45 @@ const P = slots('probe_answers');
 const A = slots('aggregates');
 const SLOTS: Record<MappedTable, Record<string, number>> = { episodes: E, judgments: J, probe_answers: P, aggregates: A };
 
-/**
- * A set of string keys with, for each, where it was first seen: open addressing over an
- * Int32Array with FNV-1a hashes. Much lighter and faster than a Map for a million keys.
- */
-export class KeyIndex {
-  private table = new Int32Array(1 << 12);
-  private mask = (1 << 12) - 1;
-  private hashes = new Int32Array(1 << 11);
-  private readonly keys: string[] = [];
-  private readonly where: number[] = [];
+/** Columns a table's handler computes and pushes itself (the others come from the mapped cells or constants). */
+const COMPUTED: Record<MappedTable, readonly string[]> = {
+  episodes: ['episode_id'],
+  judgments: ['episode_id', 'verdict', 'value'],
+  probe_answers: ['state_id', 'correct'],
+  aggregates: [],
+};
 
-  get size(): number {
-    return this.keys.length;
-  }
-
-  private static hash(key: string): number {
-    let h = 0x811c9dc5 | 0;
-    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
-    return h;
-  }
-
-  /** Adds `key`; returns -1 when it is new, else the `where` it was first added with. */
-  add(key: string, where: number): number {
-    const h = KeyIndex.hash(key);
-    const table = this.table;
-    const mask = this.mask;
-    let slot = h & mask;
-    for (;;) {
-      const e = table[slot]!;
-      if (e === 0) break;
-      if (this.hashes[e - 1] === h && this.keys[e - 1] === key) return this.where[e - 1]!;
-      slot = (slot + 1) & mask;
+/** A growable Int32Array. */
+class IntList {
+  length = 0;
+  private values = new Int32Array(1024);
+  push(x: number): void {
+    if (this.length === this.values.length) {
+      const grown = new Int32Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
     }
-    const n = this.keys.length;
-    if (n === this.hashes.length) {
-      const grown = new Int32Array(n * 2);
-      grown.set(this.hashes);
-      this.hashes = grown;
-    }
-    this.hashes[n] = h;
-    this.keys.push(key);
-    this.where.push(where);
-    table[slot] = n + 1;
-    if ((n + 1) * 2 > table.length) this.grow();
-    return -1;
+    this.values[this.length++] = x;
   }
-
-  private grow(): void {
-    const size = this.table.length * 2;
-    const table = new Int32Array(size);
-    const mask = size - 1;
-    for (let e = 0; e < this.keys.length; e++) {
-      let slot = this.hashes[e]! & mask;
-      while (table[slot] !== 0) slot = (slot + 1) & mask;
-      table[slot] = e + 1;
-    }
-    this.table = table;
-    this.mask = mask;
+  view(): Int32Array {
+    return this.values.subarray(0, this.length);
   }
 }
 
-/** Rows of one run, accumulated over every file. */
+/**
+ * The checked values of one run, accumulated over every file, by column (see `columns.ts`): no
+ * row objects. `tables()` gives them as `ColumnarRows` for `writeRun`.
+ */
 export class RunRows {
-  readonly episodes: EpisodeRow[] = [];
-  readonly scores: ScoreRow[] = [];
-  readonly judgments: JudgmentRow[] = [];
-  readonly probe_answers: ProbeAnswerRow[] = [];
-  readonly aggregates: AggregateRow[] = [];
+  readonly episodes = new TableColumns('episodes');
+  /** Episode ids (derived ids are not stored: see `EpisodeIdColumn`). */
+  readonly episodeIds = new EpisodeIdColumn();
+  readonly scores = new TableColumns('scores');
+  /** The episode row of each score row (its episode_id comes from there). */
+  readonly scoreEpisode = new IntList();
+  readonly judgments = new TableColumns('judgments');
+  readonly probe_answers = new TableColumns('probe_answers');
+  readonly aggregates = new TableColumns('aggregates');
   /** Keys per table with where each was first seen (line * 64 + file index), for duplicates. */
   readonly keys = {
     episodes: new KeyIndex(),
@@ -485,13 +484,30 @@ export class RunRows {
     probe_answers: new KeyIndex(),
     aggregates: new KeyIndex(),
   };
+  /** Derived episode keys (subject/scenario/epoch), coded by the episodes' own columns. */
+  readonly episodeKeys = new EpisodeKeys(
+    this.episodes.builders.subject_model as TextColumn,
+    this.episodes.builders.scenario_id as TextColumn,
+  );
   maxEpoch = 0;
-  constructor(readonly runId: string) {}
 
-  counts(): Record<string, number> {
-    const c: Record<string, number> = {};
-    for (const t of ['episodes', 'scores', 'judgments', 'probe_answers', 'aggregates'] as const) if (this[t].length > 0) c[t] = this[t].length;
-    return c;
+  /** The tables with at least one row, as columns (call after every file's handler finished). */
+  tables(): Partial<Record<'episodes' | 'scores' | 'judgments' | 'probe_answers' | 'aggregates', ColumnarRows>> {
+    const out: ReturnType<RunRows['tables']> = {};
+    if (this.episodes.length > 0) {
+      const b = this.episodes.builders;
+      // The id's parts are the very column objects written, so the writer stages them once.
+      const subject = b.subject_model!.data();
+      const scenario = b.scenario_id!.data();
+      const epoch = b.epoch!.data();
+      const id = this.episodeIds.data([subject, scenario, epoch]);
+      out.episodes = this.episodes.data({ episode_id: id, subject_model: subject, scenario_id: scenario, epoch });
+      if (this.scores.length > 0) {
+        out.scores = this.scores.data({ episode_id: gatherColumn(id, this.scoreEpisode.view(), this.episodes.length) });
+      }
+    }
+    for (const t of ['judgments', 'probe_answers', 'aggregates'] as const) if (this[t].length > 0) out[t] = this[t].data();
+    return out;
   }
 }
 
@@ -501,9 +517,16 @@ const VERDICT_VALUE = new Map<string, number | null>([
   ['ERROR', null],
 ]);
 
+export interface RecordHandler {
+  /** Converts, checks and stores one record; false when the reporter wants no more problems. */
+  onRecord(fields: string[], line: number): boolean;
+  /** After the file's last record: fills the columns that are the same in every row of the file. */
+  finish(): void;
+}
+
 /**
  * Returns the record handler for one file: converts, checks and appends rows to `rows`.
- * Returns false from the handler when the reporter wants no more problems.
+ * `onRecord` returns false when the reporter wants no more problems; call `finish` at the end.
  */
 export function createRecordHandler(
   r: ResolvedMapping,
@@ -511,12 +534,11 @@ export function createRecordHandler(
   fileIndex: number,
   files: readonly string[],
   report: Reporter,
-): (fields: string[], line: number) => boolean {
+): RecordHandler {
   const width = r.header.length;
   const convs = r.fields;
   const nconv = convs.length;
   const v = r.base.slice();
-  const runId = rows.runId;
   const table = r.table;
   const keys = rows.keys[table];
   const where = (code: number) => {
@@ -528,10 +550,13 @@ export function createRecordHandler(
   const problem = (line: number, field: string | null, code: string, message: string) => {
     if (!report(line, field, code, message)) stop = true;
   };
+  const duplicateMessage = (key: string, line: number, what: string, field: string | null, seen: number) => {
+    problem(line, field, 'ingest.duplicateKey', `duplicate ${what} ${show(key.replace(/\u0000/g, ' | '))} (first on ${where(seen)})`);
+  };
   const duplicate = (key: string, line: number, what: string, field: string | null): boolean => {
     const seen = keys.add(key, line * 64 + (fileIndex % 64));
     if (seen >= 0) {
-      problem(line, field, 'ingest.duplicateKey', `duplicate ${what} ${show(key.replace(/\u0000/g, ' | '))} (first on ${where(seen)})`);
+      duplicateMessage(key, line, what, field, seen);
       return true;
     }
     return false;
@@ -542,6 +567,34 @@ export function createRecordHandler(
     return c ? c.source : name;
   };
 
+  // Where each value goes: mapped cells are pushed row by row, the rest (constants, defaults,
+  // null) once per file in `finish`; computed columns are pushed by the table's handler.
+  const cols = rows[table];
+  const converted = new Set(convs.map((c) => c.slot));
+  const varyingSlots: number[] = [];
+  const varyingColumns: ColumnBuilder[] = [];
+  const constantSlots: number[] = [];
+  const constantColumns: ColumnBuilder[] = [];
+  fieldsOf(table).forEach((f, slot) => {
+    if (f.keyOnly || COMPUTED[table].includes(f.name)) return;
+    const column = cols.builders[f.name];
+    if (column === undefined) return;
+    if (converted.has(slot)) {
+      varyingSlots.push(slot);
+      varyingColumns.push(column);
+    } else {
+      constantSlots.push(slot);
+      constantColumns.push(column);
+    }
+  });
+  const nvarying = varyingSlots.length;
+  let accepted = 0;
+  /** Stores the mapped cells of an accepted row. */
+  const pushRow = () => {
+    for (let k = 0; k < nvarying; k++) varyingColumns[k]!.push(v[varyingSlots[k]!]);
+    cols.length++;
+    accepted++;
+  };
 
   /** CSV column indexes whose cell failed in the current record (a cell is reported once). */
   const badColumns: number[] = [];
@@ -573,6 +626,12 @@ export function createRecordHandler(
   const scoreConvs = r.scores;
   const epProvided = r.provided.has('episode_id');
   const scoreValues: (number | null | undefined)[] = new Array(scoreConvs.length).fill(undefined);
+  const sc = rows.scores.builders;
+  const scoreScorer = sc.scorer!;
+  const scoreValue = sc.value!;
+  const scoreAnswer = sc.answer!;
+  const scoreNoanswer = sc.noanswer!;
+  const scoreExplanation = sc.explanation!;
   const episode = (fields: string[], line: number): boolean => {
     let good = convert(fields, line);
     if (!good && (stop || fields.length !== width)) return !stop;
@@ -594,47 +653,32 @@ export function createRecordHandler(
     const subject = v[E.subject_model] as string;
     const scenario = v[E.scenario_id] as string;
     const epoch = v[E.epoch] as number;
-    // join builds a flat string (a template literal would build a rope, flattened later at a cost).
-    const episodeId = epProvided ? (v[E.episode_id] as string) : [subject, scenario, epoch].join('/');
-    if (duplicate(episodeId, line, 'episode', labelOf('episode_id'))) return !stop;
+    const code = line * 64 + (fileIndex % 64);
+    if (epProvided) {
+      const episodeId = v[E.episode_id] as string;
+      if (duplicate(episodeId, line, 'episode', labelOf('episode_id'))) return !stop;
+      rows.episodeIds.pushGiven(episodeId);
+    } else {
+      const seen = rows.episodeKeys.add(subject, scenario, epoch, code);
+      if (seen >= 0) {
+        duplicateMessage([subject, scenario, epoch].join('/'), line, 'episode', labelOf('episode_id'), seen);
+        return !stop;
+      }
+    }
     if (epoch > rows.maxEpoch) rows.maxEpoch = epoch;
-    rows.episodes.push({
-      run_id: runId,
-      episode_id: episodeId,
-      subject_model: subject,
-      subject_family: v[E.subject_family] as string | null,
-      scenario_id: scenario,
-      domain: v[E.domain] as string | null,
-      decision_type: v[E.decision_type] as string | null,
-      variant: v[E.variant] as string | null,
-      epoch,
-      target: v[E.target] as string,
-      status: v[E.status] as EpisodeRow['status'],
-      invalid_reason: v[E.invalid_reason] as string | null,
-      decision_tool: v[E.decision_tool] as string | null,
-      decision_args: v[E.decision_args] as string | null,
-      gathered_evidence: v[E.gathered_evidence] as boolean,
-      log_reads: v[E.log_reads] as number,
-      turns: v[E.turns] as number,
-      input_tokens: v[E.input_tokens] as number | null,
-      output_tokens: v[E.output_tokens] as number | null,
-      latency_ms: v[E.latency_ms] as number | null,
-      started_at: v[E.started_at] as string | null,
-      error: v[E.error] as string | null,
-    });
+    const episodeRow = rows.episodes.length;
+    pushRow();
     for (let k = 0; k < nscore; k++) {
       const value = values[k];
       if (value === undefined) continue;
       const s = scoreConvs[k]!;
-      rows.scores.push({
-        run_id: runId,
-        episode_id: episodeId,
-        scorer: s.scorer,
-        value,
-        answer: s.answer >= 0 && fields[s.answer] !== '' ? fields[s.answer]! : null,
-        noanswer: value === null,
-        explanation: s.explanation >= 0 && fields[s.explanation] !== '' ? fields[s.explanation]! : null,
-      });
+      rows.scoreEpisode.push(episodeRow);
+      scoreScorer.push(s.scorer);
+      scoreValue.push(value);
+      scoreAnswer.push(s.answer >= 0 && fields[s.answer] !== '' ? fields[s.answer]! : null);
+      scoreNoanswer.push(value === null);
+      scoreExplanation.push(s.explanation >= 0 && fields[s.explanation] !== '' ? fields[s.explanation]! : null);
+      rows.scores.length++;
     }
     return true;
   };
@@ -642,6 +686,7 @@ export function createRecordHandler(
   const hasVerdict = r.provided.has('verdict');
   const hasValue = r.provided.has('value');
   const jEpProvided = r.provided.has('episode_id');
+  const jc = rows.judgments.builders;
   const judgment = (fields: string[], line: number): boolean => {
     if (!convert(fields, line)) return !stop;
     const episodeId = jEpProvided ? (v[J.episode_id] as string) : `${v[J.subject_model]}/${v[J.scenario_id]}/${v[J.epoch]}`;
@@ -671,22 +716,16 @@ export function createRecordHandler(
     const scorer = v[J.scorer] as string;
     const judge = v[J.judge_model] as string;
     if (duplicate(`${episodeId}\u0000${scorer}\u0000${judge}`, line, 'judgment (episode, scorer, judge)', null)) return !stop;
-    rows.judgments.push({
-      run_id: runId,
-      episode_id: episodeId,
-      scorer,
-      judge_model: judge,
-      judge_family: v[J.judge_family] as string | null,
-      verdict,
-      value,
-      excluded_self: v[J.excluded_self] as boolean,
-      raw: v[J.raw] as string | null,
-    });
+    jc.episode_id!.push(episodeId);
+    jc.verdict!.push(verdict);
+    jc.value!.push(value);
+    pushRow();
     return true;
   };
 
   const hasCorrect = r.provided.has('correct');
   const hasState = r.provided.has('state_id');
+  const pc = rows.probe_answers.builders;
   const probe = (fields: string[], line: number): boolean => {
     if (!convert(fields, line)) return !stop;
     const scenario = v[P.scenario_id] as string;
@@ -697,21 +736,13 @@ export function createRecordHandler(
     const subject = v[P.subject_model] as string;
     const probeId = v[P.probe_id] as string;
     if (duplicate(`${subject}\u0000${stateId}\u0000${probeId}`, line, 'probe answer (subject, state, probe)', null)) return !stop;
-    rows.probe_answers.push({
-      run_id: runId,
-      state_id: stateId,
-      subject_model: subject,
-      scenario_id: scenario,
-      epoch,
-      probe_id: probeId,
-      question: v[P.question] as string,
-      expected,
-      answer,
-      correct: hasCorrect ? (v[P.correct] as boolean) : answer !== null && answer === expected,
-    });
+    pc.state_id!.push(stateId);
+    pc.correct!.push(hasCorrect ? (v[P.correct] as boolean) : answer !== null && answer === expected);
+    pushRow();
     return true;
   };
 
+  const ac = rows.aggregates.builders;
   const aggregate = (fields: string[], line: number): boolean => {
     if (!convert(fields, line)) return !stop;
     const successes = v[A.successes] as number;
@@ -731,10 +762,20 @@ export function createRecordHandler(
     const subject = v[A.subject_model] as string;
     const metric = v[A.metric] as string;
     if (duplicate(`${subject}\u0000${metric}`, line, 'aggregate (subject, metric)', null)) return !stop;
-    rows.aggregates.push({ run_id: runId, subject_model: subject, metric, successes, trials, source_row: line });
+    ac.source_row!.push(line);
+    pushRow();
     return true;
   };
 
   const handler = table === 'episodes' ? episode : table === 'judgments' ? judgment : table === 'probe_answers' ? probe : aggregate;
-  return (fields, line) => handler(fields, line) && !stop;
+  let finished = false;
+  return {
+    onRecord: (fields, line) => handler(fields, line) && !stop,
+    finish() {
+      if (finished) return;
+      finished = true;
+      for (let k = 0; k < constantSlots.length; k++) constantColumns[k]!.pushRun(r.base[constantSlots[k]!], accepted);
+      if (table === 'episodes' && !epProvided) rows.episodeIds.pushDerived(accepted);
+    },
+  };
 }
