@@ -106,7 +106,7 @@ export const ConfigSchema = z.strictObject({
   /** In-process sim server options (used when any model is `sim:`). */
   sim: z
     .strictObject({
-      /** Added latency per sim request, in milliseconds. */
+      /** Latency of each sim reply (request arrival to reply; the sim's own work runs inside it), in ms. */
       latency_ms: z.number().min(0).max(600_000).default(0),
     })
     .prefault({}),

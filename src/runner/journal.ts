@@ -7,8 +7,12 @@
  *   scores, judgments and probe rows), already redacted.
  *
  * An append is written and `fdatasync`ed BEFORE it resolves, so an episode counts only once it is
- * on disk. Appends that arrive while a sync is in flight are written and synced together (group
- * commit), which keeps the cost at one sync per batch, not per episode.
+ * on disk. Group commit: appends that arrive while a write+sync is in flight are queued and then
+ * written and synced together as the next batch (one write, one sync), so with N episodes
+ * finishing at about the same time the cost is one sync per batch, not per episode. Each append
+ * still resolves only after the sync that covers its own line. After a failed write or sync the
+ * file's tail is unknown, so the journal refuses every later append (the run stops; `--resume`
+ * truncates a torn tail and continues).
  *
  * After a crash (SIGKILL, power loss) the last line may be torn. `readJournal` drops a final line
  * that does not parse (or lacks its newline), and `openJournal({resume})` truncates the file back
@@ -149,8 +153,10 @@ export interface Journal {
   /** Waits for pending appends. */
   flush(): Promise<void>;
   close(): Promise<void>;
-  /** Units appended through this handle. */
+  /** Units appended (and synced) through this handle. */
   readonly appended: number;
+  /** Batches written (= data syncs) through this handle: `appended / syncs` is the mean batch size. */
+  readonly syncs: number;
 }
 
 /**
@@ -185,18 +191,37 @@ export async function openJournal(
   let pending: Array<{ line: string; resolve: () => void; reject: (e: unknown) => void }> = [];
   let writing: Promise<void> | null = null;
   let appended = 0;
+  let syncs = 0;
   let closed = false;
+  /** Set by a failed write or sync: the tail of the file is unknown, nothing more may be appended. */
+  let failed: unknown = null;
 
+  const writeAll = async (text: string) => {
+    const buf = Buffer.from(text, 'utf8');
+    let off = 0;
+    while (off < buf.length) {
+      const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+      off += bytesWritten;
+    }
+  };
+
+  // One drain loop at a time: each turn takes everything queued so far as one batch.
   const drain = async (): Promise<void> => {
     while (pending.length > 0) {
       const batch = pending;
       pending = [];
+      if (failed !== null) {
+        for (const b of batch) b.reject(failed);
+        continue;
+      }
       try {
-        await fh.write(batch.map((b) => b.line).join(''));
+        await writeAll(batch.length === 1 ? batch[0].line : batch.map((b) => b.line).join(''));
         await fh.datasync();
+        syncs++;
         appended += batch.length;
         for (const b of batch) b.resolve();
       } catch (err) {
+        failed = err;
         for (const b of batch) b.reject(err);
       }
     }
@@ -208,8 +233,12 @@ export async function openJournal(
     get appended() {
       return appended;
     },
+    get syncs() {
+      return syncs;
+    },
     append(unit: JournalUnit): Promise<void> {
       if (closed) return Promise.reject(new Error('journal is closed'));
+      if (failed !== null) return Promise.reject(failed);
       const line = `${JSON.stringify(unit)}\n`;
       const p = new Promise<void>((resolve, reject) => pending.push({ line, resolve, reject }));
       writing ??= drain();

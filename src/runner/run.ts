@@ -39,7 +39,7 @@ import {
 import { STANDOFF_VERSION } from '../version.ts';
 import { partitionDir, writeRun, type WriteRunResult } from '../store/write-run.ts';
 import { startVerifier, type FaultSpec, type Verifier } from '../../verifier/server.ts';
-import { startSimServer, type SimServer } from './sim/server.ts';
+import { startSimServer, type SimServer, type SimStats } from './sim/server.ts';
 import { PROTOCOL_VERSION } from './protocol.ts';
 import {
   DEFAULT_CONFIG_FILE,
@@ -117,6 +117,10 @@ export interface RunSummary {
   retries: number;
   /** Model HTTP attempts in this invocation (all endpoints). */
   requests: number;
+  /** Counters of the in-process sim endpoint in this invocation (null when no `sim:` model ran). */
+  sim: SimStats | null;
+  /** Journal syncs in this invocation (group commit: units run now / syncs = mean batch size). */
+  journalSyncs: number;
   wallMs: number;
   /** Wall time by phase (ms): setup (scenarios, journal, servers), units, write (journal -> store). */
   phases: { setup: number; units: number; write: number };
@@ -429,6 +433,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
 
   let verifier: Verifier | null = null;
   let sim: SimServer | null = null;
+  let simStats: SimStats | null = null;
   const progress = new Progress(progressMode(opts.progress), total, log);
   let retries = 0;
   let requests = 0;
@@ -438,7 +443,13 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
     if (todo.length > 0) {
       verifier = await startVerifier(opts.verifierFaults ? { faults: opts.verifierFaults } : {});
       const models = [...cfg.subjects, ...cfg.judges];
-      if (models.some((m) => m.sim)) sim = await startSimServer({ seed: cfg.seed, latencyMs: cfg.sim.latency_ms, scenarios });
+      // The sim runs in a worker thread so that its work and the client's overlap on two cores.
+      // At concurrency 1 there is only ever one request in flight and the client waits for it, so
+      // nothing can overlap: there the sim stays in this thread, saving two cross-thread wake-ups
+      // per request. Replies are identical either way.
+      if (models.some((m) => m.sim)) {
+        sim = await startSimServer({ seed: cfg.seed, latencyMs: cfg.sim.latency_ms, scenarios, thread: cfg.concurrency > 1 ? 'worker' : 'main' });
+      }
       const limiter = new Limiter(cfg.concurrency);
       const clientFor = (m: ResolvedModel) =>
         new ModelClient(m, {
@@ -525,24 +536,45 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       progress.start(done.size, 0);
       let next = 0;
       let completed = done.size;
-      const worker = async () => {
-        while (!signal.aborted) {
-          const i = next++;
-          if (i >= todo.length) return;
-          let unit: JournalUnit;
-          try {
-            unit = await runUnit(todo[i]);
-          } catch (err) {
-            if (isAbort(err) || signal.aborted) return;
+      // A unit counts (progress, onUnit, the summary) only once the journal sync covering it has
+      // resolved. The sync is not on the worker's critical path, though: the worker starts its next
+      // unit while its last one is being synced (group commit batches it with other workers'), and
+      // waits for that sync only before handing in another unit, so each worker has at most one
+      // unit in flight to the journal.
+      const commit = (unit: JournalUnit): Promise<void> =>
+        journal.append(unit).then(
+          () => {
+            completed++;
+            progress.tick(unit.episode.status === 'error');
+            opts.onUnit?.(completed, total);
+          },
+          (err: unknown) => {
             fatal ??= err;
             ac.abort();
-            return;
+          },
+        );
+      const worker = async () => {
+        let syncing: Promise<void> = Promise.resolve();
+        try {
+          while (!signal.aborted) {
+            const i = next++;
+            if (i >= todo.length) return;
+            let unit: JournalUnit;
+            try {
+              unit = await runUnit(todo[i]);
+            } catch (err) {
+              if (isAbort(err) || signal.aborted) return;
+              fatal ??= err;
+              ac.abort();
+              return;
+            }
+            // A finished unit is kept even when an interrupt arrived meanwhile.
+            const committed = commit(unit);
+            await syncing;
+            syncing = committed;
           }
-          // A finished unit is kept even when an interrupt arrived meanwhile.
-          await journal.append(unit);
-          completed++;
-          progress.tick(unit.episode.status === 'error');
-          opts.onUnit?.(completed, total);
+        } finally {
+          await syncing;
         }
       };
       await Promise.all(Array.from({ length: Math.min(cfg.concurrency, todo.length) }, worker));
@@ -552,6 +584,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
     opts.signal?.removeEventListener('abort', onOuterAbort);
     await journal.flush().catch(() => undefined);
     await journal.close().catch(() => undefined);
+    simStats = sim?.stats() ?? null;
     await Promise.all([verifier?.close(), sim?.close()]);
   }
   if (fatal) {
@@ -611,6 +644,8 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
     probeErrors: totalProbeErrors,
     retries,
     requests,
+    sim: simStats,
+    journalSyncs: journal.syncs,
     wallMs: Date.now() - t0,
     phases: { setup: tSetup - t0, units: tUnits - tSetup, write: Date.now() - tUnits },
     tables: written.tables,

@@ -44,6 +44,7 @@ import { readSystemLog, type RegisterOptions, type Verifier } from '../../verifi
 import { AGENT_TOOLS, DECISION_TOOLS, INFORMATION_TOOL, buildAgentMessages, buildLogReadFailure, isDecisionTool, messageReasoning } from './protocol.ts';
 import type { ResolvedModel } from './config.ts';
 import { createRedactor, type Redactor } from './redact.ts';
+import { nodeFetch } from './http.ts';
 import { analyzeTranscript, type TranscriptAnalysis } from './scorers.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -281,6 +282,8 @@ export interface ModelClientOptions {
   onAttempt?: (model: string) => void;
   /** Called after each failed attempt that will be retried (for progress/diagnostics). */
   onRetry?: (info: { model: string; attempt: number; kind: string; delayMs: number }) => void;
+  /** HTTP transport handed to the SDK (default {@link nodeFetch}; the global `fetch` also works). */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 export class ModelClient {
@@ -290,7 +293,7 @@ export class ModelClient {
   constructor(spec: ResolvedModel, opts: ModelClientOptions) {
     this.spec = spec;
     this.opts = opts;
-    this.sdk = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, maxRetries: 0, timeout: opts.timeoutMs });
+    this.sdk = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, maxRetries: 0, timeout: opts.timeoutMs, fetch: opts.fetch ?? nodeFetch });
   }
 
   /**

@@ -17,7 +17,7 @@ export function registerRun(program: Command): void {
     .option('--resume <id>', 'complete an interrupted run from its journal (only missing episodes run)')
     .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--replace', 'overwrite an existing run with the same id')
-    .option('--sim-latency <ms>', 'added latency of the in-process sim endpoint', parseIntArg('--sim-latency'))
+    .option('--sim-latency <ms>', 'latency of each reply from the in-process sim endpoint (the reply is computed within it)', parseIntArg('--sim-latency'))
     .addOption(new Option('--progress <mode>', 'progress display on stderr').choices(['auto', 'bar', 'lines', 'none']).default('auto'))
     .action(
       action(async (o: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; progress: 'auto' | 'bar' | 'lines' | 'none' }) => {

@@ -24,7 +24,7 @@ export function registerServe(program: Command): void {
     .description('serve /v1/chat/completions on 127.0.0.1 playing sim:hasty, sim:careful, sim:thorough and sim judges')
     .option('--port <n>', 'port (default: an ephemeral one)', parseIntArg('--port'))
     .option('--seed <n>', 'seed of the scripted behaviour', parseIntArg('--seed'), 0)
-    .option('--latency <ms>', 'added latency per request', parseIntArg('--latency'), 0)
+    .option('--latency <ms>', 'latency of each reply (the reply is computed within it)', parseIntArg('--latency'), 0)
     .action(
       action(async (o: { port?: number; seed: number; latency: number }) => {
         const { serveSim } = await import('../../runner/sim/index.ts');
