@@ -1,43 +1,71 @@
 /**
  * `npm run bench [-- NAME...]`: every performance figure, printed with its target and its ratio
  * against a baseline measured in the same run (scipy / NLTK through Debian's python3, or a plain
- * DuckDB COPY). Benches write to temp directories, use only 127.0.0.1, and never assert: they
- * report. Names: stats, alpha, ingest-csv, ingest-inspect, runner, report (default: all).
- * A machine that is busy with other work gives noisy figures; the ratios are the stable part.
+ * DuckDB COPY). Each bench runs in its own process, so memory figures are not inflated by the
+ * benches before it. Benches write to temp directories, use only 127.0.0.1, and never assert:
+ * they report. Names: stats, alpha, ingest-csv, ingest-inspect, runner, report (default: all).
+ * A machine busy with other work gives noisy figures; the same-run ratios are the stable part.
+ * Results: bench/out/<name>.json.
  */
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { benchBootstrap } from './stats-bootstrap.ts';
-import { benchAlpha } from './stats-alpha.ts';
-import { benchIngestCsv } from './ingest-csv.ts';
-import { benchIngestInspect } from './ingest-inspect.ts';
-import { benchRunner } from './runner.ts';
-import { benchReport } from './report.ts';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
-  stats: () => benchBootstrap(),
-  alpha: () => benchAlpha(),
-  'ingest-csv': () => benchIngestCsv(),
-  'ingest-inspect': () => benchIngestInspect(),
-  runner: () => benchRunner(),
-  report: () => benchReport(),
+  stats: async () => (await import('./stats-bootstrap.ts')).benchBootstrap(),
+  alpha: async () => (await import('./stats-alpha.ts')).benchAlpha(),
+  'ingest-csv': async () => (await import('./ingest-csv.ts')).benchIngestCsv(),
+  'ingest-inspect': async () => (await import('./ingest-inspect.ts')).benchIngestInspect(),
+  runner: async () => (await import('./runner.ts')).benchRunner(),
+  report: async () => (await import('./report.ts')).benchReport(),
 };
 
-const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-for (const w of wanted) {
-  if (!BENCHES[w]) {
-    process.stderr.write(`bench: unknown bench "${w}"; known: ${Object.keys(BENCHES).join(', ')}\n`);
-    process.exit(2);
-  }
-}
-const results: Record<string, unknown> = {};
-for (const [name, run] of Object.entries(BENCHES)) {
-  if (wanted.length && !wanted.includes(name)) continue;
-  process.stdout.write(`\n== ${name}\n`);
+const yesNo = (ok: boolean) => (ok ? 'ok' : 'MISSED');
+
+/** One-line figures for benches whose functions return numbers without printing them. */
+const SUMMARIES: Record<string, (r: any) => string[]> = {
+  'ingest-inspect': (r) => [
+    `ingest inspect .eval: ${r.samples} samples (${(r.fileBytes / 1e6).toFixed(1)} MB) in ${r.seconds} s = ${r.samplesPerSecond} samples/s [target >= ${r.target}: ${yesNo(r.samplesPerSecond >= r.target)}]; dry run ${r.dryRunSamplesPerSecond}/s; peak RSS ${r.peakRssMb} MB`,
+  ],
+  runner: (r) => [
+    `runner demo preset (270 episodes + probes + 3 judges, zero-latency sim): ${(r.demo.wallMs / 1000).toFixed(1)} s [target < 20 s: ${yesNo(r.demo.wallMs < 20000)}]`,
+    `runner throughput c=${r.throughput.concurrency}, ${r.throughput.latencyMs} ms latency: ${r.throughput.steadyRequestsPerSec} req/s steady = ${(100 * r.throughput.steadyEfficiency).toFixed(0)}% of ideal ${r.throughput.idealPerSec}/s (whole run ${(100 * r.throughput.efficiency).toFixed(0)}%) [target >= 80%: ${yesNo(r.throughput.steadyEfficiency >= 0.8)}]`,
+    `runner overhead per episode (c=1, model time excluded): ${r.overhead.overheadPerEpisodeMs} ms [target < 5 ms: ${yesNo(r.overhead.overheadPerEpisodeMs < 5)}]`,
+    ...(r.memory
+      ? [`runner memory, ${r.memory.episodes} episodes: RSS start ${r.memory.rssStartMb} MB, peak ${r.memory.rssPeakMb} MB, end ${r.memory.rssAtMb['100%']} MB [target < 500 MB: ${yesNo(r.memory.rssPeakMb < 500)}]`]
+      : []),
+  ],
+  report: (r) => [
+    `report build, demo (${r.demo.episodes} episodes): ${(r.demo.buildMs / 1000).toFixed(1)} s (+${(r.demo.importMs / 1000).toFixed(1)} s module load), peak RSS ${r.demo.peakRssMb} MB [target < 5 s: ${yesNo(r.demo.buildMs + r.demo.importMs < 5000)}]`,
+    `report build, ${r.large.episodes.toLocaleString('en')} episodes: ${(r.large.buildMs / 1000).toFixed(1)} s, peak RSS ${r.large.peakRssMb} MB [targets < 60 s, < 2048 MB: ${yesNo(r.large.buildMs < 60000)}, ${yesNo(r.large.peakRssMb < 2048)}]`,
+  ],
+};
+
+const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? Number(x) : ArrayBuffer.isView(x) ? undefined : x), 2) + '\n';
+
+const args = process.argv.slice(2);
+if (args[0] === '--child') {
+  const name = args[1]!;
   const t0 = performance.now();
-  results[name] = await run();
-  process.stdout.write(`(${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`);
+  const result = await BENCHES[name]!();
+  for (const line of SUMMARIES[name]?.(result) ?? []) process.stdout.write(line + '\n');
+  mkdirSync('bench/out', { recursive: true });
+  writeFileSync(join('bench/out', `${name}.json`), json(result));
+  process.stdout.write(`(${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s; bench/out/${name}.json)\n`);
+} else {
+  const wanted = args.filter((a) => !a.startsWith('-'));
+  for (const w of wanted) {
+    if (!BENCHES[w]) {
+      process.stderr.write(`bench: unknown bench "${w}"; known: ${Object.keys(BENCHES).join(', ')}\n`);
+      process.exit(2);
+    }
+  }
+  let failed = 0;
+  for (const name of Object.keys(BENCHES)) {
+    if (wanted.length && !wanted.includes(name)) continue;
+    process.stdout.write(`\n== ${name}\n`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--child', name], { stdio: 'inherit' });
+    if (r.status !== 0) failed++;
+  }
+  process.exit(failed ? 1 : 0);
 }
-mkdirSync('bench/out', { recursive: true });
-writeFileSync(join('bench/out', 'results.json'), JSON.stringify(results, (_k, v) => (typeof v === 'bigint' ? Number(v) : ArrayBuffer.isView(v) ? undefined : v), 2) + '\n');
-process.stdout.write('\nwrote bench/out/results.json\n');

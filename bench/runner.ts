@@ -18,11 +18,11 @@
  *    client, SDK, verifier reads, transcript handling, scoring, and the journal hand-off.
  *    `overheadVsNominalLatencyMs` is the older figure, wall minus turns x nominal latency; it
  *    differs from the measured one by the sim timer's jitter (up to about 1 ms per request).
- * 4. Memory over a long run (~2,000 episodes with judges and probes): RSS sampled during the run
+ * 4. Memory over a long run (10,044 episodes with judges and probes): RSS sampled during the run
  *    and at the final write.
  *
  * `benchRunner()` returns the numbers; run directly (`npx tsx bench/runner.ts`) it prints them.
- * Env: `BENCH_RUNNER_LONG_EPISODES` (default 2016; 0 skips), `BENCH_RUNNER_QUICK=1` (smaller).
+ * Env: `BENCH_RUNNER_LONG_EPISODES` (default 10,044 = the 10,000-episode target rounded up to whole epochs; 0 skips), `BENCH_RUNNER_QUICK=1` (smaller).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -113,7 +113,7 @@ const r2 = (x: number) => Math.round(x * 100) / 100;
 
 export async function benchRunner(): Promise<RunnerBenchResult> {
   const quick = process.env.BENCH_RUNNER_QUICK === '1';
-  const longEpisodes = Number(process.env.BENCH_RUNNER_LONG_EPISODES ?? (quick ? 270 : 2016));
+  const longEpisodes = Number(process.env.BENCH_RUNNER_LONG_EPISODES ?? (quick ? 270 : 10_044)); // the issue's 10,000-episode memory target
 
   // Warm-up (JIT, module loading, DuckDB) so the demo number is the steady-state one.
   await withStore((traces) =>
