@@ -22,6 +22,20 @@ export interface MetricDef {
 
 const EPISODE_COLS = `e.run_id, e.subject_model, e.scenario_id, e.epoch, e.domain, e.decision_type, e.variant, e.episode_id`;
 
+/** Scenario metadata for probe rows (probe tables carry no domain/type/variant of their own). */
+const SCENARIO_META = `(SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant FROM episodes)`;
+
+/** A 0/1 metric over one boolean column of probe_decisions (one row per frozen state). */
+function probeDecisionMetric(name: string, description: string, column: 'correct' | 'composed_correct'): MetricDef {
+  return {
+    name,
+    description,
+    binary: true,
+    sql: `SELECT p.run_id, p.subject_model, p.scenario_id, p.epoch, e.domain, e.decision_type, e.variant, p.state_id AS episode_id, CAST(p.${column} AS DOUBLE) AS value
+          FROM probe_decisions p LEFT JOIN ${SCENARIO_META} e USING (run_id, scenario_id)`,
+  };
+}
+
 export const METRICS: Record<string, MetricDef> = {
   gathered_evidence: {
     name: 'gathered_evidence',
@@ -49,26 +63,14 @@ export const METRICS: Record<string, MetricDef> = {
     binary: true,
     sql: `SELECT ${EPISODE_COLS}, CAST(e.status = 'invalid' AS DOUBLE) AS value FROM episodes e WHERE e.status <> 'error'`,
   },
-  probe_decision: {
-    name: 'probe_decision',
-    description: 'Probe mode: the decision question answered with an acceptable action for the frozen state.',
-    binary: true,
-    sql: `SELECT p.run_id, p.subject_model, p.scenario_id, p.epoch, e.domain, e.decision_type, e.variant, p.state_id AS episode_id, CAST(p.correct AS DOUBLE) AS value
-          FROM probe_decisions p LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant FROM episodes) e USING (run_id, scenario_id)`,
-  },
-  probe_composed: {
-    name: 'probe_composed',
-    description: "Probe mode: the action composed in code from the subject's own probe answers is acceptable.",
-    binary: true,
-    sql: `SELECT p.run_id, p.subject_model, p.scenario_id, p.epoch, e.domain, e.decision_type, e.variant, p.state_id AS episode_id, CAST(p.composed_correct AS DOUBLE) AS value
-          FROM probe_decisions p LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant FROM episodes) e USING (run_id, scenario_id)`,
-  },
+  probe_decision: probeDecisionMetric('probe_decision', 'Probe mode: the decision question answered with an acceptable action for the frozen state.', 'correct'),
+  probe_composed: probeDecisionMetric('probe_composed', "Probe mode: the action composed in code from the subject's own probe answers is acceptable.", 'composed_correct'),
   probe_accuracy: {
     name: 'probe_accuracy',
     description: 'Probe mode: a factual probe answered correctly (one row per probe answer; unanswerable counts as wrong).',
     binary: true,
     sql: `SELECT p.run_id, p.subject_model, p.scenario_id, p.epoch, e.domain, e.decision_type, e.variant, p.state_id || '/' || p.probe_id AS episode_id, CAST(p.correct AS DOUBLE) AS value
-          FROM probe_answers p LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant FROM episodes) e USING (run_id, scenario_id)`,
+          FROM probe_answers p LEFT JOIN ${SCENARIO_META} e USING (run_id, scenario_id)`,
   },
 };
 
