@@ -65,6 +65,8 @@ export {
 export { groupBy } from './group-by.ts';
 export {
   probeOutcomes,
+  probeOutcomeFromTally,
+  type ProbeTally,
   type ProbeRow,
   type ProbeOutcomeGroup,
   type ProbeOutcomesOptions,

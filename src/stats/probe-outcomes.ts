@@ -132,10 +132,6 @@ function summarise(fn: string, group: string, rows: readonly ProbeRow[], level: 
   if (!Array.isArray(rows)) {
     throw dataError('stats.badShape', `${fn} requires group ${JSON.stringify(group)} to be an array of rows, got ${show(rows)}`);
   }
-  const share = (count: number, n: number): Share => {
-    const ci = clopperPearson(count, n, { level });
-    return { count, n, rate: ci.estimate, lower: ci.lower, upper: ci.upper };
-  };
   const seen = new Set<string>();
   let frar = 0;
   let fraw = 0;
@@ -180,11 +176,55 @@ function summarise(fn: string, group: string, rows: readonly ProbeRow[], level: 
       if (!composed && action) broken++;
     }
   });
+  return probeOutcomeFromTally(group, { frar, fraw, fwar, fwaw, statesWithoutProbes, accSum, pooledNum, answered, total, cn, composedRight, decisionRightOnComposed, repaired, broken }, { level });
+}
+
+/**
+ * Counts behind one group's outcome table, for callers that aggregate elsewhere (e.g. in DuckDB,
+ * where each state is a weighted row): the four cells (facts right/wrong x action right/wrong),
+ * states without an applicable probe, sums of per-state probe accuracy (`accSum`) and of correct
+ * answers (`pooledNum`), probes answered and applicable, and for states with a composed action:
+ * how many (`cn`), composed right, decision right, repaired and broken.
+ */
+export interface ProbeTally {
+  frar: number;
+  fraw: number;
+  fwar: number;
+  fwaw: number;
+  statesWithoutProbes: number;
+  accSum: number;
+  pooledNum: number;
+  answered: number;
+  total: number;
+  cn: number;
+  composedRight: number;
+  decisionRightOnComposed: number;
+  repaired: number;
+  broken: number;
+}
+
+/**
+ * The outcome table of one group from its tally (what `probeOutcomes` computes per group after
+ * counting). Every share carries a Clopper-Pearson interval at `level`; an empty denominator gives
+ * rate and interval null.
+ *
+ * @example
+ * const g = probeOutcomeFromTally('m', { frar: 6, fraw: 2, fwar: 1, fwaw: 1, statesWithoutProbes: 0, accSum: 9, pooledNum: 36,
+ *   answered: 40, total: 40, cn: 0, composedRight: 0, decisionRightOnComposed: 0, repaired: 0, broken: 0 });
+ * g.errorsAfterCorrectReading.rate; // 2 / 3
+ */
+export function probeOutcomeFromTally(group: string, t: ProbeTally, options?: ProbeOutcomesOptions): ProbeOutcomeGroup {
+  const level = checkLevel('probeOutcomeFromTally', 'level', options?.level ?? 0.95);
+  const share = (count: number, n: number): Share => {
+    const ci = clopperPearson(count, n, { level });
+    return { count, n, rate: ci.estimate, lower: ci.lower, upper: ci.upper };
+  };
+  const { frar, fraw, fwar, fwaw, accSum, pooledNum, answered, total, cn, composedRight, decisionRightOnComposed, repaired, broken } = t;
   const n = frar + fraw + fwar + fwaw;
   return {
     group,
     states: n,
-    statesWithoutProbes,
+    statesWithoutProbes: t.statesWithoutProbes,
     cells: {
       factsRightActionRight: share(frar, n),
       factsRightActionWrong: share(fraw, n),

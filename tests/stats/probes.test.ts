@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { groupBy } from '../../src/stats/group-by.ts';
-import { probeOutcomes, type ProbeRow } from '../../src/stats/probe-outcomes.ts';
+import { probeOutcomeFromTally, probeOutcomes, type ProbeRow } from '../../src/stats/probe-outcomes.ts';
 import { probeSufficiency } from '../../src/stats/probe-sufficiency.ts';
 import { expectDataError } from '../helpers/stats.ts';
 
@@ -215,5 +215,31 @@ describe('probeSufficiency', () => {
     expectDataError(() => probeSufficiency([{ ...ok, state_id: undefined as never }]), 'stats.badProbeState', 'state_id to be a string');
     expectDataError(() => probeSufficiency([ok, ok]), 'stats.duplicateId', 'state_id "a" twice');
     expectDataError(() => probeSufficiency({} as never), 'stats.badShape', 'array of states');
+  });
+});
+
+describe('probeOutcomeFromTally', () => {
+  it('gives exactly what probeOutcomes gives for the same states (the report aggregates in DuckDB and calls it)', () => {
+    const rows: ProbeRow[] = [];
+    const add = (n: number, facts: boolean, action: boolean, composed: boolean | null) => {
+      for (let i = 0; i < n; i++) {
+        rows.push({ state_id: `s${rows.length}`, subject_model: 'm', all_facts_correct: facts, action_correct: action, probes_answered: 4, probes_total: 4, probe_accuracy: facts ? 1 : 0.75, composed_correct: composed });
+      }
+    };
+    add(6, true, true, true);
+    add(2, true, false, true);
+    add(1, false, true, false);
+    add(3, false, false, null);
+    const fromRows = probeOutcomes({ m: rows })[0];
+    const tally = probeOutcomeFromTally('m', {
+      frar: 6, fraw: 2, fwar: 1, fwaw: 3, statesWithoutProbes: 0,
+      accSum: 8 + 4 * 0.75, pooledNum: (8 + 4 * 0.75) * 4, answered: 48, total: 48,
+      cn: 9, composedRight: 8, decisionRightOnComposed: 7, repaired: 2, broken: 1,
+    });
+    expect(tally).toEqual(fromRows);
+    // Hand-worked: 2 of the 5 errors follow all-facts-correct; R: binom.test(2, 5)$conf.int
+    expect(tally.errorsAfterCorrectReading.rate).toBe(0.4);
+    expect(tally.errorsAfterCorrectReading.lower).toBeCloseTo(0.05274495, 7);
+    expect(tally.errorsAfterCorrectReading.upper).toBeCloseTo(0.8533672, 7);
   });
 });

@@ -16,7 +16,7 @@
  * Calibration receives per-subject confidence/correctness vectors as typed arrays.
  */
 import { quoteLiteral } from '../../store/duckdb.ts';
-import { clopperPearson, expectedCalibrationError, pairedBootstrap, probeSufficiency, type CalibrationBin, type Share } from '../../stats/index.ts';
+import { expectedCalibrationError, pairedBootstrap, probeOutcomeFromTally, probeSufficiency, type CalibrationBin, type Share } from '../../stats/index.ts';
 import { StandoffError } from '../../errors.ts';
 import { byText, cell, code, fixed, fmtCount, pct, pctInterval, pp, ppInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
@@ -95,10 +95,6 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
   const rows = await ctx.q(`
     SELECT subject, action, composed, total, answered, right_, CAST(count(*) AS BIGINT) AS n
     FROM (${stateSql}) GROUP BY ALL ORDER BY ALL`);
-  const share = (count: number, n: number): Share => {
-    const ci = clopperPearson(count, n, { level: ctx.level });
-    return { count, n, rate: ci.estimate, lower: ci.lower, upper: ci.upper };
-  };
   const subjects = [...new Set(rows.map((r) => String(r.subject)))].sort(byText);
   const out: ProbeSubject[] = [];
   for (const subject of subjects) {
@@ -136,9 +132,14 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
         else cellsC.ff += w;
       }
     }
-    const nStates = frar + fraw + fwar + fwaw;
+    // The shares themselves come from the statistics library, from this subject's weighted tally.
+    const g = probeOutcomeFromTally(
+      subject,
+      { frar, fraw, fwar, fwaw, statesWithoutProbes: without, accSum, pooledNum, answered, total, cn, composedRight, decisionRightOnComposed: decisionRight, repaired, broken },
+      { level: ctx.level },
+    );
     let composed: ProbeSubject['composed'] = null;
-    if (cn > 0) {
+    if (g.composed) {
       let lower: number | null = null;
       let upper: number | null = null;
       if (cn >= 2) {
@@ -161,35 +162,35 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
         }
       }
       composed = {
-        n: cn,
-        composed_accuracy: share(composedRight, cn),
-        decision_accuracy: share(decisionRight, cn),
-        difference: (composedRight - decisionRight) / cn,
+        n: g.composed.n,
+        composed_accuracy: g.composed.composedAccuracy,
+        decision_accuracy: g.composed.decisionAccuracy,
+        difference: g.composed.difference,
         lower,
         upper,
         method: 'paired-bootstrap-percentile',
-        repaired,
-        broken,
+        repaired: g.composed.repaired,
+        broken: g.composed.broken,
       };
     }
     out.push({
       subject,
-      states: nStates,
-      states_without_probes: without,
+      states: g.states,
+      states_without_probes: g.statesWithoutProbes,
       cells: {
-        facts_right_action_right: share(frar, nStates),
-        facts_right_action_wrong: share(fraw, nStates),
-        facts_wrong_action_right: share(fwar, nStates),
-        facts_wrong_action_wrong: share(fwaw, nStates),
+        facts_right_action_right: g.cells.factsRightActionRight,
+        facts_right_action_wrong: g.cells.factsRightActionWrong,
+        facts_wrong_action_right: g.cells.factsWrongActionRight,
+        facts_wrong_action_wrong: g.cells.factsWrongActionWrong,
       },
-      all_facts_correct: share(frar + fraw, nStates),
-      decision_accuracy: share(frar + fwar, nStates),
-      errors_after_correct_reading: share(fraw, fraw + fwaw),
-      action_wrong_given_facts_right: share(fraw, frar + fraw),
-      action_right_given_fact_wrong: share(fwar, fwar + fwaw),
-      mean_probe_accuracy: nStates === 0 ? null : accSum / nStates,
-      pooled_probe_accuracy: total === 0 ? null : pooledNum / total,
-      coverage: { answered, total, rate: total === 0 ? null : answered / total },
+      all_facts_correct: g.allFactsCorrect,
+      decision_accuracy: g.decisionAccuracy,
+      errors_after_correct_reading: g.errorsAfterCorrectReading,
+      action_wrong_given_facts_right: g.actionWrongGivenFactsRight,
+      action_right_given_fact_wrong: g.actionRightGivenFactWrong,
+      mean_probe_accuracy: g.meanProbeAccuracy,
+      pooled_probe_accuracy: g.pooledProbeAccuracy,
+      coverage: g.coverage,
       composed,
       calibration: null,
     });
