@@ -75,10 +75,13 @@ describe('sim endpoint threads', () => {
     const t0 = performance.now();
     await Promise.all(SCENARIOS.slice(0, 4).map((s) => c.chat.completions.create({ model: 'sim:careful', messages: buildAgentMessages(s), tools: AGENT_TOOLS, seed: 1 })));
     const wall = performance.now() - t0;
-    expect(wall).toBeGreaterThanOrEqual(119);
+    // Semantics, not speed: each reply is held for the latency. Timers may fire a little early
+    // against performance.now(), so allow a few milliseconds of slack.
+    const SLACK = 5;
+    expect(wall).toBeGreaterThanOrEqual(120 - SLACK);
     const st = sim.stats();
     expect(st.completions.agent).toBe(4);
-    expect(st.answerMs).toBeGreaterThanOrEqual(4 * 119);
+    expect(st.answerMs).toBeGreaterThanOrEqual(4 * (120 - SLACK));
     expect(st.answerMs).toBeLessThan(4 * wall + 1);
     await sim.close();
     await expect(fetch(`${sim.baseURL}/models`)).rejects.toThrow();

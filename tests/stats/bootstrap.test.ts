@@ -442,17 +442,14 @@ describe('bootstrapMean', () => {
     expectMoments(r.replicates!, m, s2 / n, (m4 + 3 * (n - 1) * s2 * s2) / n ** 3, 'continuous');
   });
 
-  it('n = 1,000,000 0/1 scores x 10,000 resamples: exact path, well under a second (bench: ~0.05-0.1 s)', () => {
+  it('n = 1,000,000 0/1 scores x 10,000 resamples: exact path (speed: npm run bench)', () => {
     const data = new Float64Array(1_000_000);
     for (let i = 0; i < data.length; i++) data[i] = i % 7 < 2 ? 1 : 0;
     bootstrapMean(data.subarray(0, 1000), { seed: 1, resamples: 100 }); // warm up the JIT
-    const t0 = performance.now();
     const r = bootstrapMean(data, { seed: 1, resamples: 10_000 });
-    const ms = performance.now() - t0;
     expect(r.engine).toBe('multinomial');
     expect(r.se).toBeGreaterThan(0);
-    // brief's target is 0.2 s on an idle machine; the assertion leaves room for a loaded CI runner
-    expect(ms).toBeLessThan(600);
+    // Speed is measured in bench/stats-bootstrap.ts (npm run bench), never asserted in a test.
   });
 
   it('decimal scores are summed exactly: a replicate equal to the data as a multiset equals the estimate bitwise', () => {

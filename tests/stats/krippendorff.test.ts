@@ -149,16 +149,13 @@ describe('krippendorffAlpha', () => {
     expectDataError(() => krippendorffAlpha([[1]], 'metric' as AlphaLevel), 'stats.badOption', `level to be one of 'nominal', 'ordinal', 'interval', 'ratio', got "metric"`);
   });
 
-  it('is fast: 100,000 units x 5 raters in under a second (nominal, interval, ordinal, ratio)', () => {
+  it('handles 100,000 units x 5 raters at every level (speed: npm run bench)', () => {
     const rng = createRng(7);
     const units = 100_000;
     const m = Array.from({ length: 5 }, () => Array.from({ length: units }, () => (rng.uniform() < 0.1 ? null : 1 + rng.int(5))));
     for (const level of LEVELS) {
-      const t0 = performance.now();
       const r = krippendorffAlpha(m, level);
-      const ms = performance.now() - t0;
       expect(r.units).toBeGreaterThan(99_000);
-      expect(ms, `${level}: ${ms.toFixed(0)} ms`).toBeLessThan(1000);
     }
   });
 });
@@ -215,13 +212,11 @@ describe('krippendorffAlphaBootstrap', () => {
     expect(a.level).toBe(0.95);
   });
 
-  it('defaults to 10,000 resamples and runs 100,000 units x 5 raters quickly enough', () => {
+  it('defaults to 10,000 resamples and resamples 100,000 units x 5 raters', () => {
     expect(krippendorffAlphaBootstrap([[1, 2, 3], [1, 2, 2]], 'nominal', { seed: 1 }).resamples).toBe(10_000);
     const rng = createRng(3);
     const m = Array.from({ length: 5 }, () => Array.from({ length: 100_000 }, () => 1 + rng.int(4)));
-    const t0 = performance.now();
     const r = krippendorffAlphaBootstrap(m, 'nominal', { resamples: 20, seed: 1 });
-    expect(performance.now() - t0).toBeLessThan(5000);
     expect(r.lower as number).toBeLessThanOrEqual(r.upper as number);
   });
 

@@ -73,15 +73,13 @@ describe('pairedBootstrap: exact multinomial fast path vs resampling', () => {
     expectBootstrapMeanMoments(r.replicates!, d, 'continuous pairs');
   });
 
-  it('100,000 pairs x 10,000 resamples run on the exact path well under a second (bench: ~0.02 s; brief target 0.5 s)', () => {
+  it('100,000 pairs x 10,000 resamples run on the exact path (speed: npm run bench)', () => {
     const { a, b } = pairs(60_000, 9_000, 7_000, 24_000, 7);
     pairedBootstrap(a.slice(0, 100), b.slice(0, 100), { seed: 1, resamples: 100 }); // JIT warm-up
-    const t0 = performance.now();
     const r = pairedBootstrap(a, b, { seed: 1, resamples: 10_000 });
-    const ms = performance.now() - t0;
     expect(r.engine).toBe('multinomial');
     expect(r.estimate).toBeCloseTo(0.02, 15);
-    expect(ms).toBeLessThan(1500);
+    // Speed is measured in bench/stats-bootstrap.ts (npm run bench), never asserted in a test.
   });
 });
 
