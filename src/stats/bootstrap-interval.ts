@@ -1,7 +1,7 @@
 import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
 import normalQuantile from '@stdlib/stats-base-dists-normal-quantile';
 import { dataError } from '../errors.ts';
-import type { BcaDetails, BootstrapMethod } from './bootstrap-internals.ts';
+import type { BcaDetails, BootstrapMethod, BootstrapResult, ParsedBootstrapOptions } from './bootstrap-internals.ts';
 import { normInterQuantile } from './norm-inter-quantile.ts';
 
 export interface BootstrapIntervalOptions {
@@ -116,4 +116,34 @@ export function bootstrapInterval(
     se,
     bca: { z0, acceleration: a, fallback: null },
   };
+}
+
+/**
+ * The interval of a set of replicates, packaged as the `BootstrapResult` every resampler returns
+ * (estimate, interval, se, the options and seed used, the generator and engine, and the
+ * replicates themselves when asked for).
+ */
+export function toBootstrapResult(
+  reps: Float64Array,
+  estimate: number,
+  opts: ParsedBootstrapOptions,
+  run: { n: number; rng: BootstrapResult['rng']; engine: BootstrapResult['engine']; acceleration?: BootstrapIntervalOptions['acceleration'] },
+): BootstrapResult {
+  const ci = bootstrapInterval(reps, estimate, { method: opts.method, level: opts.level, acceleration: run.acceleration });
+  const result: BootstrapResult = {
+    estimate,
+    lower: ci.lower,
+    upper: ci.upper,
+    level: opts.level,
+    se: ci.se,
+    method: opts.method,
+    resamples: opts.resamples,
+    seed: opts.seed,
+    n: run.n,
+    rng: run.rng,
+    engine: run.engine,
+    bca: ci.bca,
+  };
+  if (opts.returnReplicates) result.replicates = reps;
+  return result;
 }

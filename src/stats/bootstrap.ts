@@ -1,6 +1,6 @@
 import { dataError } from '../errors.ts';
 import { show } from './arg-checks.ts';
-import { bootstrapInterval } from './bootstrap-interval.ts';
+import { toBootstrapResult } from './bootstrap-interval.ts';
 import { parseBootstrapOptions, toFiniteArray, type BootstrapOptions, type BootstrapResult } from './bootstrap-internals.ts';
 import { jackknifeAcceleration } from './jackknife-acceleration.ts';
 import { createXoshiro128 } from './xoshiro128.ts';
@@ -110,21 +110,5 @@ export function bootstrap(
     return jackknifeAcceleration(jack, weight);
   };
 
-  const ci = bootstrapInterval(reps, estimate, { method: opts.method, level: opts.level, acceleration });
-  const result: BootstrapResult = {
-    estimate,
-    lower: ci.lower,
-    upper: ci.upper,
-    level: opts.level,
-    se: ci.se,
-    method: opts.method,
-    resamples: R,
-    seed: opts.seed,
-    n,
-    rng: 'xoshiro128**',
-    engine: 'resample',
-    bca: ci.bca,
-  };
-  if (opts.returnReplicates) result.replicates = reps;
-  return result;
+  return toBootstrapResult(reps, estimate, opts, { n, rng: 'xoshiro128**', engine: 'resample', acceleration });
 }

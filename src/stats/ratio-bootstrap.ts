@@ -1,4 +1,4 @@
-import { bootstrapInterval } from './bootstrap-interval.ts';
+import { toBootstrapResult } from './bootstrap-interval.ts';
 import type { BootstrapResult, ParsedBootstrapOptions } from './bootstrap-internals.ts';
 import { jackknifeAcceleration } from './jackknife-acceleration.ts';
 import { sampleMultinomialRaw } from './multinomial-sample.ts';
@@ -134,23 +134,7 @@ export function ratioBootstrap(
     };
   }
 
-  const ci = bootstrapInterval(reps, estimate, { method: opts.method, level: opts.level, acceleration });
-  const result: BootstrapResult = {
-    estimate,
-    lower: ci.lower,
-    upper: ci.upper,
-    level: opts.level,
-    se: ci.se,
-    method: opts.method,
-    resamples: R,
-    seed: opts.seed,
-    n,
-    rng: useMultinomial ? 'mt19937' : 'xoshiro128**',
-    engine: useMultinomial ? 'multinomial' : 'resample',
-    bca: ci.bca,
-  };
-  if (opts.returnReplicates) result.replicates = reps;
-  return result;
+  return toBootstrapResult(reps, estimate, opts, { n, rng: useMultinomial ? 'mt19937' : 'xoshiro128**', engine: useMultinomial ? 'multinomial' : 'resample', acceleration });
 }
 
 interface Atoms {
