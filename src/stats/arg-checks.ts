@@ -79,3 +79,27 @@ export function checkOptions<T extends object>(fn: string, value: T | undefined)
   }
   return value;
 }
+
+/** One-sided or two-sided interval (shared by the binomial intervals). */
+export type Sided = 'two' | 'upper' | 'lower';
+
+/**
+ * The argument checks every binomial interval makes: non-negative integer counts with
+ * successes <= n, a level in (0, 1), and a `sided` of two, upper or lower.
+ */
+export function checkBinomialArgs(
+  fn: string,
+  successes: unknown,
+  n: unknown,
+  options: { level?: number; sided?: Sided } | undefined,
+): { level: number; sided: Sided } {
+  const opts = checkOptions(fn, options);
+  checkCount(fn, 'successes', successes);
+  checkCount(fn, 'n', n);
+  if ((successes as number) > (n as number)) {
+    throw dataError('stats.badCount', `${fn} requires successes <= n, got ${successes} > ${n}`);
+  }
+  const level = checkLevel(fn, 'level', opts.level ?? 0.95);
+  const sided = checkChoice<Sided>(fn, 'sided', opts.sided ?? 'two', ['two', 'upper', 'lower']);
+  return { level, sided };
+}

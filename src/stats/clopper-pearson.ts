@@ -1,9 +1,8 @@
 import betaQuantile from '@stdlib/stats-base-dists-beta-quantile';
-import { dataError } from '../errors.ts';
-import { checkChoice, checkCount, checkLevel, checkOptions } from './arg-checks.ts';
+import { checkBinomialArgs, type Sided } from './arg-checks.ts';
 
 /** Which interval: two-sided, or a one-sided bound. */
-export type Sided = 'two' | 'upper' | 'lower';
+export type { Sided };
 
 /** A confidence interval for a binomial proportion. */
 export interface BinomialInterval {
@@ -59,14 +58,7 @@ export interface ClopperPearsonOptions {
  */
 export function clopperPearson(successes: number, n: number, options?: ClopperPearsonOptions): BinomialInterval {
   const fn = 'clopperPearson';
-  const opts = checkOptions(fn, options);
-  checkCount(fn, 'successes', successes);
-  checkCount(fn, 'n', n);
-  if (successes > n) {
-    throw dataError('stats.badCount', `${fn} requires successes <= n, got ${successes} > ${n}`);
-  }
-  const level = checkLevel(fn, 'level', opts.level ?? 0.95);
-  const sided = checkChoice<Sided>(fn, 'sided', opts.sided ?? 'two', ['two', 'upper', 'lower']);
+  const { level, sided } = checkBinomialArgs(fn, successes, n, options);
   const base = { successes, trials: n, level, method: 'clopper-pearson' as const, sided };
   if (n === 0) return { ...base, estimate: null, lower: null, upper: null };
 

@@ -1,7 +1,6 @@
 import normalQuantile from '@stdlib/stats-base-dists-normal-quantile';
 import { dataError } from '../errors.ts';
-import { checkChoice, checkCount, checkLevel, checkOptions } from './arg-checks.ts';
-import type { Sided } from './clopper-pearson.ts';
+import { checkBinomialArgs, type Sided } from './arg-checks.ts';
 
 /** A Wilson score interval for a binomial proportion. */
 export interface WilsonInterval {
@@ -58,15 +57,8 @@ export interface WilsonOptions {
  */
 export function wilson(successes: number, n: number, options?: WilsonOptions): WilsonInterval {
   const fn = 'wilson';
-  const opts = checkOptions(fn, options);
-  checkCount(fn, 'successes', successes);
-  checkCount(fn, 'n', n);
-  if (successes > n) {
-    throw dataError('stats.badCount', `${fn} requires successes <= n, got ${successes} > ${n}`);
-  }
-  const level = checkLevel(fn, 'level', opts.level ?? 0.95);
-  const sided = checkChoice<Sided>(fn, 'sided', opts.sided ?? 'two', ['two', 'upper', 'lower']);
-  const continuity = opts.continuity ?? false;
+  const { level, sided } = checkBinomialArgs(fn, successes, n, options);
+  const continuity = options?.continuity ?? false;
   if (typeof continuity !== 'boolean') {
     throw dataError('stats.badOption', `${fn} requires continuity to be a boolean, got ${String(continuity)}`);
   }
