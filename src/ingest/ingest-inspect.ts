@@ -2,21 +2,29 @@
  * `standoff ingest inspect PATH...` as a library: Inspect AI logs (`.eval`, `.json`) -> runs in
  * the trace store, one run per log file.
  *
- * All-or-nothing: every file is read, mapped and validated before anything is written. Problems
+ * All-or-nothing: every file is read, mapped and validated before anything becomes visible. Problems
  * are collected (up to `maxProblems`, default 20) so every bad file and member shows at once; each
  * is a one-line data error (`ingest.<problem>`, exit 3) naming the file and zip member (and the
  * field). When there are several, each is reported on its own line and one summarizing error is
- * thrown; the store is left untouched. Run ids that already exist are refused (store error) before
- * the first write unless `replace`.
+ * thrown; the store is left untouched. Run ids that already exist are refused (store error, as
+ * each file's run id becomes known) unless `replace`.
+ *
+ * Memory does not grow with the log: each file streams its rows, sample by sample, into a
+ * `RunWriter` (DuckDB staging tables capped at 512 MB that spill to the run's temp directory); the
+ * runs become visible only when every file was read clean, one atomic commit per run.
  *
  * Directories given as paths are expanded to the `.eval` files under them (recursively).
  */
-import { readdirSync, statSync, existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RUN_ID_PATTERN, type TableName } from '../schema/tables.ts';
-import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
-import { partitionDir, writeRun } from '../store/write-run.ts';
-import { loadInspectLog, type LoadedInspectLog } from './inspect/index.ts';
+import { StandoffError, dataError, usageError } from '../errors.ts';
+import { cleanupStore } from '../store/write-run.ts';
+import { RunWriter } from '../store/run-writer.ts';
+import { scanInspectLog, type InspectRowSink, type InspectScan } from './inspect/index.ts';
+
+type ScannedLog = NonNullable<InspectScan['log']>;
 
 export interface IngestInspectOptions {
   /** Trace store directory. */
@@ -110,14 +118,6 @@ function expandPaths(paths: string[]): string[] {
   return out;
 }
 
-function tableCounts(log: LoadedInspectLog): Partial<Record<TableName, number>> {
-  const b = log.bundle;
-  const counts: Partial<Record<TableName, number>> = { runs: 1, episodes: b.episodes.length };
-  if (b.messages.length > 0) counts.messages = b.messages.length;
-  if (b.scores.length > 0) counts.scores = b.scores.length;
-  return counts;
-}
-
 export async function ingestInspect(paths: string[], opts: IngestInspectOptions): Promise<IngestInspectSummary> {
   if (paths.length === 0) throw usageError('ingest.noPaths', 'no inspect log given (pass one or more .eval or .json files)');
   const files = expandPaths(paths);
@@ -132,74 +132,89 @@ export async function ingestInspect(paths: string[], opts: IngestInspectOptions)
   const max = opts.maxProblems ?? 20;
   const report = opts.report ?? ((line: string) => process.stderr.write(`${line}\n`));
 
-  // 1. Read, map and validate everything.
+  // Existing runs are refused up front (the ids are known only per file, so again as each opens).
+  // Each file streams into its own RunWriter (staged in a temp directory, nothing visible); the
+  // runs are committed together only when every file is clean, else every writer is aborted.
   const problems: StandoffError[] = [];
-  const logs: LoadedInspectLog[] = [];
+  const logs: ScannedLog[] = [];
+  const writers: RunWriter[] = [];
   let truncated = false;
-  for (const file of files) {
-    if (problems.length >= max) {
-      truncated = true;
-      break;
+  const storeExisted = existsSync(opts.traces);
+  let committed = 0;
+  if (!opts.dryRun) await cleanupStore(opts.traces);
+  try {
+    for (const file of files) {
+      if (problems.length >= max) {
+        truncated = true;
+        break;
+      }
+      let writer: RunWriter | null = null;
+      const sink: InspectRowSink = {
+        begin: async (runId) => {
+          if (opts.dryRun || problems.length > 0) return;
+          if (logs.some((l) => l.run.run_id === runId)) return; // reported as a duplicate run below
+          writer = await RunWriter.open(opts.traces, runId, { replace: opts.replace, trusted: true });
+          writers.push(writer);
+        },
+        rows: async (unit, m) => {
+          if (!writer || problems.length > 0) return;
+          await writer.append('episodes', [m.episode], unit);
+          await writer.append('messages', m.messages, unit);
+          await writer.append('scores', m.scores, unit);
+        },
+        end: async (run, rank) => {
+          if (writer && problems.length === 0) await writer.finish(run, rank);
+        },
+      };
+      const r = await scanInspectLog(file, sink, { runId: opts.runId, maxProblems: max - problems.length });
+      problems.push(...r.problems);
+      if (r.truncated) truncated = true;
+      if (r.log) {
+        const other = logs.find((l) => l.run.run_id === r.log!.run.run_id);
+        if (other) {
+          problems.push(dataError('ingest.duplicateRun', `${r.log.file}: maps to run "${r.log.run.run_id}", like ${other.file} (the same log given twice?)`));
+        }
+        logs.push(r.log);
+      }
     }
-    const r = await loadInspectLog(file, { runId: opts.runId, maxProblems: max - problems.length });
-    problems.push(...r.problems);
-    if (r.truncated) truncated = true;
-    if (r.log) logs.push(r.log);
-  }
-  const byRun = new Map<string, string>();
-  for (const log of logs) {
-    const id = log.bundle.run.run_id;
-    const other = byRun.get(id);
-    if (other !== undefined) {
-      problems.push(dataError('ingest.duplicateRun', `${log.file}: maps to run "${id}", like ${other} (the same log given twice?)`));
+    if (problems.length > 0) {
+      const list = problems.slice(0, max);
+      if (list.length > 1 || truncated) for (const p of list) report(p.message);
+      throw new IngestProblems(list, truncated || problems.length > max);
     }
-    byRun.set(id, log.file);
-  }
-  if (problems.length > 0) {
-    const list = problems.slice(0, max);
-    if (list.length > 1 || truncated) for (const p of list) report(p.message);
-    throw new IngestProblems(list, truncated || problems.length > max);
-  }
 
-  const summary: IngestInspectSummary = {
-    traces: opts.traces,
-    dryRun: opts.dryRun === true,
-    runs: logs.map((log) => {
-      const run = log.bundle.run;
-      return {
-        runId: run.run_id,
+    const summary: IngestInspectSummary = {
+      traces: opts.traces,
+      dryRun: opts.dryRun === true,
+      runs: logs.map((log) => ({
+        runId: log.run.run_id,
         file: log.file,
         format: log.format,
         sha256: log.sha256,
-        suite: run.suite,
+        suite: log.run.suite,
         model: log.model,
-        status: run.status,
+        status: log.run.status,
         rebuiltFromJournal: log.rebuiltFromJournal,
-        samples: log.bundle.episodes.length,
+        samples: log.counts.episodes ?? 0,
         expectedSamples: log.expectedSamples,
-        tables: tableCounts(log),
+        tables: log.counts,
         scorerMeans: log.scorerMeans,
         written: false,
-      };
-    }),
-  };
-  if (opts.dryRun) return summary;
+      })),
+    };
+    if (opts.dryRun) return summary;
 
-  // 2. Refuse existing runs before the first write (unless replacing).
-  if (!opts.replace) {
-    for (const log of logs) {
-      const id = log.bundle.run.run_id;
-      if (existsSync(join(partitionDir(opts.traces, 'runs', id), 'data.parquet'))) {
-        throw storeError('store.runExists', `run "${id}" (from ${log.file}) already exists in ${opts.traces}; pass --replace to overwrite it`);
-      }
+    // Commit: one atomic run per file, after every file was read clean.
+    for (let i = 0; i < writers.length; i++) {
+      const res = await writers[i]!.commit();
+      committed++;
+      summary.runs[i]!.tables = res.tables;
+      summary.runs[i]!.written = true;
     }
+    return summary;
+  } finally {
+    for (const w of writers) await w.abort();
+    // A store directory this ingest created for runs it then dropped goes too (rmdir: only if empty).
+    if (!storeExisted && committed === 0) await rmdir(opts.traces).catch(() => undefined);
   }
-
-  // 3. Write: one atomic run per file (rows were validated above).
-  for (let i = 0; i < logs.length; i++) {
-    const res = await writeRun(opts.traces, logs[i]!.bundle, { replace: opts.replace, trusted: true });
-    summary.runs[i]!.tables = res.tables;
-    summary.runs[i]!.written = true;
-  }
-  return summary;
 }

@@ -220,7 +220,7 @@ function validateRows(bundle: WritableRunBundle): void {
   }
 }
 
-const stagingType = (c: SqlColumn) => (c.type === 'TIMESTAMP' ? 'VARCHAR' : c.type);
+export const stagingType = (c: SqlColumn) => (c.type === 'TIMESTAMP' ? 'VARCHAR' : c.type);
 
 function appendValue(ap: DuckDBAppender, c: SqlColumn, v: unknown): void {
   if (v === null || v === undefined) return ap.appendNull();
@@ -244,7 +244,7 @@ function appendValue(ap: DuckDBAppender, c: SqlColumn, v: unknown): void {
 }
 
 /** Writes rows of one table to a Parquet file through a DuckDB staging table. */
-async function writeTableParquet(conn: DuckDBConnection, table: TableName, rows: readonly object[], file: string) {
+export async function writeTableParquet(conn: DuckDBConnection, table: TableName, rows: readonly object[], file: string) {
   const cols = fileColumns(table);
   const staging = `stage_${table}`;
   await conn.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(staging)} (${cols.map((c) => `${quoteIdent(c.name)} ${stagingType(c)}`).join(', ')})`);
@@ -481,13 +481,50 @@ class ColumnarWriter {
   }
 }
 
-async function fsyncPath(path: string): Promise<void> {
+export async function fsyncPath(path: string): Promise<void> {
   const fh = await open(path, 'r');
   try {
     await fh.sync();
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * The commit of a run whose partitions are fully written (and fsynced) under `tmp`: uncommits an
+ * old run of the same id first (its `runs` partition), swaps the other partitions in, then renames
+ * the new `runs` partition into place, the commit point. Shared by `writeRun` and `RunWriter`.
+ */
+export async function commitStaged(
+  store: string,
+  tmp: string,
+  tag: string,
+  runId: string,
+  afterRename?: (table: TableName) => void | Promise<void>,
+): Promise<void> {
+  const exists = existsSync(join(partitionDir(store, 'runs', runId), 'data.parquet'));
+  // Commit: uncommit the old run first (its runs partition), swap the others, then commit runs.
+  const trash = join(store, `.trash-${tag}`);
+  const order = [...TABLE_NAMES.filter((t) => t !== 'runs'), 'runs' as const];
+  if (exists) {
+    await mkdir(join(trash, 'runs'), { recursive: true });
+    await rename(partitionDir(store, 'runs', runId), partitionDir(trash, 'runs', runId));
+  }
+  for (const table of order) {
+    const target = partitionDir(store, table, runId);
+    if (existsSync(target)) {
+      await mkdir(join(trash, table), { recursive: true });
+      await rename(target, partitionDir(trash, table, runId));
+    }
+    const staged = partitionDir(tmp, table, runId);
+    if (existsSync(staged)) {
+      await mkdir(join(store, table), { recursive: true });
+      await rename(staged, target);
+      await afterRename?.(table);
+    }
+  }
+  await fsyncPath(join(store, 'runs'));
+  await rm(trash, { recursive: true, force: true });
 }
 
 /**
@@ -563,28 +600,7 @@ export async function writeRun(storeDir: string, bundle: RunBundle | WritableRun
     }
     await opts.beforeCommit?.();
 
-    // Commit: uncommit the old run first (its runs partition), swap the others, then commit runs.
-    const trash = join(store, `.trash-${tag}`);
-    const order = [...TABLE_NAMES.filter((t) => t !== 'runs'), 'runs' as const];
-    if (exists) {
-      await mkdir(join(trash, 'runs'), { recursive: true });
-      await rename(partitionDir(store, 'runs', runId), partitionDir(trash, 'runs', runId));
-    }
-    for (const table of order) {
-      const target = partitionDir(store, table, runId);
-      if (existsSync(target)) {
-        await mkdir(join(trash, table), { recursive: true });
-        await rename(target, partitionDir(trash, table, runId));
-      }
-      const staged = partitionDir(tmp, table, runId);
-      if (existsSync(staged)) {
-        await mkdir(join(store, table), { recursive: true });
-        await rename(staged, target);
-        await opts.afterRename?.(table);
-      }
-    }
-    await fsyncPath(join(store, 'runs'));
-    await rm(trash, { recursive: true, force: true });
+    await commitStaged(store, tmp, tag, runId, opts.afterRename);
   } catch (err) {
     // Leave the store as it was: the temp directory never became visible.
     await rm(tmp, { recursive: true, force: true }).catch(() => undefined);

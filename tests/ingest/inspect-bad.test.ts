@@ -114,9 +114,10 @@ describe('bad Inspect inputs', () => {
     const path = writeZip(join(dir, 'fields.eval'), shapedEvalMembers({ samples }));
     const { err, lines } = await expectDataError([path]);
     expect(err).toBeInstanceOf(IngestProblems);
+    // Members are read (and problems listed) in the run's order, by sample id then epoch.
     expect(lines).toEqual([
-      expect.stringMatching(/fields\.eval: samples\/em_amb_a_epoch_one\.json: field "epoch": invalid input: expected number, received string$/),
       expect.stringMatching(/fields\.eval: samples\/em_act_a_epoch_2\.json: field "messages\.1\.role": invalid option/),
+      expect.stringMatching(/fields\.eval: samples\/em_amb_a_epoch_one\.json: field "epoch": invalid input: expected number, received string$/),
     ]);
   });
 

@@ -425,6 +425,57 @@ describe('zip reader', () => {
   });
 });
 
+describe('zip reader: member counts', () => {
+  it('reads the whole directory of a zip whose 16-bit member count wrapped (no Zip64 record), as Python zipfile does', () => {
+    const n = 70_000; // stored count: 70,000 mod 65,536 = 4,464
+    const members = Array.from({ length: n }, (_, i) => ({ name: `m/${i}`, data: String(i), method: 0 }));
+    const path = writeZip(join(dir, 'wrapped.zip'), members);
+    expect(readFileSync(path).readUInt16LE(readFileSync(path).length - 12)).toBe(n % 65536);
+    const z = ZipReader.open(path);
+    try {
+      expect(z.entries).toHaveLength(n);
+      expect(z.readText(z.entry('m/69999')!)).toBe('69999');
+    } finally {
+      z.close();
+    }
+  });
+
+  it('refuses a directory whose entries disagree with its end record', () => {
+    const bytes = Buffer.from(buildZip([{ name: 'a', data: '1' }, { name: 'b', data: '2' }, { name: 'c', data: '3' }]));
+    bytes.writeUInt16LE(4, bytes.length - 14); // end record: entries on this disk
+    bytes.writeUInt16LE(4, bytes.length - 12); // end record: entries in all
+    const path = join(dir, 'miscount.zip');
+    writeFileSync(path, bytes);
+    expect(() => ZipReader.open(path)).toThrow(/the central directory holds 3 entries, its end record says 4/);
+  });
+});
+
+describe('row order', () => {
+  it('writes rows by sample id then epoch whatever the member names say (the sort path), as loadInspectLog orders them', async () => {
+    // Member names that sort opposite to the sample ids: the reader's name order is wrong, so the
+    // writer must sort by the ids found inside the samples.
+    const samples = shapedSamples();
+    const names = ['z', 'y', 'x', 'w'];
+    const members = shapedEvalMembers({ samples }).map((m, _i, all) => {
+      const k = all.filter((x) => x.name.startsWith('samples/')).indexOf(m);
+      return k < 0 ? m : { ...m, name: `samples/${names[k]}_epoch_1.json` };
+    });
+    const path = writeZip(join(dir, 'renamed.eval'), members);
+    const mem = await load(path, 'renamed');
+    await ingestInspect([path], { traces: store, runId: 'renamed' });
+    const s = await openStore(store);
+    try {
+      const eps = await query(s.conn, 'SELECT episode_id FROM episodes');
+      expect(eps.rows.map((r) => r.episode_id)).toEqual(mem.bundle.episodes.map((e) => e.episode_id));
+      expect(eps.rows.map((r) => r.episode_id)).toEqual(['ct_esc_b/1', 'em_act_a/1', 'em_act_a/2', 'em_amb_a/1']);
+      const msgs = await query(s.conn, 'SELECT episode_id, seq FROM messages');
+      expect(msgs.rows.map((r) => `${r.episode_id}#${r.seq}`)).toEqual(mem.bundle.messages.map((m) => `${m.episode_id}#${m.seq}`));
+    } finally {
+      s.close();
+    }
+  });
+});
+
 describe('helpers', () => {
   it('parses bare NaN / Infinity / -Infinity outside strings only', () => {
     const v = parseJsonTolerant('{"a": NaN, "b": [Infinity, -Infinity, 1], "s": "NaN Infinity -Infinity \\"NaN\\"", "n": {"x": NaN}}') as Record<string, unknown>;

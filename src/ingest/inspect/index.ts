@@ -2,8 +2,9 @@
  * Inspect AI log -> one run bundle, validated but not written (the writing, the all-or-nothing
  * policy across files and the CLI summary live in `src/ingest/ingest-inspect.ts`).
  *
- * One log file is one run. Samples are read one at a time and mapped immediately; only the rows
- * accumulate. Every row is checked against its zod table schema here, so a problem is reported
+ * One log file is one run. Samples are read one at a time, mapped and handed to a sink
+ * (`scanInspectLog`: the ingest streams them into a `RunWriter`; `loadInspectLog` keeps them in
+ * memory, for small logs and tests). Every row is checked against its zod table schema here, so a problem is reported
  * with the file, the zip member and the field, and the later write can skip re-validation.
  */
 import { basename } from 'node:path';
@@ -15,11 +16,12 @@ import {
   type EpisodeRow,
   type MessageRow,
   type RunBundle,
+  type RunRow,
   type ScoreRow,
   type TableName,
 } from '../../schema/tables.ts';
 import { mapRun, mapSample, episodeIdOf } from './map.ts';
-import { openInspectLog, problem, sha256File, type InspectHeader } from './read-eval.ts';
+import { naturalCompare, openInspectLog, problem, sha256File, type InspectHeader } from './read-eval.ts';
 
 export { parseJsonTolerant, openInspectLog, sha256File } from './read-eval.ts';
 export { ZipReader, ZipError } from './zip.ts';
@@ -64,15 +66,34 @@ export function defaultRunId(header: InspectHeader, sha256: string): string {
   return RUN_ID_PATTERN.test(id) ? id : `inspect-${sha256.slice(0, 16)}`;
 }
 
-function naturalCompare(a: string, b: string): number {
-  const na = Number(a);
-  const nb = Number(b);
-  if (a !== '' && b !== '' && Number.isFinite(na) && Number.isFinite(nb)) return na - nb;
-  return a < b ? -1 : a > b ? 1 : 0;
+/**
+ * Where `scanInspectLog` sends the rows of each valid sample. `begin` is called once with the run
+ * id before the first rows (not at all when the file cannot be read); `rows` once per sample
+ * (`unit` counts samples in reading order), only while no problem has been found; `end` with the
+ * run row and each unit's rank in the run's order (by sample id, numbers numerically, then epoch)
+ * when the whole file is clean.
+ */
+export interface InspectRowSink {
+  begin(runId: string): Promise<void>;
+  rows(unit: number, mapped: MappedSample): Promise<void>;
+  end(run: RunRow, rank: Int32Array): Promise<void>;
 }
 
-/** Reads, maps and validates one Inspect log. Never throws for bad input: it returns problems. */
-export async function loadInspectLog(path: string, opts: LoadInspectOptions = {}): Promise<LoadInspectResult> {
+type MappedSample = ReturnType<typeof mapSample>;
+
+/** What `scanInspectLog` found: the run and its counts when clean, else the problems. */
+export interface InspectScan {
+  log: Omit<LoadedInspectLog, 'bundle'> & { run: RunRow; counts: Partial<Record<TableName, number>> } | null;
+  problems: StandoffError[];
+  truncated: boolean;
+}
+
+/**
+ * Reads, maps and validates one Inspect log, sending rows to `sink` as it goes (so a log of any
+ * size needs memory for one sample at a time, plus a key per sample). Never throws for bad input:
+ * it returns problems (the sink then has had `begin` and maybe some `rows`, but no `end`).
+ */
+export async function scanInspectLog(path: string, sink: InspectRowSink, opts: LoadInspectOptions = {}): Promise<InspectScan> {
   const max = opts.maxProblems ?? 20;
   const opened = openInspectLog(path);
   const problems = [...opened.problems];
@@ -83,12 +104,14 @@ export async function loadInspectLog(path: string, opts: LoadInspectOptions = {}
     const sha256 = await sha256File(path);
     const runId = opts.runId ?? (header ? defaultRunId(header, sha256) : 'unknown');
     const model = header?.eval.model ?? '';
+    if (header && problems.length === 0) await sink.begin(runId);
 
-    type Group = { id: string; epoch: number; mapped: ReturnType<typeof mapSample> };
-    const groups: Group[] = [];
+    const keys: { id: string; epoch: number }[] = [];
     const seen = new Map<string, string>();
     let maxEpoch: number | null = null;
     let errored = 0;
+    const counts = { episodes: 0, messages: 0, scores: 0 };
+    const sums = new Map<string, { sum: number; n: number }>();
     const validate = (table: TableName, rows: readonly object[], member: string): boolean => {
       const schema = TABLES[table] as z.ZodObject;
       for (let i = 0; i < rows.length; i++) {
@@ -131,11 +154,26 @@ export async function loadInspectLog(path: string, opts: LoadInspectOptions = {}
       }
       if (mapped.episode.status === 'error') errored++;
       maxEpoch = Math.max(maxEpoch ?? 0, sample.epoch);
-      groups.push({ id: String(sample.id), epoch: sample.epoch, mapped });
+      counts.episodes++;
+      counts.messages += mapped.messages.length;
+      counts.scores += mapped.scores.length;
+      for (const sc of mapped.scores) {
+        const acc = sums.get(sc.scorer) ?? { sum: 0, n: 0 };
+        if (sc.value !== null) {
+          acc.sum += sc.value;
+          acc.n++;
+        }
+        sums.set(sc.scorer, acc);
+      }
+      // Rows go on only while the file is clean: after a problem the run will not be written.
+      if (problems.length === 0) await sink.rows(keys.length, mapped);
+      keys.push({ id: String(sample.id), epoch: sample.epoch });
     }
     if (!header || problems.length > 0) return { log: null, problems: problems.slice(0, max), truncated };
 
-    groups.sort((a, b) => naturalCompare(a.id, b.id) || a.epoch - b.epoch);
+    const order = Array.from(keys.keys()).sort((a, b) => naturalCompare(keys[a]!.id, keys[b]!.id) || keys[a]!.epoch - keys[b]!.epoch);
+    const rank = new Int32Array(keys.length);
+    order.forEach((unit, i) => (rank[unit] = i));
     const run = mapRun(header, {
       runId,
       fileName: basename(path),
@@ -143,32 +181,21 @@ export async function loadInspectLog(path: string, opts: LoadInspectOptions = {}
       format: reader.format,
       rebuiltFromJournal: reader.rebuiltFromJournal,
       maxEpoch,
-      samples: groups.length,
+      samples: keys.length,
       erroredSamples: errored,
     });
     if (!validate('runs', [run], reader.headerMember)) return { log: null, problems, truncated };
+    await sink.end(run, rank);
 
-    const episodes: EpisodeRow[] = [];
-    const messages: MessageRow[] = [];
-    const scores: ScoreRow[] = [];
-    const sums = new Map<string, { sum: number; n: number; rows: number }>();
-    for (const g of groups) {
-      episodes.push(g.mapped.episode);
-      for (const m of g.mapped.messages) messages.push(m);
-      for (const s of g.mapped.scores) {
-        scores.push(s);
-        const acc = sums.get(s.scorer) ?? { sum: 0, n: 0, rows: 0 };
-        acc.rows++;
-        if (s.value !== null) {
-          acc.sum += s.value;
-          acc.n++;
-        }
-        sums.set(s.scorer, acc);
-      }
-    }
     const scorerMeans: LoadedInspectLog['scorerMeans'] = {};
-    for (const [k, v] of sums) scorerMeans[k] = { mean: v.n > 0 ? v.sum / v.n : null, n: v.n };
+    for (const k of [...sums.keys()].sort()) {
+      const v = sums.get(k)!;
+      scorerMeans[k] = { mean: v.n > 0 ? v.sum / v.n : null, n: v.n };
+    }
     const completed = header.results?.completed_samples;
+    const tableCounts: Partial<Record<TableName, number>> = { runs: 1, episodes: counts.episodes };
+    if (counts.messages > 0) tableCounts.messages = counts.messages;
+    if (counts.scores > 0) tableCounts.scores = counts.scores;
     return {
       log: {
         file: path,
@@ -176,7 +203,8 @@ export async function loadInspectLog(path: string, opts: LoadInspectOptions = {}
         sha256,
         model,
         rebuiltFromJournal: reader.rebuiltFromJournal,
-        bundle: { run, episodes, messages, scores },
+        run,
+        counts: tableCounts,
         expectedSamples: reader.rebuiltFromJournal || typeof completed !== 'number' ? null : completed,
         scorerMeans,
       },
@@ -186,4 +214,33 @@ export async function loadInspectLog(path: string, opts: LoadInspectOptions = {}
   } finally {
     reader.close();
   }
+}
+
+/** Reads, maps and validates one Inspect log into memory (rows in the run's order). Never throws for bad input: it returns problems. */
+export async function loadInspectLog(path: string, opts: LoadInspectOptions = {}): Promise<LoadInspectResult> {
+  const units: MappedSample[] = [];
+  const bundle: LoadedInspectLog['bundle'] = { run: null as unknown as RunRow, episodes: [], messages: [], scores: [] };
+  const scan = await scanInspectLog(
+    path,
+    {
+      begin: async () => undefined,
+      rows: async (unit, mapped) => {
+        units[unit] = mapped;
+      },
+      end: async (run, rank) => {
+        const ordered: MappedSample[] = new Array(units.length);
+        for (let u = 0; u < units.length; u++) ordered[rank[u]!] = units[u]!;
+        bundle.run = run;
+        for (const m of ordered) {
+          bundle.episodes.push(m.episode);
+          for (const x of m.messages) bundle.messages.push(x);
+          for (const x of m.scores) bundle.scores.push(x);
+        }
+      },
+    },
+    opts,
+  );
+  if (!scan.log) return { log: null, problems: scan.problems, truncated: scan.truncated };
+  const { run: _run, counts: _counts, ...rest } = scan.log;
+  return { log: { ...rest, bundle }, problems: scan.problems, truncated: scan.truncated };
 }

@@ -316,6 +316,23 @@ function checkSample(file: string, member: string, raw: Record<string, unknown>)
   return { member, sample: r.data };
 }
 
+/**
+ * Orders sample ids as the run's rows are ordered: two ids that are both numbers by value, any
+ * other pair as strings (code units).
+ */
+export function naturalCompare(a: string, b: string): number {
+  const na = Number(a);
+  const nb = Number(b);
+  if (a !== '' && b !== '' && Number.isFinite(na) && Number.isFinite(nb)) return na - nb;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Sample id and epoch as a member name (or chunked folder) spells them: `<id>_epoch_<n>`. */
+function memberKey(key: string): { id: string; epoch: number } {
+  const m = /^(.*)_epoch_(\d+)$/.exec(key);
+  return m ? { id: m[1]!, epoch: Number(m[2]) } : { id: key, epoch: 0 };
+}
+
 function openEvalLog(file: string): OpenResult {
   let zip: ZipReader;
   try {
@@ -393,7 +410,11 @@ function openEvalLog(file: string): OpenResult {
   type Unit = { offset: number; entry?: ZipEntry; folder?: [string, ZipEntry[]] };
   const units: Unit[] = monoliths.map((entry) => ({ offset: entry.localHeaderOffset, entry }));
   for (const folder of folders) units.push({ offset: Math.min(...folder[1].map((e) => e.localHeaderOffset)), folder });
-  units.sort((a, b) => a.offset - b.offset);
+  // Read in the run's order as far as the member names tell it (`<id>_epoch_<n>`), so the rows
+  // arrive sorted and a large log needs no sort when it is written; the offset breaks ties.
+  const keyed = units.map((u) => ({ u, key: memberKey(u.entry ? u.entry.name.slice('samples/'.length, -'.json'.length) : u.folder![0]) }));
+  keyed.sort((a, b) => naturalCompare(a.key.id, b.key.id) || a.key.epoch - b.key.epoch || a.u.offset - b.u.offset);
+  for (let i = 0; i < keyed.length; i++) units[i] = keyed[i]!.u;
 
   function* samples(): Generator<SampleItem> {
     for (const u of units) {

@@ -95,6 +95,8 @@ export class ZipReader {
   private window: Buffer = Buffer.alloc(0);
   private windowStart = 0;
   private windowLength = 0;
+  /** End of the last range asked for (to tell sequential reads from jumps). */
+  private lastEnd = 0;
 
   private constructor(path: string, fd: number, fileSize: number, entries: ZipEntry[]) {
     this.path = path;
@@ -185,7 +187,11 @@ export class ZipReader {
     if (start >= this.windowStart && end <= this.windowStart + this.windowLength) {
       return this.window.subarray(start - this.windowStart, end - this.windowStart);
     }
-    const want = Math.max(end - start, WINDOW_BYTES);
+    // Read ahead only when reading on from the last read (sequential access); a jump elsewhere
+    // (members read in name order) reads just what is asked for.
+    const sequential = start >= this.lastEnd && start - this.lastEnd < WINDOW_BYTES;
+    this.lastEnd = end;
+    const want = sequential ? Math.max(end - start, WINDOW_BYTES) : end - start;
     if (this.window.length < want) this.window = Buffer.allocUnsafe(want);
     const n = readFully(this.fd, this.window, Math.min(want, this.fileSize - start), start);
     this.windowStart = start;
@@ -238,6 +244,7 @@ function readCentralDirectory(fd: number, size: number): ZipEntry[] {
   let cdSize = tail.readUInt32LE(eocd + 12);
   let cdOffset = tail.readUInt32LE(eocd + 16);
   let cdEndLimit = eocdPos;
+  let zip64 = false;
 
   // Zip64: a locator sits right before the EOCD record and points at the Zip64 EOCD record.
   if (eocdPos >= 20) {
@@ -252,6 +259,7 @@ function readCentralDirectory(fd: number, size: number): ZipEntry[] {
       cdSize = Number(rec.readBigUInt64LE(40));
       cdOffset = Number(rec.readBigUInt64LE(48));
       cdEndLimit = z64Pos;
+      zip64 = true;
     }
   }
   if (disk !== 0 || cdDisk !== 0) throw new ZipError('unsupported', 'multi-disk (split) zip archives are not supported');
@@ -260,10 +268,13 @@ function readCentralDirectory(fd: number, size: number): ZipEntry[] {
   }
   if (count === 0 && !looksZip && !emptyZip) throw new ZipError('notZip', 'not a zip archive');
 
+  // The directory is read by its size, as Python's zipfile (which writes and reads Inspect logs)
+  // does: writers without zip64 records store the entry count modulo 65,536, so the count is only
+  // checked against what was read (exactly with a zip64 record, else modulo 65,536).
   const cd = readAt(fd, cdOffset, cdSize);
   const entries: ZipEntry[] = [];
   let p = 0;
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; p < cd.length; i++) {
     if (p + 46 > cd.length || cd.readUInt32LE(p) !== SIG_CENTRAL) {
       throw new ZipError('corrupt', `central directory entry ${i + 1} of ${count} is damaged`);
     }
@@ -303,6 +314,9 @@ function readCentralDirectory(fd: number, size: number): ZipEntry[] {
     }
     entries.push({ name, method, flags, crc32: crc, compressedSize, size: uncompressed, localHeaderOffset: localOffset, index: i });
     p = nameStart + nameLen + extraLen + commentLen;
+  }
+  if (zip64 ? entries.length !== count : entries.length % 65536 !== count) {
+    throw new ZipError('corrupt', `the central directory holds ${entries.length} entries, its end record says ${count}`);
   }
   return entries;
 }

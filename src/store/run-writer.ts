@@ -1,0 +1,325 @@
+/**
+ * A streaming, atomic run writer: for runs too large to hold as row objects (a 1 GB Inspect log).
+ *
+ * Appended rows are held (as JSON lines) until about 8 MB of a table has gathered, then written as
+ * a staging part in the run's temp directory, which DuckDB converts to Parquet in the background
+ * while the caller reads on; memory holds one batch per table, not the run. (JSON keeps every
+ * value the schema allows, except that -0 becomes 0 and a lone surrogate U+FFFD, as DuckDB's
+ * appender does to the latter.) `finish` streams each table's parts, in order, into its Parquet file (rows
+ * in append order, or by unit rank: then DuckDB sorts, under `memoryLimit`, default 512 MB,
+ * spilling to the temp directory); `commit` renames the partitions into the store exactly as
+ * `writeRun` does (`commitStaged`: `runs` last, the commit point). Until `commit`
+ * nothing is visible; `abort` (or a crash) leaves only a `.tmp-*` directory that readers ignore and
+ * the next write removes.
+ *
+ * Several writers may be open on one store at once (one per input file of an ingest, committed
+ * together at the end) as long as their run ids differ; `open` therefore does not clean the store:
+ * call `cleanupStore` once before opening them.
+ *
+ * @example
+ * const w = await RunWriter.open('traces', 'inspect-abc');
+ * await w.append('episodes', [episode], 0);
+ * await w.finish(run);
+ * await w.commit();
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { z } from 'zod';
+import { RUN_ID_PATTERN, TABLES, TABLE_NAMES, fileColumns, type RunRow, type SqlColumn, type TableName } from '../schema/tables.ts';
+import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
+import { createDb, quoteIdent, quoteLiteral } from './duckdb.ts';
+import {
+  commitStaged,
+  fsyncPath,
+  partitionDir,
+  stagingType,
+  writeTableParquet,
+  type WriteRunResult,
+} from './write-run.ts';
+
+export interface RunWriterOptions {
+  /** Replace an existing run with the same id (otherwise refused at `open` and again at `commit`). */
+  replace?: boolean;
+  /** Skip the zod check of appended rows (for callers that validated them already). */
+  trusted?: boolean;
+  /** DuckDB memory cap (a sort by rank spills to the temp directory beyond it). */
+  memoryLimit?: string;
+  /**
+   * DuckDB threads (default 1: DuckDB converts parts on one core while the caller reads on the
+   * other; on 2 cores this is as fast as 2 threads and peaks lower).
+   */
+  threads?: number;
+}
+
+/** Largest Parquet row group in bytes of text the writer aims for (row groups of big text are shorter). */
+const ROW_GROUP_TEXT_BYTES = 8 * 1024 * 1024;
+const MAX_ROW_GROUP = 122_880;
+const MIN_ROW_GROUP = 16;
+/** Text (plus a little per row) a table gathers before it is written as a staging part. */
+const PART_BYTES = 8 * 1024 * 1024;
+
+interface Stage {
+  table: TableName;
+  cols: SqlColumn[];
+  /** Rows not yet in a part, as JSON lines. */
+  pending: string[];
+  pendingBytes: number;
+  /** Longest JSON line so far (DuckDB's JSON reader needs to be told). */
+  longest: number;
+  /** Staging part files, in append order. */
+  parts: string[];
+  /** Rows appended. */
+  rows: number;
+  /** Characters of text appended (to size row groups). */
+  textChars: number;
+}
+
+function isIdentity(rank: ArrayLike<number>): boolean {
+  for (let u = 0; u < rank.length; u++) if (rank[u] !== u) return false;
+  return true;
+}
+
+type State = 'open' | 'finished' | 'committed' | 'aborted';
+
+export class RunWriter {
+  private readonly stages = new Map<TableName, Stage>();
+  private state: State = 'open';
+  /** The part conversion DuckDB is running, if any. */
+  private converting: Promise<unknown> | null = null;
+  private counts: Partial<Record<TableName, number>> = {};
+
+  private constructor(
+    readonly store: string,
+    readonly runId: string,
+    private readonly tag: string,
+    private readonly tmp: string,
+    private readonly opts: RunWriterOptions,
+    private db: DuckDBInstance | null,
+    private conn: DuckDBConnection | null,
+  ) {}
+
+  /** Creates the temp directory and the staging database; refuses an existing run unless `replace`. */
+  static async open(storeDir: string, runId: string, opts: RunWriterOptions = {}): Promise<RunWriter> {
+    const store = resolve(storeDir);
+    if (!RUN_ID_PATTERN.test(runId)) {
+      throw usageError('store.badRunId', `run id "${runId}" must be 1-128 letters, digits, dots, dashes or underscores`);
+    }
+    if (!opts.replace && existsSync(join(partitionDir(store, 'runs', runId), 'data.parquet'))) {
+      throw storeError('store.runExists', `run "${runId}" already exists in ${storeDir}; pass --replace to overwrite it`);
+    }
+    const tag = `${runId}-${randomBytes(6).toString('hex')}`;
+    const tmp = join(store, `.tmp-${tag}`);
+    await mkdir(join(tmp, '.spill'), { recursive: true });
+    await mkdir(join(tmp, '.parts'), { recursive: true });
+    let db: DuckDBInstance | null = null;
+    try {
+      db = await createDb({ threads: opts.threads ?? 1, memoryLimit: opts.memoryLimit ?? '512MB' });
+      const conn = await db.connect();
+      await conn.run(`SET temp_directory = ${quoteLiteral(join(tmp, '.spill'))}`);
+      return new RunWriter(store, runId, tag, tmp, opts, db, conn);
+    } catch (err) {
+      db?.closeSync();
+      await rm(tmp, { recursive: true, force: true });
+      throw storeError('store.writeFailed', `could not start writing run "${runId}" to ${storeDir}: ${(err as Error).message.split('\n')[0]}`, err);
+    }
+  }
+
+  private check(what: string): DuckDBConnection {
+    if (this.state !== 'open' || this.conn === null) throw new Error(`RunWriter.${what} after the writer was ${this.state}`);
+    return this.conn;
+  }
+
+  private stage(table: TableName): Stage {
+    let s = this.stages.get(table);
+    if (!s) {
+      s = { table, cols: fileColumns(table), pending: [], pendingBytes: 0, longest: 0, parts: [], rows: 0, textChars: 0 };
+      this.stages.set(table, s);
+    }
+    return s;
+  }
+
+  /**
+   * Appends rows of one table. `unit` groups rows that belong together (an episode and its
+   * messages): `finish` can order units by rank; rows keep their append order within a unit.
+   * Rows are checked against the table's zod schema unless the writer is `trusted`.
+   */
+  async append(table: TableName, rows: readonly object[], unit = 0): Promise<void> {
+    if (table === 'runs') throw new Error('RunWriter.append: the runs row is given to finish()');
+    this.check('append');
+    if (rows.length === 0) return;
+    if (!this.opts.trusted) {
+      const schema = TABLES[table] as z.ZodObject;
+      for (let i = 0; i < rows.length; i++) {
+        const r = schema.safeParse(rows[i]);
+        if (!r.success) {
+          const issue = r.error.issues[0]!;
+          throw dataError('store.invalidRow', `${table} row ${i + 1} of unit ${unit}: field "${issue.path.join('.')}": ${issue.message.toLowerCase()}`);
+        }
+        if ((rows[i] as { run_id?: string }).run_id !== this.runId) {
+          throw dataError('store.runIdMismatch', `${table} row ${i + 1} of unit ${unit}: run_id "${(rows[i] as { run_id?: string }).run_id}" differs from the run "${this.runId}"`);
+        }
+      }
+    }
+    const s = this.stage(table);
+    const cols = s.cols;
+    for (const row of rows) {
+      const r = row as Record<string, unknown>;
+      // One JSON object per row, with exactly the staged columns (text made well-formed UTF-16, as
+      // DuckDB's appender would turn a lone surrogate into U+FFFD).
+      const o: Record<string, unknown> = {};
+      let chars = 0;
+      for (const c of cols) {
+        let v = r[c.name];
+        if (typeof v === 'string') {
+          chars += v.length;
+          if (!v.isWellFormed()) v = v.toWellFormed();
+        } else if (v === undefined) v = null;
+        o[c.name] = v;
+      }
+      o._unit = unit;
+      o._seq = s.rows++;
+      const line = JSON.stringify(o);
+      s.pending.push(line);
+      if (line.length > s.longest) s.longest = line.length;
+      s.textChars += chars;
+      s.pendingBytes += line.length + 1;
+      if (s.pendingBytes >= PART_BYTES) await this.writePart(s);
+    }
+  }
+
+  /**
+   * Writes a table's pending rows as a JSON-lines part and has DuckDB convert it to a Parquet part
+   * in the background (its threads work while this one reads on); one conversion at a time.
+   */
+  private async writePart(s: Stage): Promise<void> {
+    if (s.pending.length === 0) return;
+    const conn = this.check('append');
+    if (this.converting) await this.converting;
+    const base = join(this.tmp, '.parts', `${s.table}-${String(s.parts.length).padStart(6, '0')}`);
+    writeFileSync(`${base}.jsonl`, s.pending.join('\n') + '\n');
+    const columns = `{${[...s.cols.map((c) => `${quoteLiteral(c.name)}: ${quoteLiteral(stagingType(c))}`), `'_unit': 'INTEGER'`, `'_seq': 'INTEGER'`].join(', ')}}`;
+    const maxObject = Math.max(16 * 1024 * 1024, 4 * s.longest);
+    const job = conn
+      .run(
+        `COPY (SELECT * FROM read_json(${quoteLiteral(`${base}.jsonl`)}, format = 'newline_delimited', records = true, auto_detect = false, columns = ${columns}, maximum_object_size = ${maxObject})) TO ${quoteLiteral(`${base}.parquet`)} (FORMAT parquet, COMPRESSION snappy)`,
+      )
+      .then(() => rm(`${base}.jsonl`, { force: true }));
+    job.catch(() => undefined); // awaited later; this only keeps an early failure from going unhandled
+    this.converting = job;
+    s.parts.push(`${base}.parquet`);
+    s.pending = [];
+    s.pendingBytes = 0;
+  }
+
+  /** Rows appended so far, per table. */
+  rowCounts(): Partial<Record<TableName, number>> {
+    const out: Partial<Record<TableName, number>> = {};
+    for (const [t, s] of this.stages) if (s.rows > 0) out[t] = s.rows;
+    return out;
+  }
+
+  /**
+   * Writes every table's Parquet file into the temp directory, with the `runs` row. Rows are
+   * written in append order, unless `rank` gives the units another order (units without a rank
+   * go by their unit number); rows of a unit keep their append order. That reorder is a DuckDB
+   * sort, which needs memory for large runs: callers that can append in order should. Closes the
+   * staging database.
+   */
+  async finish(run: RunRow, rank?: ArrayLike<number>): Promise<void> {
+    const conn = this.check('finish');
+    if (run.run_id !== this.runId) throw new Error(`RunWriter.finish: run_id "${run.run_id}" differs from the writer's "${this.runId}"`);
+    try {
+      for (const s of this.stages.values()) await this.writePart(s);
+      if (this.converting) await this.converting;
+      // Units that arrived in rank order need no sort: the parts are read in order.
+      let order = '';
+      let join_ = '';
+      if (rank !== undefined && !isIdentity(rank) && this.stages.size > 0) {
+        await conn.run('CREATE TABLE "stage_rank" ("_unit" INTEGER, "_rank" INTEGER)');
+        const ap = await conn.createAppender('stage_rank');
+        try {
+          for (let u = 0; u < rank.length; u++) {
+            ap.appendInteger(u);
+            ap.appendInteger(rank[u]!);
+            ap.endRow();
+          }
+          ap.flushSync();
+        } finally {
+          ap.closeSync();
+        }
+        join_ = ' LEFT JOIN "stage_rank" USING ("_unit")';
+        order = ' ORDER BY coalesce("_rank", "_unit"), "_unit", "_seq"';
+      }
+      const fileOf = async (table: TableName) => {
+        const dir = partitionDir(this.tmp, table, this.runId);
+        await mkdir(dir, { recursive: true });
+        return join(dir, 'data.parquet');
+      };
+      for (const table of TABLE_NAMES) {
+        const s = this.stages.get(table);
+        if (!s || s.rows === 0) continue;
+        const select = s.cols
+          .map((c) => (c.type === 'TIMESTAMP' ? `CAST(${quoteIdent(c.name)} AS TIMESTAMP) AS ${quoteIdent(c.name)}` : quoteIdent(c.name)))
+          .join(', ');
+        const avg = s.textChars / s.rows;
+        const group = Math.max(MIN_ROW_GROUP, Math.min(MAX_ROW_GROUP, Math.floor(ROW_GROUP_TEXT_BYTES / Math.max(avg, 1))));
+        const file = await fileOf(table);
+        const parts = `read_parquet([${s.parts.map(quoteLiteral).join(', ')}])`;
+        await conn.run(
+          `COPY (SELECT ${select} FROM ${parts}${join_}${order}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${group})`,
+        );
+        await fsyncPath(file);
+        this.counts[table] = s.rows;
+      }
+      const runsFile = await fileOf('runs');
+      await writeTableParquet(conn, 'runs', [run], runsFile);
+      await fsyncPath(runsFile);
+      this.counts.runs = 1;
+    } catch (err) {
+      await this.abort();
+      if (err instanceof StandoffError) throw err;
+      throw storeError('store.writeFailed', `could not write run "${this.runId}" to ${this.store}: ${(err as Error).message.split('\n')[0]}`, err);
+    }
+    this.close();
+    await rm(join(this.tmp, '.spill'), { recursive: true, force: true });
+    await rm(join(this.tmp, '.parts'), { recursive: true, force: true });
+    this.state = 'finished';
+  }
+
+  /** Makes the run visible (atomically; see `commitStaged`). Refuses a run that appeared meanwhile unless `replace`. */
+  async commit(): Promise<WriteRunResult> {
+    if (this.state !== 'finished') throw new Error(`RunWriter.commit before finish (writer is ${this.state})`);
+    try {
+      if (!this.opts.replace && existsSync(join(partitionDir(this.store, 'runs', this.runId), 'data.parquet'))) {
+        throw storeError('store.runExists', `run "${this.runId}" already exists in ${this.store}; pass --replace to overwrite it`);
+      }
+      await commitStaged(this.store, this.tmp, this.tag, this.runId);
+    } catch (err) {
+      await this.abort();
+      if (err instanceof StandoffError) throw err;
+      throw storeError('store.writeFailed', `could not write run "${this.runId}" to ${this.store}: ${(err as Error).message.split('\n')[0]}`, err);
+    }
+    await rm(this.tmp, { recursive: true, force: true });
+    this.state = 'committed';
+    return { runId: this.runId, tables: { ...this.counts }, path: this.store };
+  }
+
+  /** Drops everything staged (safe to call more than once, and after a failure). */
+  async abort(): Promise<void> {
+    if (this.state === 'committed' || this.state === 'aborted') return;
+    if (this.converting) await this.converting.catch(() => undefined);
+    this.close();
+    this.state = 'aborted';
+    await rm(this.tmp, { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  private close(): void {
+    this.conn?.closeSync();
+    this.conn = null;
+    this.db?.closeSync();
+    this.db = null;
+  }
+}
