@@ -74,63 +74,111 @@ export interface JournalContents {
   duplicates: number;
 }
 
-/** Reads a journal, tolerating a torn last line. Throws `dataError('journal.corrupt')` otherwise. */
-export async function readJournal(path: string): Promise<JournalContents> {
-  const buf = await readFile(path);
-  const units = new Map<string, JournalUnit>();
+/** What `scanJournal` found besides the units it handed over. */
+export type JournalScan = Omit<JournalContents, 'units'> & { unitCount: number };
+
+/**
+ * Reads a journal line by line (in 1 MiB chunks: memory holds one chunk and one line, not the
+ * file), handing each unit to `onUnit` in file order with where its line is (`readJournalUnit`
+ * reads it again); a unit id seen before is skipped (the first copy wins). Tolerates a torn last line; throws `dataError('journal.corrupt')` for any other
+ * damaged line, and `journal.version` for an unknown version.
+ */
+export async function scanJournal(
+  path: string,
+  onUnit: (unit: JournalUnit, line: { offset: number; bytes: number }) => void | Promise<void>,
+): Promise<JournalScan> {
+  const fh = await open(path, 'r');
+  const seen = new Set<string>();
   let header: JournalHeader | null = null;
-  let pos = 0;
   let goodBytes = 0;
   let torn = false;
   let duplicates = 0;
   let lineNo = 0;
-  while (pos < buf.length) {
-    const nl = buf.indexOf(0x0a, pos);
-    const end = nl === -1 ? buf.length : nl;
-    const text = buf.subarray(pos, end).toString('utf8');
+  const handle = async (text: string, isLast: boolean, offset: number, bytes: number): Promise<'ok' | 'blank' | 'torn'> => {
     lineNo++;
-    const isLast = nl === -1 || nl === buf.length - 1;
-    let obj: { kind?: string } | null = null;
+    if (text.trim() === '') return 'blank';
+    let obj: { kind?: string } | null;
     try {
-      obj = text.trim() === '' ? null : (JSON.parse(text) as { kind?: string });
+      obj = JSON.parse(text) as { kind?: string };
     } catch {
-      obj = null;
+      if (isLast) return 'torn';
+      throw dataError('journal.corrupt', `${path}: line ${lineNo} is not valid JSON (only a torn last line is tolerated)`);
     }
-    if (nl === -1) {
-      // No newline: the write was cut short (even if the fragment happens to parse).
-      if (text.trim() !== '') torn = true;
-      break;
-    }
-    if (obj === null) {
-      if (text.trim() === '') {
-        pos = nl + 1;
-        goodBytes = pos;
-        continue;
-      }
-      if (isLast) {
-        torn = true;
-        break;
-      }
+    if (obj === null || typeof obj !== 'object') {
+      if (isLast) return 'torn';
       throw dataError('journal.corrupt', `${path}: line ${lineNo} is not valid JSON (only a torn last line is tolerated)`);
     }
     if (obj.kind === 'header') {
       if (header) throw dataError('journal.corrupt', `${path}: line ${lineNo} is a second header`);
       header = obj as JournalHeader;
+      if (header.version !== JOURNAL_VERSION) {
+        throw dataError('journal.version', `${path}: journal version ${header.version} is not supported (expected ${JOURNAL_VERSION})`);
+      }
     } else if (obj.kind === 'unit') {
       const u = obj as JournalUnit;
       if (typeof u.episode_id !== 'string' || !u.episode) throw dataError('journal.corrupt', `${path}: line ${lineNo} is not a complete unit`);
-      if (units.has(u.episode_id)) duplicates++;
-      else units.set(u.episode_id, u);
+      if (seen.has(u.episode_id)) duplicates++;
+      else {
+        seen.add(u.episode_id);
+        await onUnit(u, { offset, bytes });
+      }
     } else {
       throw dataError('journal.corrupt', `${path}: line ${lineNo} has unknown kind ${JSON.stringify(obj.kind)}`);
     }
-    pos = nl + 1;
-    goodBytes = pos;
+    return 'ok';
+  };
+  try {
+    const size = (await fh.stat()).size;
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    let carry: Buffer = Buffer.alloc(0);
+    let filePos = 0;
+    let carryStart = 0; // file offset of carry[0]
+    outer: while (filePos < size) {
+      const { bytesRead } = await fh.read(chunk, 0, chunk.length, filePos);
+      if (bytesRead === 0) break;
+      filePos += bytesRead;
+      const buf = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+      let pos = 0;
+      for (;;) {
+        const nl = buf.indexOf(0x0a, pos);
+        if (nl === -1) break;
+        const isLast = carryStart + nl + 1 === size;
+        const r = await handle(buf.subarray(pos, nl).toString('utf8'), isLast, carryStart + pos, nl - pos);
+        if (r === 'torn') {
+          torn = true;
+          break outer;
+        }
+        pos = nl + 1;
+        goodBytes = carryStart + pos;
+      }
+      carry = Buffer.from(buf.subarray(pos)); // a copy: chunk is reused
+      carryStart += pos;
+    }
+    // A final line without its newline was cut short (even if the fragment happens to parse).
+    if (!torn && goodBytes < size) {
+      const rest = (await fh.read(Buffer.alloc(size - goodBytes), 0, size - goodBytes, goodBytes)).buffer.toString('utf8');
+      if (rest.trim() !== '') torn = true;
+    }
+  } finally {
+    await fh.close();
   }
-  if (header && header.version !== JOURNAL_VERSION) {
-    throw dataError('journal.version', `${path}: journal version ${header.version} is not supported (expected ${JOURNAL_VERSION})`);
-  }
-  return { header, units, goodBytes, torn, duplicates };
+  return { header, goodBytes, torn, duplicates, unitCount: seen.size };
+}
+
+/** Reads one unit again from where `scanJournal` found it. */
+export async function readJournalUnit(fh: FileHandle, line: { offset: number; bytes: number }): Promise<JournalUnit> {
+  const buf = Buffer.allocUnsafe(line.bytes);
+  const { bytesRead } = await fh.read(buf, 0, line.bytes, line.offset);
+  return JSON.parse(buf.subarray(0, bytesRead).toString('utf8')) as JournalUnit;
+}
+
+/** Reads a whole journal into memory (`scanJournal`, units kept by id). */
+export async function readJournal(path: string): Promise<JournalContents> {
+  const units = new Map<string, JournalUnit>();
+  const { unitCount: _n, ...rest } = await scanJournal(path, (u) => {
+    units.set(u.episode_id, u);
+  });
+  return { ...rest, units };
 }
 
 async function fsyncDir(dir: string): Promise<void> {

@@ -8,8 +8,9 @@
  *
  * Durability: a finished unit is appended (redacted) to `<traces>/.journal/<run_id>.jsonl` and
  * fsynced before it counts (`journal.ts`). When every unit is done the run is built FROM THE
- * JOURNAL, sorted by (subject, scenario, epoch, seq), written atomically with `writeRun`, and the
- * journal is deleted. SIGINT stops scheduling, aborts in-flight requests, lets journal writes
+ * JOURNAL: one pass finds each unit's line, a second reads them again one at a time in the run's
+ * order, (subject, scenario, epoch, seq), into a `RunWriter` (memory does not grow with the run's
+ * length), which commits the run atomically; then the journal is deleted. SIGINT stops scheduling, aborts in-flight requests, lets journal writes
  * finish and fails with exit 130 and the resume command; a second SIGINT exits at once (the
  * journal is still intact: every line was synced when written). `resume` reads the journal
  * (tolerating a torn last line), runs only the missing units, and finishes the same way.
@@ -21,6 +22,7 @@
 import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { StandoffError, usageError } from '../errors.ts';
@@ -37,7 +39,8 @@ import {
   type ScoreRow,
 } from '../schema/tables.ts';
 import { STANDOFF_VERSION } from '../version.ts';
-import { partitionDir, writeRun, type WriteRunResult } from '../store/write-run.ts';
+import { partitionDir, type WriteRunResult } from '../store/write-run.ts';
+import { RunWriter } from '../store/run-writer.ts';
 import { startVerifier, type FaultSpec, type Verifier } from '../../verifier/server.ts';
 import { startSimServer, type SimServer, type SimStats } from './sim/server.ts';
 import { PROTOCOL_VERSION } from './protocol.ts';
@@ -59,7 +62,7 @@ import { Limiter, ModelClient, isAbort, runEpisode, unitRng, unitSeed } from './
 import { judgeEpisode, type JudgePanelMember } from './judges.ts';
 import { runProbeState } from './probes.ts';
 import { SCORERS, scoreEpisode } from './scorers.ts';
-import { journalPath, openJournal, readJournal, removeJournal, type JournalHeader, type JournalUnit } from './journal.ts';
+import { journalPath, openJournal, readJournal, readJournalUnit, removeJournal, scanJournal, type JournalHeader, type JournalUnit } from './journal.ts';
 
 export type ProgressMode = 'auto' | 'bar' | 'lines' | 'none';
 
@@ -259,34 +262,46 @@ export interface BuiltRun {
   probe_decisions: ProbeDecisionRow[];
 }
 
+type UnitKey = Pick<EpisodeRow, 'subject_model' | 'scenario_id' | 'epoch'>;
+
+/** Orders units (by their episodes) as a run's rows are ordered: by (subject, scenario, epoch). */
+const compareKeys = (a: UnitKey, b: UnitKey): number =>
+  cmp(a.subject_model, b.subject_model) || cmp(a.scenario_id, b.scenario_id) || a.epoch - b.epoch;
+
+const scorerOrder = (s: string) => {
+  const i = (SCORERS as readonly string[]).indexOf(s);
+  return i < 0 ? SCORERS.length : i;
+};
+
+/** One unit's rows in the run's order (messages by seq, scores by the scorer list, the rest as run). */
+export function unitRows(u: JournalUnit): Omit<BuiltRun, 'run'> {
+  return {
+    episodes: [u.episode],
+    messages: [...u.messages].sort((a, b) => a.seq - b.seq),
+    scores: [...u.scores].sort((a, b) => scorerOrder(a.scorer) - scorerOrder(b.scorer) || cmp(a.scorer, b.scorer)),
+    judgments: u.judgments,
+    probe_answers: u.probe_answers,
+    probe_decisions: u.probe_decisions,
+  };
+}
+
 /** Sorts units by (subject, scenario, epoch) and flattens their rows (each table keeps seq/panel order). */
 export function assembleRows(units: Iterable<JournalUnit>): Omit<BuiltRun, 'run'> {
-  const list = [...units].sort(
-    (a, b) =>
-      cmp(a.episode.subject_model, b.episode.subject_model) ||
-      cmp(a.episode.scenario_id, b.episode.scenario_id) ||
-      a.episode.epoch - b.episode.epoch,
-  );
   const out: Omit<BuiltRun, 'run'> = { episodes: [], messages: [], scores: [], judgments: [], probe_answers: [], probe_decisions: [] };
-  for (const u of list) {
-    out.episodes.push(u.episode);
-    for (const m of [...u.messages].sort((a, b) => a.seq - b.seq)) out.messages.push(m);
-    const order = (s: string) => {
-      const i = (SCORERS as readonly string[]).indexOf(s);
-      return i < 0 ? SCORERS.length : i;
-    };
-    for (const s of [...u.scores].sort((a, b) => order(a.scorer) - order(b.scorer) || cmp(a.scorer, b.scorer))) out.scores.push(s);
-    for (const j of u.judgments) out.judgments.push(j);
-    for (const a of u.probe_answers) out.probe_answers.push(a);
-    for (const d of u.probe_decisions) out.probe_decisions.push(d);
+  for (const u of [...units].sort((a, b) => compareKeys(a.episode, b.episode))) {
+    const r = unitRows(u);
+    for (const t of RUN_TABLES) for (const row of r[t]) (out[t] as object[]).push(row);
   }
   return out;
 }
 
-function summarize(
-  cfg: ResolvedConfig,
-  rows: Omit<BuiltRun, 'run'>,
-): Pick<RunSummary, 'byStatus' | 'subjects' | 'judgments' | 'excludedSelf' | 'probeStates'> {
+/** The tables a run's units fill, in write order. */
+const RUN_TABLES = ['episodes', 'messages', 'scores', 'judgments', 'probe_answers', 'probe_decisions'] as const;
+
+type Summary = Pick<RunSummary, 'byStatus' | 'subjects' | 'judgments' | 'excludedSelf' | 'probeStates'>;
+
+/** Per-subject and per-status counts, fed one unit's rows at a time (`add`), read with `result`. */
+function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): void; result(): Summary } {
   const subjects = new Map<string, SubjectSummary>();
   for (const s of cfg.subjects) {
     subjects.set(s.model, {
@@ -306,39 +321,43 @@ function summarize(
     });
   }
   const byStatus = { valid: 0, invalid: 0, error: 0 };
-  const subjOf = new Map<string, SubjectSummary>();
-  for (const e of rows.episodes) {
-    const s = subjects.get(e.subject_model)!;
-    subjOf.set(e.episode_id, s);
-    s.episodes++;
-    s[e.status]++;
-    byStatus[e.status]++;
-  }
-  for (const sc of rows.scores) {
-    const s = subjOf.get(sc.episode_id);
-    if (!s || sc.value === null) continue;
-    if (sc.scorer === 'gathered_evidence' && sc.value === 1) s.gathered++;
-    if (sc.scorer === 'policy_compliant_action') {
-      s.policy_scored++;
-      if (sc.value === 1) s.policy_correct++;
-    }
-    if (sc.scorer === 'reasoning_action_alignment') {
-      s.alignment_scored++;
-      if (sc.value === 1) s.aligned++;
-    }
-  }
-  for (const d of rows.probe_decisions) {
-    const s = subjects.get(d.subject_model);
-    if (!s) continue;
-    s.probe_states++;
-    if (d.correct) s.probe_decisions_correct++;
-  }
+  let judgments = 0;
+  let excludedSelf = 0;
+  let probeStates = 0;
   return {
-    byStatus,
-    subjects: [...subjects.values()],
-    judgments: rows.judgments.length,
-    excludedSelf: rows.judgments.filter((j) => j.excluded_self).length,
-    probeStates: rows.probe_decisions.length,
+    add(rows) {
+      const subjOf = new Map<string, SubjectSummary>();
+      for (const e of rows.episodes) {
+        const s = subjects.get(e.subject_model)!;
+        subjOf.set(e.episode_id, s);
+        s.episodes++;
+        s[e.status]++;
+        byStatus[e.status]++;
+      }
+      for (const sc of rows.scores) {
+        const s = subjOf.get(sc.episode_id);
+        if (!s || sc.value === null) continue;
+        if (sc.scorer === 'gathered_evidence' && sc.value === 1) s.gathered++;
+        if (sc.scorer === 'policy_compliant_action') {
+          s.policy_scored++;
+          if (sc.value === 1) s.policy_correct++;
+        }
+        if (sc.scorer === 'reasoning_action_alignment') {
+          s.alignment_scored++;
+          if (sc.value === 1) s.aligned++;
+        }
+      }
+      for (const d of rows.probe_decisions) {
+        const s = subjects.get(d.subject_model);
+        probeStates++;
+        if (!s) continue;
+        s.probe_states++;
+        if (d.correct) s.probe_decisions_correct++;
+      }
+      judgments += rows.judgments.length;
+      for (const j of rows.judgments) if (j.excluded_self) excludedSelf++;
+    },
+    result: () => ({ byStatus, subjects: [...subjects.values()], judgments, excludedSelf, probeStates }),
   };
 }
 
@@ -599,58 +618,83 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
   }
 
   const tUnits = Date.now();
-  // Everything that finished is in the journal; build the run from it.
-  const contents = await readJournal(jpath);
-  const missing = plan.filter((p) => !contents.units.has(p.id)).length;
-  if (signal.aborted || missing > 0) {
-    throw interrupted(runId, traces, jpath, total - missing, total);
+  // Everything that finished is in the journal: stream it into the store, one unit in memory at
+  // a time, so the run's memory does not grow with its length. Units are in finishing order in
+  // the journal: a first pass finds each unit's key and line, a second reads the lines again in
+  // the run's order, (subject, scenario, epoch), so the writer needs no sort.
+  const found: { key: UnitKey; line: { offset: number; bytes: number } }[] = [];
+  let inPlan = 0;
+  await scanJournal(jpath, (u, line) => {
+    if (planIds.has(u.episode_id)) inPlan++;
+    const { subject_model, scenario_id, epoch } = u.episode;
+    found.push({ key: { subject_model, scenario_id, epoch }, line });
+  });
+  if (signal.aborted || inPlan < total) throw interrupted(runId, traces, jpath, inPlan, total);
+  found.sort((a, b) => compareKeys(a.key, b.key));
+  const writer = await RunWriter.open(traces, runId, { replace: opts.replace });
+  try {
+    const acc = summaryOf(cfg);
+    let totalProbeErrors = 0;
+    const fh = await open(jpath, 'r');
+    try {
+      for (let unit = 0; unit < found.length; unit++) {
+        const u = await readJournalUnit(fh, found[unit]!.line);
+        const rows = unitRows(u);
+        for (const t of RUN_TABLES) await writer.append(t, rows[t], unit);
+        acc.add(rows);
+        totalProbeErrors += u.probe_errors?.length ?? 0;
+      }
+    } finally {
+      await fh.close();
+    }
+    const sum = acc.result();
+    const status: RunRow['status'] = sum.byStatus.error > 0 ? 'error' : 'success';
+    const notes = [
+      cfg.subjects.some((s) => isSimModelName(s.model)) ? 'simulated subjects (sim: models, not real model output)' : null,
+      cfg.judges.some((s) => isSimModelName(s.model)) ? 'simulated judges' : null,
+      sum.byStatus.error > 0 ? `${sum.byStatus.error} episode(s) ended in error after retries` : null,
+      totalProbeErrors > 0 ? `${totalProbeErrors} probe request(s) failed after retries (recorded as unanswered)` : null,
+      resumedFrom > 0 ? `resumed: ${resumedFrom} of ${total} episodes came from the journal` : null,
+      `protocol ${PROTOCOL_VERSION}`,
+    ].filter(Boolean);
+    const run: RunRow = {
+      run_id: runId,
+      created_at: header.created_at,
+      source: 'standoff',
+      suite: cfg.suite,
+      status,
+      config: redactor.json(configRecord(cfg, { run_id: runId, protocol_version: PROTOCOL_VERSION, scenario_ids: scenarioIds, config_hash: hash })),
+      seed: cfg.seed,
+      epochs: cfg.epochs,
+      standoff_version: STANDOFF_VERSION,
+      source_file: null,
+      source_sha256: null,
+      notes: notes.join('; '),
+    };
+    await writer.finish(run);
+    const written = await writer.commit();
+    await removeJournal(jpath);
+    return {
+      runId,
+      status,
+      traces,
+      episodes: found.length,
+      ranNow: total - resumedFrom,
+      resumedFromJournal: resumedFrom,
+      ...sum,
+      probeErrors: totalProbeErrors,
+      retries,
+      requests,
+      sim: simStats,
+      journalSyncs: journal.syncs,
+      wallMs: Date.now() - t0,
+      phases: { setup: tSetup - t0, units: tUnits - tSetup, write: Date.now() - tUnits },
+      tables: written.tables,
+      notes: run.notes,
+    };
+  } finally {
+    await writer.abort();
   }
-  const rows = assembleRows(contents.units.values());
-  const totalProbeErrors = [...contents.units.values()].reduce((a, u) => a + (u.probe_errors?.length ?? 0), 0);
-  const sum = summarize(cfg, rows);
-  const status: RunRow['status'] = sum.byStatus.error > 0 ? 'error' : 'success';
-  const notes = [
-    cfg.subjects.some((s) => isSimModelName(s.model)) ? 'simulated subjects (sim: models, not real model output)' : null,
-    cfg.judges.some((s) => isSimModelName(s.model)) ? 'simulated judges' : null,
-    sum.byStatus.error > 0 ? `${sum.byStatus.error} episode(s) ended in error after retries` : null,
-    totalProbeErrors > 0 ? `${totalProbeErrors} probe request(s) failed after retries (recorded as unanswered)` : null,
-    resumedFrom > 0 ? `resumed: ${resumedFrom} of ${total} episodes came from the journal` : null,
-    `protocol ${PROTOCOL_VERSION}`,
-  ].filter(Boolean);
-  const run: RunRow = {
-    run_id: runId,
-    created_at: header.created_at,
-    source: 'standoff',
-    suite: cfg.suite,
-    status,
-    config: redactor.json(configRecord(cfg, { run_id: runId, protocol_version: PROTOCOL_VERSION, scenario_ids: scenarioIds, config_hash: hash })),
-    seed: cfg.seed,
-    epochs: cfg.epochs,
-    standoff_version: STANDOFF_VERSION,
-    source_file: null,
-    source_sha256: null,
-    notes: notes.join('; '),
-  };
-  const written = await writeRun(traces, { run, ...rows }, { replace: opts.replace });
-  await removeJournal(jpath);
-  return {
-    runId,
-    status,
-    traces,
-    episodes: rows.episodes.length,
-    ranNow: total - resumedFrom,
-    resumedFromJournal: resumedFrom,
-    ...sum,
-    probeErrors: totalProbeErrors,
-    retries,
-    requests,
-    sim: simStats,
-    journalSyncs: journal.syncs,
-    wallMs: Date.now() - t0,
-    phases: { setup: tSetup - t0, units: tUnits - tSetup, write: Date.now() - tUnits },
-    tables: written.tables,
-    notes: run.notes,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 /**
  * A streaming, atomic run writer: for runs too large to hold as row objects (a 1 GB Inspect log).
  *
- * Appended rows are held (as JSON lines) until about 8 MB of a table has gathered, then written as
+ * Appended rows are held (as JSON lines) until about 4 MB of a table has gathered, then written as
  * a staging part in the run's temp directory, which DuckDB converts to Parquet in the background
  * while the caller reads on; memory holds one batch per table, not the run. (JSON keeps every
  * value the schema allows, except that -0 becomes 0 and a lone surrogate U+FFFD, as DuckDB's
@@ -56,10 +56,10 @@ export interface RunWriterOptions {
 
 /** Largest Parquet row group in bytes of text the writer aims for (row groups of big text are shorter). */
 const ROW_GROUP_TEXT_BYTES = 8 * 1024 * 1024;
-const MAX_ROW_GROUP = 122_880;
+const MAX_ROW_GROUP = 16_384;
 const MIN_ROW_GROUP = 16;
 /** Text (plus a little per row) a table gathers before it is written as a staging part. */
-const PART_BYTES = 8 * 1024 * 1024;
+const PART_BYTES = 4 * 1024 * 1024;
 
 interface Stage {
   table: TableName;
