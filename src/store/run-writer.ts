@@ -1,16 +1,16 @@
 /**
  * A streaming, atomic run writer: for runs too large to hold as row objects (a 1 GB Inspect log).
  *
- * Appended rows are held (as JSON lines) until about 4 MB of a table has gathered, then written as
- * a staging part in the run's temp directory, which DuckDB converts to Parquet in the background
- * while the caller reads on; memory holds one batch per table, not the run. (JSON keeps every
- * value the schema allows, except that -0 becomes 0 and a lone surrogate U+FFFD, as DuckDB's
- * appender does to the latter.) `finish` streams each table's parts, in order, into its Parquet file (rows
- * in append order, or by unit rank: then DuckDB sorts, under `memoryLimit`, default 512 MB,
- * spilling to the temp directory); `commit` renames the partitions into the store exactly as
- * `writeRun` does (`commitStaged`: `runs` last, the commit point). Until `commit`
- * nothing is visible; `abort` (or a crash) leaves only a `.tmp-*` directory that readers ignore and
- * the next write removes.
+ * Appended rows are held (as JSON lines) until about 4 MB of a table has gathered, then written
+ * as a staging part in the run's temp directory, which DuckDB converts to Parquet in the
+ * background while the caller reads on; memory holds one batch per table, not the run. (JSON
+ * keeps every value the schema allows, except that -0 becomes 0 and a lone surrogate U+FFFD, as
+ * DuckDB's appender does to the latter.) `finish` streams each table's parts, in order, into its
+ * Parquet file (rows in append order, or by unit rank: then DuckDB sorts, under `memoryLimit`,
+ * default 512 MB, spilling to the temp directory); `commit` renames the partitions into the store
+ * exactly as `writeRun` does (`commitStaged`: `runs` last, the commit point). Until `commit`
+ * nothing is visible; `abort` (or a crash) leaves only a `.tmp-*` directory that readers ignore
+ * and the next write removes.
  *
  * Several writers may be open on one store at once (one per input file of an ingest, committed
  * together at the end) as long as their run ids differ; `open` therefore does not clean the store:
@@ -197,21 +197,26 @@ export class RunWriter {
   private async writePart(s: Stage): Promise<void> {
     if (s.pending.length === 0) return;
     const conn = this.check('append');
-    if (this.converting) await this.converting;
-    const base = join(this.tmp, '.parts', `${s.table}-${String(s.parts.length).padStart(6, '0')}`);
-    writeFileSync(`${base}.jsonl`, s.pending.join('\n') + '\n');
-    const columns = `{${[...s.cols.map((c) => `${quoteLiteral(c.name)}: ${quoteLiteral(stagingType(c))}`), `'_unit': 'INTEGER'`, `'_seq': 'INTEGER'`].join(', ')}}`;
-    const maxObject = Math.max(16 * 1024 * 1024, 4 * s.longest);
-    const job = conn
-      .run(
-        `COPY (SELECT * FROM read_json(${quoteLiteral(`${base}.jsonl`)}, format = 'newline_delimited', records = true, auto_detect = false, columns = ${columns}, maximum_object_size = ${maxObject})) TO ${quoteLiteral(`${base}.parquet`)} (FORMAT parquet, COMPRESSION snappy)`,
-      )
-      .then(() => rm(`${base}.jsonl`, { force: true }));
-    job.catch(() => undefined); // awaited later; this only keeps an early failure from going unhandled
-    this.converting = job;
-    s.parts.push(`${base}.parquet`);
-    s.pending = [];
-    s.pendingBytes = 0;
+    try {
+      if (this.converting) await this.converting;
+      const base = join(this.tmp, '.parts', `${s.table}-${String(s.parts.length).padStart(6, '0')}`);
+      writeFileSync(`${base}.jsonl`, s.pending.join('\n') + '\n');
+      const columns = `{${[...s.cols.map((c) => `${quoteLiteral(c.name)}: ${quoteLiteral(stagingType(c))}`), `'_unit': 'INTEGER'`, `'_seq': 'INTEGER'`].join(', ')}}`;
+      const maxObject = Math.max(16 * 1024 * 1024, 4 * s.longest);
+      const job = conn
+        .run(
+          `COPY (SELECT * FROM read_json(${quoteLiteral(`${base}.jsonl`)}, format = 'newline_delimited', records = true, auto_detect = false, columns = ${columns}, maximum_object_size = ${maxObject})) TO ${quoteLiteral(`${base}.parquet`)} (FORMAT parquet, COMPRESSION snappy)`,
+        )
+        .then(() => rm(`${base}.jsonl`, { force: true }));
+      job.catch(() => undefined); // awaited later; this only keeps an early failure from going unhandled
+      this.converting = job;
+      s.parts.push(`${base}.parquet`);
+      s.pending = [];
+      s.pendingBytes = 0;
+    } catch (err) {
+      this.converting = null; // it failed: nothing left to wait for
+      throw storeError('store.writeFailed', `could not stage run "${this.runId}" in ${this.store}: ${(err as Error).message.split('\n')[0]}`, err);
+    }
   }
 
   /** Rows appended so far, per table. */

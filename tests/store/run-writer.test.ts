@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeEach } from 'vitest';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunWriter } from '../../src/store/run-writer.ts';
@@ -132,6 +132,22 @@ describe('RunWriter', () => {
     await r.commit();
     const t = await readTables(store, 'rw-5');
     expect(t.episodes!.every((e) => (e as { turns: number }).turns === 9)).toBe(true);
+  });
+
+  it('a staging failure is a store error (exit 4) and abort leaves the store as it was', async () => {
+    await writeRun(store, sampleBundle('keep'));
+    const before = hashTree(store);
+    const b = sampleBundle('rw-9', 1);
+    const w = await RunWriter.open(store, 'rw-9', { trusted: true });
+    const tmp = readdirSync(store).find((n) => n.startsWith('.tmp-'))!;
+    rmSync(join(store, tmp, '.parts'), { recursive: true }); // the staging directory vanishes
+    const big = Array.from({ length: 80 }, (_, i) => ({ ...b.messages[0]!, seq: i, content: 'y'.repeat(65536) }));
+    const err = await w.append('messages', big, 0).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StandoffError);
+    expect(err).toMatchObject({ code: 'store.writeFailed', exitCode: 4 });
+    expect((err as StandoffError).message).toMatch(/^could not stage run "rw-9" in .*: ENOENT/);
+    await w.abort();
+    expect(hashTree(store)).toBe(before);
   });
 
   it('checks appended rows against the schema unless trusted', async () => {
