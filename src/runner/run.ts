@@ -39,7 +39,7 @@ import {
   type ScoreRow,
 } from '../schema/tables.ts';
 import { STANDOFF_VERSION } from '../version.ts';
-import { partitionDir, type WriteRunResult } from '../store/write-run.ts';
+import { cleanupStore, partitionDir, type WriteRunResult } from '../store/write-run.ts';
 import { RunWriter } from '../store/run-writer.ts';
 import { startVerifier, type FaultSpec, type Verifier } from '../../verifier/server.ts';
 import { startSimServer, type SimServer, type SimStats } from './sim/server.ts';
@@ -631,6 +631,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
   });
   if (signal.aborted || inPlan < total) throw interrupted(runId, traces, jpath, inPlan, total);
   found.sort((a, b) => compareKeys(a.key, b.key));
+  await cleanupStore(traces); // leftovers of a crashed earlier write (as writeRun does)
   const writer = await RunWriter.open(traces, runId, { replace: opts.replace });
   try {
     const acc = summaryOf(cfg);

@@ -4,7 +4,7 @@
  * not stop the run, and the CLI entry `runCommand`.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -143,6 +143,16 @@ describe('runEvaluation', () => {
     await expect(runEvaluation({ config: cfg, runId: 'once', traces, ...quiet })).rejects.toMatchObject({ code: 'store.runExists', kind: 'usage' });
     const again = await runEvaluation({ config: cfg, runId: 'once', traces, replace: true, ...quiet });
     expect(again.episodes).toBe(1);
+  });
+
+  it('removes what a crashed earlier write left in the store before it writes', async () => {
+    const traces = await tmp();
+    await mkdir(join(traces, '.tmp-crashed-abc123', '.parts'), { recursive: true });
+    await writeFile(join(traces, '.tmp-crashed-abc123', '.parts', 'episodes-000000.jsonl'), '{}\n');
+    const cfg = parseConfig(base({ subjects: [{ model: 'sim:careful' }], judges: [], epochs: 1, scenarios: ['em_act_a'], probes: false }));
+    await runEvaluation({ config: cfg, runId: 'after-crash', traces, ...quiet });
+    expect(existsSync(join(traces, '.tmp-crashed-abc123'))).toBe(false);
+    expect((await readdir(traces)).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
   });
 
   it('prints plain progress lines when not on a TTY', async () => {
