@@ -9,13 +9,12 @@
  * thrown (exit 3) and the store is not touched. Format and mapping: `docs/ingest-csv.md`.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { basename, extname, join, resolve } from 'node:path';
+import { basename, extname, resolve } from 'node:path';
 import { RUN_ID_PATTERN, type RunBundle, type RunRow, type TableName } from '../schema/tables.ts';
-import { StandoffError, storeError, usageError } from '../errors.ts';
+import { StandoffError, usageError } from '../errors.ts';
 import { STANDOFF_VERSION } from '../version.ts';
-import { materializeRows, partitionDir, writeRun, type ColumnarRows, type WritableRunBundle } from '../store/write-run.ts';
+import { materializeRows, refuseExistingRun, writeRun, type ColumnarRows, type WritableRunBundle } from '../store/write-run.ts';
 import { MAX_FIELD_CHARS, parseCsvFile } from './csv/parse-csv.ts';
 import {
   checkMappingColumns,
@@ -207,10 +206,7 @@ export async function checkCsvRun(
     if (!st.isFile()) throw usageError('ingest.noSuchFile', `${f} is not a file`);
   }
   const store = resolve(opts.traces);
-  const exists = (id: string) => existsSync(join(partitionDir(store, 'runs', id), 'data.parquet'));
-  if (opts.runId !== undefined && !opts.replace && exists(opts.runId)) {
-    throw storeError('store.runExists', `run "${opts.runId}" already exists in ${opts.traces}; pass --replace to overwrite it`);
-  }
+  if (opts.runId !== undefined) refuseExistingRun(opts.traces, opts.runId, opts.replace);
 
   const now = opts.now ?? new Date();
   const problems = new Problems(opts.maxErrors ?? MAX_ERRORS);
@@ -302,11 +298,7 @@ export async function checkCsvRun(
   if (problems.list.length > 0) throw problems.toError();
 
   const runId = opts.runId ?? `csv-${timestamp(now)}-${createHash('sha256').update(hashes.join(';')).digest('hex').slice(0, 8)}`;
-  if (opts.runId === undefined) {
-    if (!opts.replace && exists(runId)) {
-      throw storeError('store.runExists', `run "${runId}" already exists in ${opts.traces}; pass --replace to overwrite it`);
-    }
-  }
+  if (opts.runId === undefined) refuseExistingRun(opts.traces, runId, opts.replace);
 
   const first = summaries[0]!;
   const distinct = new Map<string, Mapping>();

@@ -36,20 +36,15 @@ import { renderFigure } from './render-figure.ts';
 import { baseConfig } from './figures.ts';
 import { agreementFromStore, ciExactMetric, judgesFromStore, probesFromStore, type StoreSource } from './ci.ts';
 import { ciBootstrap, ciPaired } from './ci-bootstrap.ts';
-import { DEFAULT_REPORT_SEED, DEFAULT_RESAMPLES, DEFAULT_LEVEL } from './build-report.ts';
+import { DEFAULT_REPORT_SEED, DEFAULT_RESAMPLES, DEFAULT_LEVEL, type BuildReportOptions } from './build-report.ts';
 
 export const MAX_ROWS = 200;
 export const NOTEBOOK_BLOCKS = ['sql', 'vega-lite', 'standoff'] as const;
 
-export interface NotebookOptions {
-  traces: string;
-  runs?: string[];
+/** The report's options (store, runs, seed, resamples, level, progress), with the notebook's own `out`. */
+export interface NotebookOptions extends Omit<BuildReportOptions, 'out'> {
   /** Output directory (default `reports/notebooks`), or a `FILE.md` path for the rendered notebook. */
   out?: string;
-  seed?: number;
-  resamples?: number;
-  level?: number;
-  progress?: boolean | ((line: string) => void);
 }
 
 export interface NotebookResult {

@@ -39,7 +39,7 @@ import {
   type ScoreRow,
 } from '../schema/tables.ts';
 import { STANDOFF_VERSION } from '../version.ts';
-import { cleanupStore, partitionDir, type WriteRunResult } from '../store/write-run.ts';
+import { cleanupStore, isRunCommitted, type WriteRunResult } from '../store/write-run.ts';
 import { RunWriter } from '../store/run-writer.ts';
 import { startVerifier, type FaultSpec, type Verifier } from '../../verifier/server.ts';
 import { startSimServer, type SimServer, type SimStats } from './sim/server.ts';
@@ -399,7 +399,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
   const hash = configHash(cfg, scenarioIds);
 
   const jpath = journalPath(traces, runId);
-  if (existsSync(resolve(partitionDir(traces, 'runs', runId), 'data.parquet')) && !opts.replace) {
+  if (isRunCommitted(traces, runId) && !opts.replace) {
     if (opts.resume && existsSync(jpath)) {
       // A crash between the commit and the journal's removal: the run was written from the
       // complete journal, so the journal is redundant.
@@ -761,7 +761,7 @@ export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
     if (o.runId && o.runId !== o.resume) throw usageError('run.resumeRunId', `--resume ${o.resume} and --run-id ${o.runId} disagree`);
     const jp = journalPath(o.traces, o.resume);
     if (!existsSync(jp)) {
-      const committed = existsSync(resolve(partitionDir(o.traces, 'runs', o.resume), 'data.parquet'));
+      const committed = isRunCommitted(o.traces, o.resume);
       throw usageError(
         'run.noJournal',
         committed

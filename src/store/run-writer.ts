@@ -22,20 +22,23 @@
  * await w.finish(run);
  * await w.commit();
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { z } from 'zod';
 import { RUN_ID_PATTERN, TABLES, TABLE_NAMES, fileColumns, type RunRow, type SqlColumn, type TableName } from '../schema/tables.ts';
-import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
-import { createDb, quoteIdent, quoteLiteral } from './duckdb.ts';
+import { dataError, usageError } from '../errors.ts';
+import { createDb, quoteLiteral } from './duckdb.ts';
 import {
   commitStaged,
+  fileSelectList,
   fsyncPath,
   partitionDir,
+  refuseExistingRun,
   stagingType,
+  writeFailed,
   writeTableParquet,
   type WriteRunResult,
 } from './write-run.ts';
@@ -107,9 +110,7 @@ export class RunWriter {
     if (!RUN_ID_PATTERN.test(runId)) {
       throw usageError('store.badRunId', `run id "${runId}" must be 1-128 letters, digits, dots, dashes or underscores`);
     }
-    if (!opts.replace && existsSync(join(partitionDir(store, 'runs', runId), 'data.parquet'))) {
-      throw storeError('store.runExists', `run "${runId}" already exists in ${storeDir}; pass --replace to overwrite it`);
-    }
+    refuseExistingRun(storeDir, runId, opts.replace);
     const tag = `${runId}-${randomBytes(6).toString('hex')}`;
     const tmp = join(store, `.tmp-${tag}`);
     await mkdir(join(tmp, '.spill'), { recursive: true });
@@ -123,7 +124,7 @@ export class RunWriter {
     } catch (err) {
       db?.closeSync();
       await rm(tmp, { recursive: true, force: true });
-      throw storeError('store.writeFailed', `could not start writing run "${runId}" to ${storeDir}: ${(err as Error).message.split('\n')[0]}`, err);
+      throw writeFailed(runId, storeDir, err, 'start writing');
     }
   }
 
@@ -215,7 +216,7 @@ export class RunWriter {
       s.pendingBytes = 0;
     } catch (err) {
       this.converting = null; // it failed: nothing left to wait for
-      throw storeError('store.writeFailed', `could not stage run "${this.runId}" in ${this.store}: ${(err as Error).message.split('\n')[0]}`, err);
+      throw writeFailed(this.runId, this.store, err, 'stage');
     }
   }
 
@@ -266,15 +267,12 @@ export class RunWriter {
       for (const table of TABLE_NAMES) {
         const s = this.stages.get(table);
         if (!s || s.rows === 0) continue;
-        const select = s.cols
-          .map((c) => (c.type === 'TIMESTAMP' ? `CAST(${quoteIdent(c.name)} AS TIMESTAMP) AS ${quoteIdent(c.name)}` : quoteIdent(c.name)))
-          .join(', ');
         const avg = s.textChars / s.rows;
         const group = Math.max(MIN_ROW_GROUP, Math.min(MAX_ROW_GROUP, Math.floor(ROW_GROUP_TEXT_BYTES / Math.max(avg, 1))));
         const file = await fileOf(table);
         const parts = `read_parquet([${s.parts.map(quoteLiteral).join(', ')}])`;
         await conn.run(
-          `COPY (SELECT ${select} FROM ${parts}${join_}${order}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${group})`,
+          `COPY (SELECT ${fileSelectList(s.cols)} FROM ${parts}${join_}${order}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${group})`,
         );
         await fsyncPath(file);
         this.counts[table] = s.rows;
@@ -285,8 +283,7 @@ export class RunWriter {
       this.counts.runs = 1;
     } catch (err) {
       await this.abort();
-      if (err instanceof StandoffError) throw err;
-      throw storeError('store.writeFailed', `could not write run "${this.runId}" to ${this.store}: ${(err as Error).message.split('\n')[0]}`, err);
+      throw writeFailed(this.runId, this.store, err);
     }
     this.close();
     await rm(join(this.tmp, '.spill'), { recursive: true, force: true });
@@ -298,14 +295,11 @@ export class RunWriter {
   async commit(): Promise<WriteRunResult> {
     if (this.state !== 'finished') throw new Error(`RunWriter.commit before finish (writer is ${this.state})`);
     try {
-      if (!this.opts.replace && existsSync(join(partitionDir(this.store, 'runs', this.runId), 'data.parquet'))) {
-        throw storeError('store.runExists', `run "${this.runId}" already exists in ${this.store}; pass --replace to overwrite it`);
-      }
+      refuseExistingRun(this.store, this.runId, this.opts.replace);
       await commitStaged(this.store, this.tmp, this.tag, this.runId);
     } catch (err) {
       await this.abort();
-      if (err instanceof StandoffError) throw err;
-      throw storeError('store.writeFailed', `could not write run "${this.runId}" to ${this.store}: ${(err as Error).message.split('\n')[0]}`, err);
+      throw writeFailed(this.runId, this.store, err);
     }
     await rm(this.tmp, { recursive: true, force: true });
     this.state = 'committed';

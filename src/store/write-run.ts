@@ -38,7 +38,7 @@ import {
   type TableName,
   type TableRows,
 } from '../schema/tables.ts';
-import { dataError, storeError, usageError } from '../errors.ts';
+import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
 import { createDb, quoteIdent, quoteLiteral, withConnection } from './duckdb.ts';
 
 export interface WriteRunOptions {
@@ -156,6 +156,30 @@ const rowCount = (rows: readonly object[] | ColumnarRows | undefined): number =>
 export const partitionDir = (store: string, table: TableName, runId: string) =>
   join(store, table, `run_id=${runId}`);
 
+/** True when the run is committed in the store (its `runs` partition has its file). */
+export const isRunCommitted = (store: string, runId: string): boolean =>
+  existsSync(join(partitionDir(store, 'runs', runId), 'data.parquet'));
+
+/** Throws `store.runExists` when the run is committed and `replace` is not set (`storeDir` as the user gave it). */
+export function refuseExistingRun(storeDir: string, runId: string, replace: boolean | undefined): void {
+  if (!replace && isRunCommitted(resolve(storeDir), runId)) {
+    throw storeError('store.runExists', `run "${runId}" already exists in ${storeDir}; pass --replace to overwrite it`);
+  }
+}
+
+/** A failed write as a one-line store error (a StandoffError passes through unchanged). */
+export function writeFailed(runId: string, storeDir: string, err: unknown, what = 'write'): StandoffError {
+  if (err instanceof StandoffError) return err;
+  return storeError('store.writeFailed', `could not ${what} run "${runId}" ${what === 'stage' ? 'in' : 'to'} ${storeDir}: ${(err as Error).message.split('\n')[0]}`, err);
+}
+
+/** The SELECT list that turns a staging table's columns into the file's (TIMESTAMP staged as text). */
+export function fileSelectList(cols: readonly SqlColumn[]): string {
+  return cols
+    .map((c) => (c.type === 'TIMESTAMP' ? `CAST(${quoteIdent(c.name)} AS TIMESTAMP) AS ${quoteIdent(c.name)}` : quoteIdent(c.name)))
+    .join(', ');
+}
+
 /** Run ids whose `runs` partition is committed. */
 export async function listCommittedRuns(store: string): Promise<string[]> {
   const dir = join(store, 'runs');
@@ -259,11 +283,8 @@ export async function writeTableParquet(conn: DuckDBConnection, table: TableName
   } finally {
     ap.closeSync();
   }
-  const select = cols
-    .map((c) => (c.type === 'TIMESTAMP' ? `CAST(${quoteIdent(c.name)} AS TIMESTAMP) AS ${quoteIdent(c.name)}` : quoteIdent(c.name)))
-    .join(', ');
   await conn.run(
-    `COPY (SELECT ${select} FROM ${quoteIdent(staging)}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`,
+    `COPY (SELECT ${fileSelectList(cols)} FROM ${quoteIdent(staging)}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`,
   );
   await conn.run(`DROP TABLE ${quoteIdent(staging)}`);
 }
@@ -502,7 +523,7 @@ export async function commitStaged(
   runId: string,
   afterRename?: (table: TableName) => void | Promise<void>,
 ): Promise<void> {
-  const exists = existsSync(join(partitionDir(store, 'runs', runId), 'data.parquet'));
+  const exists = isRunCommitted(store, runId);
   // Commit: uncommit the old run first (its runs partition), swap the others, then commit runs.
   const trash = join(store, `.trash-${tag}`);
   const order = [...TABLE_NAMES.filter((t) => t !== 'runs'), 'runs' as const];
@@ -540,10 +561,7 @@ export async function writeRun(storeDir: string, bundle: RunBundle | WritableRun
   }
   if (!opts.trusted) validateRows(bundle);
   await mkdir(store, { recursive: true });
-  const exists = existsSync(join(partitionDir(store, 'runs', runId), 'data.parquet'));
-  if (exists && !opts.replace) {
-    throw storeError('store.runExists', `run "${runId}" already exists in ${storeDir}; pass --replace to overwrite it`);
-  }
+  refuseExistingRun(storeDir, runId, opts.replace);
   await cleanupStore(store);
 
   const tag = `${runId}-${randomBytes(6).toString('hex')}`;
@@ -604,8 +622,7 @@ export async function writeRun(storeDir: string, bundle: RunBundle | WritableRun
   } catch (err) {
     // Leave the store as it was: the temp directory never became visible.
     await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-    if (err instanceof Error && err.name === 'StandoffError') throw err;
-    throw storeError('store.writeFailed', `could not write run "${runId}" to ${storeDir}: ${(err as Error).message.split('\n')[0]}`, err);
+    throw writeFailed(runId, storeDir, err);
   }
   await rm(tmp, { recursive: true, force: true });
   return { runId, tables: counts, path: store };
