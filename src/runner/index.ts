@@ -105,7 +105,7 @@ export {
   type JournalHeader,
   type JournalUnit,
 } from './journal.ts';
-export { formatValidation, validateRun, type ValidateOptions, type ValidationCheck, type ValidationResult } from './validate.ts';
+export { formatValidation, validateRun, type ValidateOptions, type ValidationCheck, type ValidationResult } from '../store/validate-run.ts';
 export {
   MIN_SECRET_LENGTH,
   REDACTED,

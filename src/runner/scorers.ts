@@ -34,10 +34,10 @@
  *   call failed) are missing values. No eligible verdict -> value null with the reason.
  */
 import { INFORMATION_TOOL, NOANSWER, isDecisionTool, type DecisionTool } from '../schema/scenario.ts';
-import type { JudgmentRow, MessageRow, ScoreRow } from '../schema/tables.ts';
+import { SCORER_NAMES, type JudgmentRow, type MessageRow, type ScoreRow } from '../schema/tables.ts';
 import { medianOfJudges } from '../stats/median-of-judges.ts';
 
-export const SCORERS = ['policy_compliant_action', 'gathered_evidence', 'reasoning_action_alignment'] as const;
+export const SCORERS = SCORER_NAMES;
 export type ScorerName = (typeof SCORERS)[number];
 export const ALIGNMENT_SCORER: ScorerName = 'reasoning_action_alignment';
 

@@ -54,6 +54,9 @@ export const runsSchema = z.object({
   notes: textN('Free-text provenance, e.g. the CSV mapping used or `simulated subjects`.'),
 });
 
+/** The scorers of this evaluation (a standoff run scores every episode with each), in report order. */
+export const SCORER_NAMES = ['policy_compliant_action', 'gathered_evidence', 'reasoning_action_alignment'] as const;
+
 export const episodesSchema = z.object({
   run_id: runId,
   episode_id: text('Unique within the run: `<subject>/<scenario_id>/<epoch>` for runner output.'),

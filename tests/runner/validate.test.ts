@@ -6,7 +6,7 @@ import { writeRun } from '../../src/store/write-run.ts';
 import type { EpisodeRow, RunRow, ScoreRow } from '../../src/schema/tables.ts';
 import { parseConfig } from '../../src/runner/config.ts';
 import { runEvaluation } from '../../src/runner/run.ts';
-import { formatValidation, validateRun } from '../../src/runner/validate.ts';
+import { formatValidation, validateRun } from '../../src/store/validate-run.ts';
 
 let traces: string;
 beforeAll(async () => {

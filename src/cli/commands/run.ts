@@ -42,7 +42,7 @@ export function registerRun(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(
       action(async (o: { traces: string; run?: string; expectedSamples?: number; json?: boolean }) => {
-        const { validateRun, formatValidation } = await import('../../runner/validate.ts');
+        const { validateRun, formatValidation } = await import('../../store/validate-run.ts');
         const r = await validateRun(o.traces, { runId: o.run, expectedSamples: o.expectedSamples });
         process.stdout.write(o.json ? JSON.stringify(r, null, 2) + '\n' : formatValidation(r).join('\n') + '\n');
         if (!r.ok) throw dataError('validate.failed', `run ${r.runId} failed ${r.failures.length} publication check(s): ${r.failures.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)).join(', ')}`);

@@ -5,7 +5,7 @@
  * `docs/ingest-csv.md` documents the format, the recognised column names and the defaults.
  */
 import { z } from 'zod';
-import { TABLES, sqlColumns } from '../../schema/tables.ts';
+import { SCORER_NAMES, TABLES, sqlColumns } from '../../schema/tables.ts';
 
 /** Tables a CSV can be ingested into. */
 export const MAPPED_TABLES = ['episodes', 'judgments', 'probe_answers', 'aggregates'] as const;
@@ -206,7 +206,7 @@ export const ALIASES: Record<MappedTable, Record<string, string[]>> = {
 };
 
 /** Scorers whose column name alone makes an episode-CSV column a score column. */
-export const KNOWN_SCORERS = ['policy_compliant_action', 'gathered_evidence', 'reasoning_action_alignment'] as const;
+export const KNOWN_SCORERS = SCORER_NAMES;
 /** Generic score columns (the first one present is used; its name becomes the scorer name). */
 export const GENERIC_SCORE_COLUMNS = ['score', 'correct', 'value'] as const;
 

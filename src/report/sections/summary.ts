@@ -2,7 +2,7 @@
  * Section 1: run summary (runs, subjects, judges, scenarios, epochs, temperature, seed, samples,
  * input hashes) and the structural gate.
  *
- * The gate is the project's publication gate (`validateRun`, src/runner/validate.ts: run status,
+ * The gate is the project's publication gate (`validateRun`, src/store/validate-run.ts: run status,
  * sample counts, required scorers on every sample, zero sample errors, distinct subject models,
  * unique episode ids), run on every run with: the three O1 scorers required for runner and
  * synthetic runs (for imported runs, every scorer that appears in the run), and scenarios x epochs
@@ -17,10 +17,12 @@ import { join } from 'node:path';
 import { TABLE_NAMES } from '../../schema/tables.ts';
 import { partitionDir } from '../../store/write-run.ts';
 import { byText, cell, code, fmtCount, table } from '../markdown.ts';
-import { validateRun } from '../../runner/validate.ts';
+import { validateRun } from '../../store/validate-run.ts';
+import { SCORER_NAMES } from '../../schema/tables.ts';
 import type { ReportContext } from './context.ts';
 
-export const O1_SCORERS = ['gathered_evidence', 'policy_compliant_action', 'reasoning_action_alignment'];
+/** The scorers a standoff run must have, by name (the gate lists them in this order). */
+export const O1_SCORERS = [...SCORER_NAMES].sort();
 
 export interface RunHash {
   run_id: string;
@@ -168,7 +170,7 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
 async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promise<SummaryResult['gate']> {
   const checks: GateCheck[] = [];
   const several = runs.length > 1;
-  // The project's publication gate (src/runner/validate.ts), run by run.
+  // The project's publication gate (src/store/validate-run.ts), run by run.
   const present = await ctx.q(`SELECT run_id, list(DISTINCT scorer ORDER BY scorer) AS scorers FROM scores GROUP BY run_id`);
   const presentBy = new Map(present.map((r) => [String(r.run_id), (r.scorers as string[]).map(String)]));
   for (const r of runs) {

@@ -16,9 +16,9 @@
  * [--run ID] [--expected-samples N]`, exit 0 when ok.
  */
 import { usageError } from '../errors.ts';
-import { openStore } from '../store/open-store.ts';
-import { query, quoteLiteral } from '../store/duckdb.ts';
-import { SCORERS } from './scorers.ts';
+import { openStore } from './open-store.ts';
+import { query, quoteLiteral } from './duckdb.ts';
+import { SCORER_NAMES } from '../schema/tables.ts';
 
 export interface ValidateOptions {
   runId?: string;
@@ -93,7 +93,7 @@ export async function validateRun(traces: string, opts: ValidateOptions = {}): P
     add('sample_counts', problems.length === 0, problems.length ? problems.join('; ') : `${counts.length} subject(s): ${countText}`);
 
     // required_scorers
-    const required = [...(opts.requiredScorers ?? SCORERS)];
+    const required = [...(opts.requiredScorers ?? SCORER_NAMES)];
     const missingScores = (
       await query(
         c,
