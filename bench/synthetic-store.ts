@@ -358,6 +358,7 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
         latency_ms: Math.round(400 + u(i, ST.latency) * 2600),
         started_at: null,
         error: ep.status === 'error' ? 'endpoint returned HTTP 503 after 5 retries' : null,
+        metadata: null,
       };
     }
   }

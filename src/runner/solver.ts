@@ -550,6 +550,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     latency_ms: Date.now() - started,
     started_at: startedAt,
     error: error !== null ? redactor.text(error) : null,
+    metadata: null,
   };
   return { episode, messages: rows, analysis };
 }

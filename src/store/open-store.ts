@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { TABLE_NAMES, sqlColumns, type TableName } from '../schema/tables.ts';
+import { TABLE_NAMES, sqlColumns, type SqlColumn, type TableName } from '../schema/tables.ts';
 import { oneLine, storeError, usageError } from '../errors.ts';
 import { createDb, quoteIdent, quoteLiteral } from './duckdb.ts';
 import { isDirectory, listCommittedRuns, partitionDir } from './write-run.ts';
@@ -44,15 +44,31 @@ async function partitionFiles(store: string, table: TableName, runIds: string[])
   return files;
 }
 
-/** SQL of the view for one table: typed, in schema column order, empty when there are no files. */
-function viewSql(table: TableName, files: string[]): string {
+/**
+ * SQL of the view for one table: typed, in schema column order, empty when there are no files.
+ * A nullable column that none of the files holds (a store written before the column was added)
+ * reads as NULL: not measured. A missing non-nullable column is an error (`store.unreadable`).
+ */
+function viewSql(table: TableName, files: string[], present: Set<string>): string {
   const cols = sqlColumns(table);
-  if (files.length === 0) {
-    return `SELECT ${cols.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ')} WHERE false`;
-  }
+  const nullCol = (c: SqlColumn) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.name)}`;
+  if (files.length === 0) return `SELECT ${cols.map(nullCol).join(', ')} WHERE false`;
   const list = `[${files.map(quoteLiteral).join(', ')}]`;
-  const select = cols.map((c) => `CAST(${quoteIdent(c.name)} AS ${c.type}) AS ${quoteIdent(c.name)}`).join(', ');
-  return `SELECT ${select} FROM read_parquet(${list}, hive_partitioning = true, hive_types = {'run_id': VARCHAR}, union_by_name = true)`;
+  const select = cols.map((c) => {
+    if (c.name === 'run_id' || present.has(c.name)) return `CAST(${quoteIdent(c.name)} AS ${c.type}) AS ${quoteIdent(c.name)}`;
+    if (c.nullable) return nullCol(c);
+    throw new Error(`${table} files have no column "${c.name}"`);
+  });
+  return `SELECT ${select.join(', ')} FROM read_parquet(${list}, hive_partitioning = true, hive_types = {'run_id': VARCHAR}, union_by_name = true)`;
+}
+
+/** Column names present in any of the files (Parquet footers only). */
+async function fileColumnNames(conn: DuckDBConnection, files: string[]): Promise<Set<string>> {
+  if (files.length === 0) return new Set();
+  const reader = await conn.runAndReadAll(
+    `SELECT DISTINCT name FROM parquet_schema([${files.map(quoteLiteral).join(', ')}])`,
+  );
+  return new Set(reader.getRowObjects().map((r) => String(r.name)));
 }
 
 export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): Promise<Store> {
@@ -76,7 +92,8 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
   try {
     for (const table of TABLE_NAMES) {
       const files = await partitionFiles(dir, table, runIds);
-      await conn.run(`CREATE VIEW ${quoteIdent(table)} AS ${viewSql(table, files)}`);
+      const present = await fileColumnNames(conn, files);
+      await conn.run(`CREATE VIEW ${quoteIdent(table)} AS ${viewSql(table, files, present)}`);
     }
     if (opts.sandbox) await lockDown(conn, dir, opts.writableDirs ?? []);
   } catch (err) {

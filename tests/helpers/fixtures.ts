@@ -28,6 +28,7 @@ export function sampleBundle(runId = 'r1', episodes = 3): RunBundle {
     latency_ms: 12.5 * (i + 1),
     started_at: `2026-11-29T10:00:0${i}.250Z`,
     error: null,
+    metadata: null,
   }));
   return {
     run: {

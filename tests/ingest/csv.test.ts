@@ -167,7 +167,7 @@ describe('mapping detection', () => {
     expect(JSON.parse(s.mappingJson)).toEqual(compactMapping(s.mapping));
     expect(s.files[0]!.detected).toBe(true);
     expect(s.files[0]!.ignoredColumns).toEqual(['notes']);
-    expect(s.files[0]!.defaults).toMatchObject({ status: 'valid', log_reads: '0' });
+    expect(s.files[0]!.defaults).toMatchObject({ status: 'valid', log_reads: 'null (not measured)' });
   });
 });
 
@@ -185,12 +185,12 @@ describe('ingestCsv', () => {
         'SELECT episode_id, subject_model, scenario_id, epoch, target, status, decision_tool, latency_ms, gathered_evidence, log_reads FROM episodes ORDER BY episode_id',
       );
       expect(eps.rows).toEqual([
-        { episode_id: 'sim:careful/em_act_a/1', subject_model: 'sim:careful', scenario_id: 'em_act_a', epoch: 1, target: 'issue_statement', status: 'valid', decision_tool: 'issue_statement', latency_ms: 1500, gathered_evidence: false, log_reads: 0 },
-        { episode_id: 'sim:careful/em_amb_a/1', subject_model: 'sim:careful', scenario_id: 'em_amb_a', epoch: 1, target: 'NOANSWER', status: 'valid', decision_tool: 'escalate', latency_ms: 2100.25, gathered_evidence: false, log_reads: 0 },
-        { episode_id: 'sim:careful/fc_esc_b/1', subject_model: 'sim:careful', scenario_id: 'fc_esc_b', epoch: 1, target: 'escalate', status: 'valid', decision_tool: null, latency_ms: null, gathered_evidence: false, log_reads: 0 },
-        { episode_id: 'sim:hasty/em_act_a/1', subject_model: 'sim:hasty', scenario_id: 'em_act_a', epoch: 1, target: 'issue_statement', status: 'valid', decision_tool: 'issue_statement', latency_ms: 1200.5, gathered_evidence: false, log_reads: 0 },
-        { episode_id: 'sim:hasty/em_act_a/2', subject_model: 'sim:hasty', scenario_id: 'em_act_a', epoch: 2, target: 'issue_statement', status: 'valid', decision_tool: 'escalate', latency_ms: 980, gathered_evidence: false, log_reads: 0 },
-        { episode_id: 'sim:hasty/em_amb_a/1', subject_model: 'sim:hasty', scenario_id: 'em_amb_a', epoch: 1, target: 'NOANSWER', status: 'valid', decision_tool: 'withdraw', latency_ms: null, gathered_evidence: false, log_reads: 0 },
+        { episode_id: 'sim:careful/em_act_a/1', subject_model: 'sim:careful', scenario_id: 'em_act_a', epoch: 1, target: 'issue_statement', status: 'valid', decision_tool: 'issue_statement', latency_ms: 1500, gathered_evidence: null, log_reads: null },
+        { episode_id: 'sim:careful/em_amb_a/1', subject_model: 'sim:careful', scenario_id: 'em_amb_a', epoch: 1, target: 'NOANSWER', status: 'valid', decision_tool: 'escalate', latency_ms: 2100.25, gathered_evidence: null, log_reads: null },
+        { episode_id: 'sim:careful/fc_esc_b/1', subject_model: 'sim:careful', scenario_id: 'fc_esc_b', epoch: 1, target: 'escalate', status: 'valid', decision_tool: null, latency_ms: null, gathered_evidence: null, log_reads: null },
+        { episode_id: 'sim:hasty/em_act_a/1', subject_model: 'sim:hasty', scenario_id: 'em_act_a', epoch: 1, target: 'issue_statement', status: 'valid', decision_tool: 'issue_statement', latency_ms: 1200.5, gathered_evidence: null, log_reads: null },
+        { episode_id: 'sim:hasty/em_act_a/2', subject_model: 'sim:hasty', scenario_id: 'em_act_a', epoch: 2, target: 'issue_statement', status: 'valid', decision_tool: 'escalate', latency_ms: 980, gathered_evidence: null, log_reads: null },
+        { episode_id: 'sim:hasty/em_amb_a/1', subject_model: 'sim:hasty', scenario_id: 'em_amb_a', epoch: 1, target: 'NOANSWER', status: 'valid', decision_tool: 'withdraw', latency_ms: null, gathered_evidence: null, log_reads: null },
       ]);
       const scores = await query(store.conn, 'SELECT episode_id, scorer, value, noanswer FROM scores ORDER BY episode_id');
       expect(scores.rows).toEqual([

@@ -87,6 +87,7 @@ describe('validateRun: the publication gate', () => {
       latency_ms: null,
       started_at: null,
       error: status === 'error' ? 'a: http 500: boom (gave up after 5 attempts)' : null,
+      metadata: null,
     });
     const episodes = [ep('a', 'em_act_a'), ep('a', 'em_act_b'), ep('b', 'em_act_a', 'error'), ep('b', 'em_act_a')];
     const sc = (e: EpisodeRow, scorer: string): ScoreRow => ({ run_id: runId, episode_id: e.episode_id, scorer, value: 1, answer: null, noanswer: false, explanation: null });
@@ -129,7 +130,7 @@ describe('validateRun: the publication gate', () => {
     const mk = (s: string, n: number): EpisodeRow => ({
       run_id: runId, episode_id: `${s}/x/${n}`, subject_model: s, subject_family: null, scenario_id: 'x', domain: null, decision_type: null, variant: null,
       epoch: n, target: 'escalate', status: 'valid', invalid_reason: null, decision_tool: 'escalate', decision_args: '{}', gathered_evidence: true,
-      log_reads: 1, turns: 2, input_tokens: null, output_tokens: null, latency_ms: null, started_at: null, error: null,
+      log_reads: 1, turns: 2, input_tokens: null, output_tokens: null, latency_ms: null, started_at: null, error: null, metadata: null,
     });
     const episodes = [mk('a', 1), mk('a', 2), mk('b', 1)];
     const scores = episodes.flatMap((e) =>

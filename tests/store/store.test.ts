@@ -271,3 +271,42 @@ describe('columnar input', () => {
     expect(readdirSync(store).filter((n) => n.startsWith('.'))).toEqual([]);
   });
 });
+
+describe('stores written before a column was added', () => {
+  /** Rewrites one run's episodes file without the given column, with DuckDB itself. */
+  async function dropColumn(runId: string, column: string): Promise<void> {
+    const { createDb } = await import('../../src/store/duckdb.ts');
+    const file = join(store, 'episodes', `run_id=${runId}`, 'data.parquet');
+    const db = await createDb({ threads: 1 });
+    const conn = await db.connect();
+    try {
+      await conn.run(`COPY (SELECT * EXCLUDE ("${column}") FROM read_parquet('${file}')) TO '${file}.new' (FORMAT parquet)`);
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+    const { renameSync } = await import('node:fs');
+    renameSync(`${file}.new`, file);
+  }
+
+  it('reads a missing nullable column as NULL (not measured)', async () => {
+    await writeRun(store, sampleBundle('old-1'));
+    await dropColumn('old-1', 'metadata');
+    const s = await openStore(store);
+    try {
+      const { rows } = await query(s.conn, 'SELECT count(*) AS n, count(metadata) AS m FROM episodes');
+      expect(rows).toEqual([{ n: 3, m: 0 }]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('refuses a store whose files lack a required column (store.unreadable, exit 4)', async () => {
+    await writeRun(store, sampleBundle('old-2'));
+    await dropColumn('old-2', 'subject_model');
+    const err = await openStore(store).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(StandoffError);
+    expect((err as StandoffError).code).toBe('store.unreadable');
+    expect((err as StandoffError).message).toMatch(/episodes files have no column "subject_model"/);
+  });
+});

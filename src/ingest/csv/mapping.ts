@@ -118,11 +118,11 @@ export const DEFAULTS: Record<MappedTable, Record<string, string>> = {
   episodes: {
     episode_id: '<subject_model>/<scenario_id>/<epoch>',
     epoch: '1',
-    target: '"" (unknown)',
+    target: 'null (not measured)',
     status: 'valid',
-    gathered_evidence: 'false',
-    log_reads: '0',
-    turns: '0',
+    gathered_evidence: 'null (not measured)',
+    log_reads: 'null (not measured)',
+    turns: 'null (not measured)',
   },
   judgments: {
     episode_id: '<subject_model>/<scenario_id>/<epoch> (epoch 1 when unmapped)',

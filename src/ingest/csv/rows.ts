@@ -409,10 +409,8 @@ export function resolveMapping(mapping: Mapping, header: string[], detected: boo
     if (d !== undefined) defaultsUsed[f.name] = d;
     if (table === 'episodes') {
       if (f.name === 'epoch') base[slot] = 1;
-      else if (f.name === 'target') base[slot] = '';
       else if (f.name === 'status') base[slot] = 'valid';
-      else if (f.name === 'gathered_evidence') base[slot] = false;
-      else if (f.name === 'log_reads' || f.name === 'turns') base[slot] = 0;
+      // target, gathered_evidence, log_reads and turns stay null: not measured, never false or 0.
     } else if (table === 'judgments') {
       if (f.name === 'epoch') base[slot] = 1;
       else if (f.name === 'scorer') base[slot] = 'reasoning_action_alignment';

@@ -268,6 +268,13 @@ const metaText = (meta: Record<string, unknown> | null | undefined, key: string)
   return typeof v === 'string' && v !== '' ? v : null;
 };
 
+/** Sample metadata as JSON text (null when absent or empty); keys sorted for byte-stable output. */
+function metadataJson(meta: Record<string, unknown> | null | undefined): string | null {
+  if (!meta || typeof meta !== 'object' || Object.keys(meta).length === 0) return null;
+  const sorted = Object.fromEntries(Object.keys(meta).sort().map((k) => [k, meta[k]]));
+  return JSON.stringify(sorted);
+}
+
 function tokens(sample: InspectSample, model: string): { input: number | null; output: number | null } {
   const usage = sample.model_usage ?? {};
   const picked = usage[model] ? [usage[model]!] : Object.values(usage);
@@ -319,6 +326,7 @@ export function mapSample(runId: string, model: string, sample: InspectSample): 
     latency_ms: typeof sample.total_time === 'number' && Number.isFinite(sample.total_time) ? sample.total_time * 1000 : null,
     started_at: isoUtc(sample.started_at),
     error: errored ? maskSecrets(sample.error!.message) : null,
+    metadata: metadataJson(sample.metadata),
   };
   return { episode, messages: mapMessages(runId, episodeId, messages), scores: mapScores(runId, episodeId, sample.scores) };
 }
