@@ -249,6 +249,9 @@ export async function scanLmEvalTask(p: PlannedOutput, t: PlannedTask, model: st
     }
     if (!truncated) await done;
   } catch (err) {
+    // A file that cannot be read is a problem of the input; anything else (the sink's store
+    // errors, such as a run that already exists) goes to the caller as it is.
+    if (err instanceof StandoffError || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     problems.push(dataError('ingest.unreadable', `${file}: cannot read: ${(err as Error).message}`));
   } finally {
     rl.close();
