@@ -59,10 +59,19 @@ function outputsOfDir(dir: string, files: string[], only?: string): { outputs: L
   }
   const outputs: LmEvalOutput[] = [];
   const claimed = new Set<string>();
+  const resultsDates = new Set(files.map((n) => RESULTS.exec(n)?.[1]).filter((d) => d !== undefined));
+  /** The date_id of a results file name: `results_<d>.json`, or `<stem>_<d>.json` when samples share `d` and no `results_<d>.json` exists. */
+  const dateOf = (name: string): string | undefined => {
+    const d = RESULTS.exec(name)?.[1];
+    if (d !== undefined) return d;
+    const stem = STEM_RESULTS.exec(name)?.[1];
+    if (stem === undefined) return undefined;
+    return only !== undefined || (samplesByDate.has(stem) && !resultsDates.has(stem)) ? stem : undefined;
+  };
   for (const name of files) {
     if (only !== undefined && name !== only) continue;
     if (SAMPLES.test(name)) continue;
-    const dateId = RESULTS.exec(name)?.[1] ?? (only !== undefined || samplesByDate.has(STEM_RESULTS.exec(name)?.[1] ?? '') ? STEM_RESULTS.exec(name)?.[1] : undefined);
+    const dateId = dateOf(name);
     if (dateId === undefined) continue;
     const samples = (samplesByDate.get(dateId) ?? []).sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
     outputs.push({ resultsFile: join(dir, name), dateId, samples });
