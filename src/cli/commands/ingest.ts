@@ -121,7 +121,7 @@ export function registerIngest(program: Command): void {
     );
   withExamples(
     lmEval,
-    'lm_eval --model hf --model_args pretrained=gpt2 --tasks gsm8k,hellaswag --output_path out/ --log_samples',
+    'lm_eval --model hf --model_args pretrained=gpt2 --tasks gsm8k,hellaswag --output_path out/ --log_samples   # writes the input',
     'standoff ingest lm-eval out/',
     'standoff ingest lm-eval out/ --run-id gpt2-base          # runs gpt2-base.gsm8k, gpt2-base.hellaswag',
     'standoff ingest lm-eval out/gpt2/results_2026-08-10T15-02-57.123456.json --dry-run --format markdown',
