@@ -34,7 +34,7 @@ const runId = z
   .regex(RUN_ID_PATTERN, 'run_id must be 1-128 characters of letters, digits, dot, dash or underscore')
   .describe('Run identifier; also the Hive partition key (`run_id=<id>`).');
 
-export const SOURCES = ['standoff', 'csv', 'inspect', 'synthetic'] as const;
+export const SOURCES = ['standoff', 'csv', 'inspect', 'lm-eval', 'synthetic'] as const;
 export const EPISODE_STATUSES = ['valid', 'invalid', 'error'] as const;
 export const RUN_STATUSES = ['success', 'partial', 'error', 'cancelled'] as const;
 export const NOANSWER = 'NOANSWER';
@@ -42,7 +42,7 @@ export const NOANSWER = 'NOANSWER';
 export const runsSchema = z.object({
   run_id: runId,
   created_at: ts('When the run started (ingest time for imported runs), UTC.'),
-  source: z.enum(SOURCES).describe('Where the rows came from: `standoff` (the runner), `csv`, `inspect`, `synthetic` (bench data).'),
+  source: z.enum(SOURCES).describe('Where the rows came from: `standoff` (the runner), `csv`, `inspect` (Inspect AI logs), `lm-eval` (lm-evaluation-harness output), `synthetic` (bench data).'),
   suite: text('Evaluation suite or task name, e.g. `standoff-o1`.'),
   status: z.enum(RUN_STATUSES).describe('Run status: `success`, `partial` (interrupted, resumable), `error`, `cancelled`.'),
   config: json('The run configuration as JSON text, with every secret removed (API keys never stored).'),

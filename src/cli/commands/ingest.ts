@@ -1,5 +1,6 @@
-import type { Command } from 'commander';
-import { DEFAULT_TRACES, action, withExamples } from '../program.ts';
+import { Option, type Command } from 'commander';
+import { FORMATS, type Format } from '../../store/format.ts';
+import { DEFAULT_TRACES, action, parseFormat, withExamples } from '../program.ts';
 
 /** Prints a summary as JSON on stdout, or a few readable lines on stderr-free stdout. */
 function printSummary(summary: unknown, json: boolean, lines: string[]): void {
@@ -17,6 +18,7 @@ export function registerIngest(program: Command): void {
     program.command('ingest').description('bring outside results into the trace store (validated, all-or-nothing)'),
     'standoff ingest csv results.csv --map map.json',
     'standoff ingest inspect logs/',
+    'standoff ingest lm-eval out/',
   );
 
   const csv = ingest
@@ -72,4 +74,56 @@ export function registerIngest(program: Command): void {
       }),
     );
   withExamples(inspect, 'standoff ingest inspect logs/', 'standoff ingest inspect logs/2026-08-10T15-02-57_task.eval --run-id o1-full --dry-run');
+
+  const lmEval = ingest
+    .command('lm-eval')
+    .description(
+      'ingest lm-evaluation-harness output (results_*.json with samples_<task>_*.jsonl, from --log_samples); one run per task, ' +
+        'per-sample metrics as scores, and the reported aggregates reconciled with the samples',
+    )
+    .argument('<dir>', 'the --output_path directory (searched recursively), or one results file')
+    .option('--run-id <id>', 'run id (one task); with several tasks each run is <id>.<task> (default: lm-eval-<task>-<hash>)')
+    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
+    .option('--dry-run', 'validate, reconcile and print what would be written; write nothing')
+    .option('--replace', 'replace runs that already exist')
+    .option('-f, --format <format>', `output: ${FORMATS.join('|')} (table: the runs, then the reconciliation; csv and markdown: the reconciliation; json: everything)`, parseFormat, 'table')
+    .addOption(new Option('--json', 'same as --format json').hideHelp())
+    .action(
+      action(async (dir: string, o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format; json?: boolean }) => {
+        const { ingestLmEval } = await import('../../ingest/ingest-lm-eval.ts');
+        const { reconciliationTable } = await import('../../ingest/lm-eval/reconcile.ts');
+        const { formatResult } = await import('../../store/format.ts');
+        const s = await ingestLmEval(dir, { traces: o.traces, runId: o.runId, dryRun: o.dryRun, replace: o.replace, report: () => undefined });
+        const format: Format = o.json ? 'json' : o.format;
+        const runLines = s.runs.map(
+          (r) =>
+            `${s.dryRun ? 'would write' : 'wrote'} run ${r.runId} (${r.task}, ${r.model}, ${r.docs} document${r.docs === 1 ? '' : 's'}, scorers ${r.scorers.join(', ') || 'none'}): ${counts(r.tables)}`,
+        );
+        if (format === 'json') process.stdout.write(JSON.stringify(s, null, 2) + '\n');
+        else if (format === 'table') {
+          // One comparison per results file: the same task may come from several.
+          const out = [...runLines, '', `reconciliation: reported vs recomputed from the samples; FLAG when |diff| > ${s.tolerance.abs} + ${s.tolerance.rel} x |reported|`];
+          for (const file of [...new Set(s.reconciliation.map((r) => r.results_file))]) {
+            const model = s.runs.find((r) => r.resultsFile === file)?.model;
+            out.push('', `${file}${model ? ` (${model})` : ''}`, formatResult(reconciliationTable(s.reconciliation.filter((r) => r.results_file === file)), 'table').trimEnd());
+          }
+          process.stdout.write(out.join('\n') + '\n');
+        } else {
+          process.stderr.write(`${runLines.join('\n')}\n`);
+          process.stdout.write(formatResult(reconciliationTable(s.reconciliation, true), format));
+        }
+        if (s.flagged > 0) {
+          process.stderr.write(
+            `standoff: warning: ${s.flagged} reported aggregate${s.flagged === 1 ? ' differs' : 's differ'} from the samples beyond the tolerance (status FLAG); the reported values are stored as reported\n`,
+          );
+        }
+      }),
+    );
+  withExamples(
+    lmEval,
+    'lm_eval --model hf --model_args pretrained=gpt2 --tasks gsm8k,hellaswag --output_path out/ --log_samples   # writes the input',
+    'standoff ingest lm-eval out/',
+    'standoff ingest lm-eval out/ --run-id gpt2-base          # runs gpt2-base.gsm8k, gpt2-base.hellaswag',
+    'standoff ingest lm-eval out/gpt2/results_2026-08-10T15-02-57.123456.json --dry-run --format markdown',
+  );
 }

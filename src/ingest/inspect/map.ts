@@ -21,6 +21,7 @@
 import { NOANSWER, type EpisodeRow, type MessageRow, type RunRow, type ScoreRow } from '../../schema/tables.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import type { InspectHeader, InspectMessage, InspectSample, InspectScore } from './read-eval.ts';
+import { inspectReportedMetrics } from './reported.ts';
 
 /** This evaluation's tools (kept in step with `src/schema/scenario.ts`). */
 export const INFORMATION_TOOL = 'read_system_log';
@@ -363,6 +364,7 @@ export function runConfig(header: InspectHeader): Record<string, unknown> {
     packages: e.packages,
     inspect_run_id: e.run_id,
     inspect_eval_id: e.eval_id,
+    reported_metrics: inspectReportedMetrics(header), // the header's own aggregates, for reconciliation
   };
   for (const k of Object.keys(pick)) if (pick[k] === undefined || pick[k] === null) delete pick[k];
   return stripSecrets(pick) as Record<string, unknown>;

@@ -1,0 +1,302 @@
+/**
+ * lm-evaluation-harness output -> runs in the trace store: planning (which results file and task
+ * becomes which run) and the streaming scan of one task's samples file. The writing, the
+ * all-or-nothing policy across files and the CLI summary live in `src/ingest/ingest-lm-eval.ts`.
+ *
+ * Mapping (why: see `./samples.ts` for the samples lines, `./results.ts` for the results file):
+ * - one run per (results file, leaf task): `runs.source` `lm-eval`, `suite` = the task, config =
+ *   model, harness settings and the task's config, `reported_metrics` = the task's and its groups'
+ *   aggregates as reported. Groups have no samples of their own, so no run: their reported numbers
+ *   ride with each member task's run (`group: true`) and are reconciled at ingest.
+ * - one episode per document: `scenario_id` = `doc_id`, `episode_id` = `<doc_id>/1`, epoch 1
+ *   (repeats are reduced before scoring: no per-repeat score), `metadata` = the doc's scalar fields
+ *   plus lm-eval's target and hashes; the Standoff-protocol columns lm-eval does not measure
+ *   (`target`, `gathered_evidence`, `log_reads`, `turns`, tokens, latency) are NULL.
+ * - one score row per (document, filter, metric) with a number: scorer `<metric>` under the filter
+ *   `none`, else `<metric>/<filter>` (`exact_match/strict-match`); `answer` = the filtered response
+ *   of a generated answer. Corpus-level metrics (per-sample values that are not numbers) give no row.
+ * - generated answers give messages: the prompt (user) and each raw response (assistant).
+ */
+import { createReadStream, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import type { z } from 'zod';
+import { StandoffError, dataError, oneLine } from '../../errors.ts';
+import { TABLES, type EpisodeRow, type MessageRow, type RunRow, type ScoreRow, type TableName } from '../../schema/tables.ts';
+import { naturalCompare, parseJsonTolerant } from '../inspect/read-eval.ts';
+import { findLmEvalOutputs, type LmEvalOutput } from './layout.ts';
+import { MetricTally, tallyKey, type TaskTallies } from './reconcile.ts';
+import { aggregationOf, filterNamesOf, outputTypeOf, parseLmEvalResults, reportedEntries, reportedMetricsFor, scorerName, type LmEvalResults } from './results.ts';
+import { defaultLmEvalRunId, mapLmEvalRun } from './run.ts';
+import { mapEpisode, mapMessages, mapScore, parseSampleLine, sampleNumber, scoredAnswer } from './samples.ts';
+
+export { findLmEvalOutputs } from './layout.ts';
+export { parseLmEvalResults } from './results.ts';
+export { reconcileResults, reconciliationTable, TOLERANCE, type ReconcileRow } from './reconcile.ts';
+
+/** One task of one results file, to become one run. */
+export interface PlannedTask {
+  task: string;
+  samplesFile: string;
+  runId: string;
+}
+
+export interface PlannedOutput {
+  output: LmEvalOutput;
+  results: LmEvalResults;
+  resultsSha256: string;
+  tasks: PlannedTask[];
+}
+
+export interface LmEvalPlan {
+  outputs: PlannedOutput[];
+  problems: StandoffError[];
+}
+
+const sha256 = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * Finds and parses the results files under `path`, pairs each leaf task with its samples file and
+ * gives it a run id (`runIdFor`, default `defaultLmEvalRunId`). Problems (an unreadable results
+ * file, a samples file whose task the results do not list, a task without a samples file) are
+ * collected, not thrown; a path without any results file throws.
+ */
+export function planLmEval(path: string, runIdFor?: (task: string, results: LmEvalResults) => string): LmEvalPlan {
+  const layout = findLmEvalOutputs(path);
+  const problems = [...layout.problems];
+  const outputs: PlannedOutput[] = [];
+  for (const output of layout.outputs) {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(output.resultsFile);
+    } catch (err) {
+      problems.push(dataError('ingest.unreadable', `${output.resultsFile}: cannot read: ${(err as Error).message}`));
+      continue;
+    }
+    let results: LmEvalResults;
+    try {
+      results = parseLmEvalResults(bytes.toString('utf8'), output.resultsFile);
+    } catch (err) {
+      if (!(err instanceof StandoffError)) throw err;
+      problems.push(err);
+      continue;
+    }
+    const known = new Set(results.tasks);
+    const tasks: PlannedTask[] = [];
+    for (const s of output.samples) {
+      if (!known.has(s.task)) {
+        const list = results.tasks.length > 0 ? results.tasks.join(', ') : 'none';
+        problems.push(dataError('ingest.unknownTask', `${s.file}: task "${s.task}" is not a task of ${output.resultsFile} (its tasks: ${list})`));
+        continue;
+      }
+      tasks.push({ task: s.task, samplesFile: s.file, runId: '' });
+    }
+    for (const t of results.tasks) {
+      if (!output.samples.some((s) => s.task === t)) {
+        problems.push(dataError('ingest.noSamples', `${output.resultsFile}: task "${t}" has no samples file (samples_${t}_${output.dateId}.jsonl; run lm_eval with --log_samples)`));
+      }
+    }
+    const planned: PlannedOutput = { output, results, resultsSha256: sha256(bytes), tasks };
+    for (const t of tasks) t.runId = runIdFor ? runIdFor(t.task, results) : defaultLmEvalRunId(t.task, planned.resultsSha256);
+    outputs.push(planned);
+  }
+  return { outputs, problems };
+}
+
+/** Where `scanLmEvalTask` sends the rows of each document, as `scanInspectLog` does (`src/ingest/inspect/index.ts`). */
+export interface LmEvalRowSink {
+  begin(runId: string): Promise<void>;
+  /** Rows of one line; `unit` numbers documents in order of first appearance (a document's lines may be far apart). */
+  rows(unit: number, rows: { episodes: EpisodeRow[]; messages: MessageRow[]; scores: ScoreRow[] }): Promise<void>;
+  /** When the file was read clean: the run row and each unit's rank in doc_id order. */
+  end(run: RunRow, rank: Int32Array): Promise<void>;
+}
+
+export interface ScannedTask {
+  runId: string;
+  task: string;
+  model: string;
+  resultsFile: string;
+  samplesFile: string;
+  samplesSha256: string;
+  /** Distinct documents. */
+  docs: number;
+  /** Scorers with at least one score row. */
+  scorers: string[];
+  counts: Partial<Record<TableName, number>>;
+  tallies: TaskTallies;
+  run: RunRow;
+}
+
+export interface TaskScan {
+  task: ScannedTask | null;
+  problems: StandoffError[];
+  truncated: boolean;
+}
+
+function validator(file: string, problems: StandoffError[]) {
+  return (table: TableName, rows: readonly object[], line: number): boolean => {
+    const schema = TABLES[table] as z.ZodObject;
+    for (let i = 0; i < rows.length; i++) {
+      const r = schema.safeParse(rows[i]);
+      if (!r.success) {
+        const issue = r.error.issues[0]!;
+        problems.push(dataError('ingest.invalidRow', `${file}: line ${line}: ${table} row: field "${issue.path.join('.')}": ${issue.message.toLowerCase()}`));
+        return false;
+      }
+    }
+    return true;
+  };
+}
+
+/**
+ * Streams one task's samples file (memory: a key per document and per (document, filter), not the
+ * file), checks every line and sends its rows to `sink` while the file is clean. Never throws for
+ * bad input: it returns the problems, each naming the file, line and field.
+ */
+export async function scanLmEvalTask(p: PlannedOutput, t: PlannedTask, model: string, sink: LmEvalRowSink, opts: { maxProblems?: number } = {}): Promise<TaskScan> {
+  const max = opts.maxProblems ?? 20;
+  const file = t.samplesFile;
+  const r = p.results;
+  const problems: StandoffError[] = [];
+  const validate = validator(file, problems);
+  const filters = filterNamesOf(r, t.task);
+  const generative = outputTypeOf(r, t.task) === 'generate_until';
+  const reported = reportedEntries(r, t.task);
+  const tallies: TaskTallies = new Map();
+  const docs = new Map<string, number>(); // doc_id -> unit
+  const lineOf = new Map<string, number>(); // doc_id \0 filter -> line
+  const occurrences = new Map<string, number>(); // doc_id -> lines so far (files without "filter")
+  const scorers = new Set<string>();
+  const counts = { episodes: 0, messages: 0, scores: 0 };
+  const hash = createHash('sha256');
+  let truncated = false;
+  let begun = false;
+  const input = createReadStream(file);
+  input.on('data', (chunk) => hash.update(chunk as Buffer));
+  const done = new Promise<void>((resolve, reject) => {
+    input.on('end', resolve);
+    input.on('error', reject);
+  });
+  const rl = createInterface({ input, crlfDelay: Infinity });
+  let lineNo = 0;
+  const problem = (line: number, text: string, code = 'badSample') => problems.push(dataError(`ingest.${code}`, `${file}: line ${line}: ${oneLine(text)}`));
+  try {
+    for await (const rawLine of rl) {
+      lineNo++;
+      const text = lineNo === 1 ? rawLine.replace(/^\uFEFF/, '') : rawLine;
+      if (text.trim() === '') continue;
+      if (problems.length >= max) {
+        truncated = true;
+        break;
+      }
+      let value: unknown;
+      try {
+        value = parseJsonTolerant(text);
+      } catch (err) {
+        problem(lineNo, `not valid JSON: ${(err as Error).message}`, 'badJson');
+        continue;
+      }
+      const line = parseSampleLine(value);
+      if (typeof line === 'string') {
+        problem(lineNo, line);
+        continue;
+      }
+      const k = occurrences.get(line.docId) ?? 0;
+      occurrences.set(line.docId, k + 1);
+      const filter = line.filter ?? filters[k];
+      if (filter === undefined) {
+        problem(lineNo, `doc_id ${line.docId} appears ${k + 1} times, but the task has ${filters.length} filter${filters.length === 1 ? '' : 's'} (${filters.join(', ')}): a duplicated doc_id`, 'duplicateDoc');
+        continue;
+      }
+      const key = `${line.docId}\u0000${filter}`;
+      const earlier = lineOf.get(key);
+      if (earlier !== undefined) {
+        problem(lineNo, `doc_id ${line.docId} with filter "${filter}" also on line ${earlier}: a duplicated doc_id`, 'duplicateDoc');
+        continue;
+      }
+      lineOf.set(key, lineNo);
+      if (!begun && problems.length === 0) {
+        await sink.begin(t.runId);
+        begun = true;
+      }
+      let unit = docs.get(line.docId);
+      const rows = { episodes: [] as EpisodeRow[], messages: [] as MessageRow[], scores: [] as ScoreRow[] };
+      if (unit === undefined) {
+        unit = docs.size;
+        docs.set(line.docId, unit);
+        rows.episodes.push(mapEpisode(t.runId, model, line));
+        if (generative) rows.messages.push(...mapMessages(t.runId, line));
+      }
+      const names = line.metrics ?? reported.filter((e) => e.filter === filter && e.metric in line.raw).map((e) => e.metric);
+      const answer = scoredAnswer(line);
+      for (const m of names) {
+        const v = sampleNumber(line.raw[m]);
+        const tk = tallyKey(m, filter);
+        let tally = tallies.get(tk);
+        if (!tally) tallies.set(tk, (tally = new MetricTally(aggregationOf(r, t.task, m) === 'median')));
+        tally.add(v);
+        if (v === null) continue;
+        const scorer = scorerName(m, filter);
+        scorers.add(scorer);
+        rows.scores.push(mapScore(t.runId, line, scorer, v, answer));
+      }
+      if (!validate('episodes', rows.episodes, lineNo) || !validate('messages', rows.messages, lineNo) || !validate('scores', rows.scores, lineNo)) continue;
+      counts.episodes += rows.episodes.length;
+      counts.messages += rows.messages.length;
+      counts.scores += rows.scores.length;
+      if (problems.length === 0) await sink.rows(unit, rows);
+    }
+    if (!truncated) await done;
+  } catch (err) {
+    // A file that cannot be read is a problem of the input; anything else (the sink's store
+    // errors, such as a run that already exists) goes to the caller as it is.
+    if (err instanceof StandoffError || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    problems.push(dataError('ingest.unreadable', `${file}: cannot read: ${(err as Error).message}`));
+  } finally {
+    rl.close();
+    input.destroy();
+  }
+  if (problems.length === 0 && docs.size === 0) problems.push(dataError('ingest.emptySamples', `${file}: no sample lines`));
+  if (problems.length > 0) return { task: null, problems: problems.slice(0, max), truncated };
+
+  const ids = [...docs.keys()];
+  const order = ids.map((_, u) => u).sort((a, b) => naturalCompare(ids[a]!, ids[b]!));
+  const rank = new Int32Array(ids.length);
+  order.forEach((unit, i) => (rank[unit] = i));
+  const samplesSha256 = hash.digest('hex');
+  const scorerFor = (metric: string, filter: string) => (scorers.has(scorerName(metric, filter)) ? scorerName(metric, filter) : null);
+  const run = mapLmEvalRun(r, {
+    runId: t.runId,
+    task: t.task,
+    dateId: p.output.dateId,
+    resultsFile: p.output.resultsFile,
+    resultsSha256: p.resultsSha256,
+    samplesFile: file,
+    samplesSha256,
+    docs: docs.size,
+    reported: reportedMetricsFor(r, t.task, scorerFor),
+  });
+  if (!validate('runs', [run], lineNo)) return { task: null, problems, truncated };
+  await sink.end(run, rank);
+  const tableCounts: Partial<Record<TableName, number>> = { runs: 1, episodes: counts.episodes };
+  if (counts.messages > 0) tableCounts.messages = counts.messages;
+  if (counts.scores > 0) tableCounts.scores = counts.scores;
+  return {
+    task: {
+      runId: t.runId,
+      task: t.task,
+      model,
+      resultsFile: p.output.resultsFile,
+      samplesFile: file,
+      samplesSha256,
+      docs: docs.size,
+      scorers: [...scorers].sort(),
+      counts: tableCounts,
+      tallies,
+      run,
+    },
+    problems,
+    truncated,
+  };
+}
