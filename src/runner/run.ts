@@ -550,7 +550,10 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
     });
 
   if (plan.some((p) => !done.has(p.id))) {
-    await checkEndpoints(cfg, { clientFor, log, signal: opts.signal, redactor });
+    await checkEndpoints(cfg, { clientFor, log, signal: opts.signal, redactor }).catch((err: unknown) => {
+      if (opts.signal?.aborted || isAbort(err)) throw new StandoffError('run.interrupted', 'interrupted', 'interrupted during the endpoint check; nothing was run');
+      throw err;
+    });
   }
   const journal = resumeContents ? await openJournal(jpath, header, { resume: resumeContents }) : await openJournal(jpath, header);
 

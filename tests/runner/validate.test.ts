@@ -151,6 +151,11 @@ describe('validateRun: the publication gate', () => {
     expect(r.failures).toEqual(['sample_counts: subjects have unequal sample counts (a=2, b=1)']);
   });
 
+  it('a store written before episodes.truncated existed (the committed demo run) opens, and has no truncated episodes (NULL = not measured)', async () => {
+    const r = await validateRun(join(import.meta.dirname, '..', '..', 'traces'), { runId: 'demo-s20260810' });
+    expect(r.checks.find((c) => c.name === 'truncated_episodes')).toEqual({ name: 'truncated_episodes', ok: true, detail: 'no episode was cut off at the token limit' });
+  });
+
   it('usage errors: unknown run, bad expected count, missing store', async () => {
     await expect(validateRun(traces, { runId: 'nope' })).rejects.toMatchObject({ code: 'store.noSuchRun' });
     await expect(validateRun(traces, { runId: 'good', expectedSamples: 0 })).rejects.toMatchObject({ code: 'validate.badExpected', kind: 'usage' });
