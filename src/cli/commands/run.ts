@@ -14,7 +14,7 @@ export function registerRun(program: Command): void {
     .option('--concurrency <n>', 'episodes in flight at once', parseIntArg('--concurrency'))
     .option('--seed <n>', 'seed of the run (recorded; sent to endpoints per epoch)', parseIntArg('--seed'))
     .option('--run-id <id>', 'run id (default <config name>-s<seed>)')
-    .option('--resume <id>', 'complete an interrupted run from its journal (only missing episodes run)')
+    .option('--resume <id>', 'complete an interrupted run from its journal (missing episodes, and those that ended in error, run)')
     .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--replace', 'overwrite an existing run with the same id')
     .option('--sim-latency <ms>', 'latency of each reply from the in-process sim endpoint (the reply is computed within it)', parseIntArg('--sim-latency'))
