@@ -8,17 +8,19 @@
  * | 2    | usage or configuration (bad flag, bad config file) |
  * | 3    | data (bad input file, row or value; a statistic on invalid data) |
  * | 4    | store or I/O (missing store, unreadable or corrupt Parquet, unwritable output) |
+ * | 5    | endpoint: a model endpoint failed (the endpoint check before a run, `--max-errors` reached, or episodes that ended in error) |
  * | 130  | interrupted (SIGINT) |
  *
  * Messages are lower-case, one line, and name the file, row, column or argument at fault.
  */
-export type ExitKind = 'usage' | 'data' | 'store' | 'interrupted' | 'internal';
+export type ExitKind = 'usage' | 'data' | 'store' | 'endpoint' | 'interrupted' | 'internal';
 
 export const EXIT_CODES: Record<ExitKind, number> = {
   internal: 1,
   usage: 2,
   data: 3,
   store: 4,
+  endpoint: 5,
   interrupted: 130,
 };
 
@@ -43,6 +45,8 @@ export const dataError = (code: string, message: string, cause?: unknown) =>
   new StandoffError(code, 'data', message, { cause });
 export const storeError = (code: string, message: string, cause?: unknown) =>
   new StandoffError(code, 'store', message, { cause });
+export const endpointError = (code: string, message: string, cause?: unknown) =>
+  new StandoffError(code, 'endpoint', message, { cause });
 
 /** Collapses any message to one line (DuckDB messages span several). */
 export function oneLine(message: string): string {

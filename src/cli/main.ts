@@ -1,6 +1,6 @@
 /**
  * `standoff` command-line entry point. Each command lives in `src/cli/commands/` and registers
- * itself here. Exit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO,
+ * itself here. Exit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 5 endpoint,
  * 130 interrupted (see src/errors.ts).
  */
 import { Command, CommanderError } from 'commander';
@@ -30,7 +30,7 @@ export function buildProgram(): Command {
   registerIngest(program);
   registerReport(program);
   registerRun(program);
-  program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 130 interrupted.\nEvery command has --help with examples.\n`);
+  program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data (also a failed gate), 4 store/IO, 5 endpoint (standoff run), 130 interrupted.\nEvery command has --help with examples.\n`);
   return program;
 }
 

@@ -39,9 +39,9 @@ function probeDecisionMetric(name: string, description: string, column: 'correct
 export const METRICS: Record<string, MetricDef> = {
   gathered_evidence: {
     name: 'gathered_evidence',
-    description: 'A successful read_system_log result arrived strictly before the first decision (all completed episodes: valid and invalid; errored episodes excluded).',
+    description: 'A successful read_system_log result arrived strictly before the first decision (all completed episodes: valid and invalid; errored episodes, and episodes where it was not measured, e.g. cut off at the token limit, excluded).',
     binary: true,
-    sql: `SELECT ${EPISODE_COLS}, CAST(e.gathered_evidence AS DOUBLE) AS value FROM episodes e WHERE e.status <> 'error'`,
+    sql: `SELECT ${EPISODE_COLS}, CAST(e.gathered_evidence AS DOUBLE) AS value FROM episodes e WHERE e.status <> 'error' AND e.gathered_evidence IS NOT NULL`,
   },
   policy_action: {
     name: 'policy_action',

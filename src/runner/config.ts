@@ -6,7 +6,7 @@
  *   "name": "nim-o1",
  *   "subjects": [
  *     { "model": "openai/gpt-oss-120b", "base_url": "https://integrate.api.nvidia.com/v1",
- *       "api_key_env": "NIM_API_KEY", "family": "openai", "temperature": 0.7, "max_tokens": 2048 }
+ *       "api_key_env": "NIM_API_KEY", "family": "openai", "temperature": 0.7, "max_tokens": 8192 }
  *   ],
  *   "judges": [
  *     { "model": "thinkingmachines/inkling", "base_url": "https://integrate.api.nvidia.com/v1",
@@ -30,6 +30,12 @@
  * - `judge_exclusion`: `model` drops a judge whose model equals the subject's; `family` also
  *   drops judges of the subject's family. Excluded judges are still called and recorded
  *   (`judgments.excluded_self = true`) but never enter the median.
+ * - Request parameters per model: `max_tokens` (default {@link DEFAULT_MAX_TOKENS}: 8192 for
+ *   subjects, 4096 for judges; the cap counts a reasoning model's reasoning tokens too),
+ *   `max_tokens_param` (the field the cap is sent as: `max_tokens`, or `max_completion_tokens`
+ *   for OpenAI's reasoning models) and `omit_params` (parameters never sent, from
+ *   {@link OMITTABLE_PARAMS}). When an endpoint still answers 400 naming one of them, the client
+ *   adjusts once and remembers it for the run (`solver.ts`, `RequestParams`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
@@ -46,6 +52,23 @@ export const DEFAULT_SCENARIOS_DIR = fileURLToPath(new URL('../../scenarios', im
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Request parameters a model's config may name in `omit_params` (never sent to that endpoint). */
+export const OMITTABLE_PARAMS = ['temperature', 'parallel_tool_calls', 'seed', 'max_tokens', 'logprobs'] as const;
+export type OmittableParam = (typeof OMITTABLE_PARAMS)[number];
+/** The two spellings of the token cap: `max_tokens`, and OpenAI's newer `max_completion_tokens`. */
+export const MAX_TOKENS_PARAMS = ['max_tokens', 'max_completion_tokens'] as const;
+export type MaxTokensParam = (typeof MAX_TOKENS_PARAMS)[number];
+/**
+ * Default token caps. Reasoning models (gpt-oss-120b, o-series, DeepSeek-R1, Qwen3 thinking) spend
+ * hundreds to thousands of tokens on reasoning before the tool call or answer, and the cap counts
+ * them (OpenAI: `max_completion_tokens` is "an upper bound ... including visible output tokens and
+ * reasoning tokens"); 1024 cut gpt-oss-120b off. Lower them for a local server with a small
+ * context (vLLM answers 400 when prompt + max_tokens exceeds `max_model_len`).
+ */
+export const DEFAULT_MAX_TOKENS = { subject: 8192, judge: 4096 } as const;
+/** Default `max_errors`: errored episodes after which a run stops (and can be resumed). */
+export const DEFAULT_MAX_ERRORS = 5;
+
 export const ModelSpecSchema = z.strictObject({
   /** Model name as the endpoint knows it (`sim:careful`, `openai/gpt-oss-120b`). */
   model: z.string().trim().min(1),
@@ -56,7 +79,12 @@ export const ModelSpecSchema = z.strictObject({
   /** Model family, for judge self-exclusion. */
   family: z.string().trim().min(1).optional(),
   temperature: z.number().min(0).max(2).optional(),
+  /** Token cap of every request (default 8192 for subjects, 4096 for judges). */
   max_tokens: z.int().min(1).max(1_000_000).optional(),
+  /** The request field the cap is sent as (default `max_tokens`; OpenAI reasoning models need `max_completion_tokens`). */
+  max_tokens_param: z.enum(MAX_TOKENS_PARAMS).optional(),
+  /** Parameters never sent to this endpoint (e.g. `temperature` for OpenAI reasoning models). */
+  omit_params: z.array(z.enum(OMITTABLE_PARAMS)).optional(),
   /** Ask for logprobs on the probe-mode decision question (default true). */
   logprobs: z.boolean().optional(),
 });
@@ -98,11 +126,16 @@ export const ConfigSchema = z.strictObject({
   /** Turns the solver allows for log retrieval before the episode is invalid (seed: 3). */
   max_turns: z.int().min(1).max(20).default(3),
   /**
-   * Retry a degenerate reply (no choices; empty content and no tool call; tool-call arguments
-   * that are not JSON) like a transport fault. After the retries the last reply is kept and
-   * scored under the documented rules (it makes the episode invalid). Default true.
+   * Resample a degenerate agent reply (no choices; empty content and no tool call; tool-call
+   * arguments that are not JSON), up to `retries.max` times, each time with a different request
+   * seed. Default false: the seed's one-decision rule scores the first reply as it came. When on,
+   * every discarded reply is stored (`messages.discarded`, `messages.attempt`), the episode's
+   * tokens cover every attempt and `episodes.attempts` counts them. Truncated replies
+   * (`finish_reason = length`) are never resampled, and judges and probes never are.
    */
-  retry_degenerate: z.boolean().default(true),
+  retry_degenerate: z.boolean().default(false),
+  /** Stop the run once this many episodes have ended in error (it can be resumed). */
+  max_errors: z.int().min(1).max(1_000_000).default(DEFAULT_MAX_ERRORS),
   /** In-process sim server options (used when any model is `sim:`). */
   sim: z
     .strictObject({
@@ -122,6 +155,8 @@ export interface ResolvedModel {
   family: string;
   temperature: number;
   max_tokens: number;
+  max_tokens_param: MaxTokensParam;
+  omit_params: OmittableParam[];
   logprobs: boolean;
   /** True for `sim:` models without base_url (served by the in-process sim server). */
   sim: boolean;
@@ -158,7 +193,9 @@ function resolveModel(spec: z.output<typeof ModelSpecSchema>, role: 'subject' | 
     api_key_env: spec.api_key_env ?? null,
     family: spec.family ?? defaultFamily(spec.model),
     temperature: spec.temperature ?? (role === 'judge' ? 0 : 0.7),
-    max_tokens: spec.max_tokens ?? (role === 'judge' ? 512 : 1024),
+    max_tokens: spec.max_tokens ?? DEFAULT_MAX_TOKENS[role],
+    max_tokens_param: spec.max_tokens_param ?? 'max_tokens',
+    omit_params: [...new Set(spec.omit_params ?? [])].sort(),
     logprobs: spec.logprobs ?? true,
     sim,
   };
@@ -301,6 +338,7 @@ export interface ConfigOverrides {
   epochs?: number;
   concurrency?: number;
   seed?: number;
+  maxErrors?: number;
 }
 
 /** Applies command-line overrides (subjects/judges by model name; `none` clears the judges). */
@@ -322,6 +360,7 @@ export function applyOverrides(cfg: ResolvedConfig, o: ConfigOverrides): Resolve
   out.epochs = int(o.epochs, '--epochs', 1, 10_000) ?? out.epochs;
   out.concurrency = int(o.concurrency, '--concurrency', 1, 1024) ?? out.concurrency;
   out.seed = int(o.seed, '--seed', 0, 0xffffffff) ?? out.seed;
+  out.max_errors = int(o.maxErrors, '--max-errors', 1, 1_000_000) ?? out.max_errors ?? DEFAULT_MAX_ERRORS;
   return out;
 }
 
@@ -367,6 +406,7 @@ export function configRecord(cfg: ResolvedConfig, extra: Record<string, unknown>
     probes: cfg.probes,
     max_turns: cfg.max_turns,
     retry_degenerate: cfg.retry_degenerate,
+    max_errors: cfg.max_errors,
     sim: cfg.sim,
     ...extra,
   };

@@ -17,7 +17,8 @@
  * After a crash (SIGKILL, power loss) the last line may be torn. `readJournal` drops a final line
  * that does not parse (or lacks its newline), and `openJournal({resume})` truncates the file back
  * to the last complete line before appending. A damaged line anywhere else is a data error. A
- * unit that appears twice (should not happen) keeps its first copy.
+ * unit that appears twice keeps its first copy, unless that copy ended in error: `--resume` runs
+ * such episodes again, and the later copy replaces it.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
@@ -59,8 +60,10 @@ export interface JournalUnit {
   judgments: JudgmentRow[];
   probe_answers: ProbeAnswerRow[];
   probe_decisions: ProbeDecisionRow[];
-  /** Probe requests that failed after retries (redacted). */
+  /** Probe requests that failed after retries, or were cut off at the token limit (redacted). */
   probe_errors?: string[];
+  /** Probe requests whose reply was cut off at the token limit. */
+  probe_truncated?: number;
 }
 
 export interface JournalContents {
@@ -80,15 +83,18 @@ export type JournalScan = Omit<JournalContents, 'units'> & { unitCount: number }
 /**
  * Reads a journal line by line (in 1 MiB chunks: memory holds one chunk and one line, not the
  * file), handing each unit to `onUnit` in file order with where its line is (`readJournalUnit`
- * reads it again); a unit id seen before is skipped (the first copy wins). Tolerates a torn last line; throws `dataError('journal.corrupt')` for any other
- * damaged line, and `journal.version` for an unknown version.
+ * reads it again); a unit id seen before is skipped (the first copy wins), unless its earlier copy
+ * ended in error: then the later copy is handed over too and replaces it (callers keep the last
+ * copy they are given per id). Tolerates a torn last line; throws `dataError('journal.corrupt')`
+ * for any other damaged line, and `journal.version` for an unknown version.
  */
 export async function scanJournal(
   path: string,
   onUnit: (unit: JournalUnit, line: { offset: number; bytes: number }) => void | Promise<void>,
 ): Promise<JournalScan> {
   const fh = await open(path, 'r');
-  const seen = new Set<string>();
+  /** Unit id -> whether its kept copy ended in error. */
+  const seen = new Map<string, boolean>();
   let header: JournalHeader | null = null;
   let goodBytes = 0;
   let torn = false;
@@ -117,9 +123,11 @@ export async function scanJournal(
     } else if (obj.kind === 'unit') {
       const u = obj as JournalUnit;
       if (typeof u.episode_id !== 'string' || !u.episode) throw dataError('journal.corrupt', `${path}: line ${lineNo} is not a complete unit`);
-      if (seen.has(u.episode_id)) duplicates++;
+      const earlier = seen.get(u.episode_id);
+      if (earlier === false) duplicates++;
       else {
-        seen.add(u.episode_id);
+        if (earlier === true) duplicates++;
+        seen.set(u.episode_id, u.episode.status === 'error');
         await onUnit(u, { offset, bytes });
       }
     } else {

@@ -20,8 +20,11 @@
  *
  * Requests carry the unit's request seed, so epochs are independent draws. A probe request that
  * fails after retries is recorded as unanswered and reported in `errors` (the run summary and
- * notes count them). If the endpoint rejects `logprobs` (HTTP 400 naming it), the decision
- * question is asked again without it and `option_probs` is null.
+ * notes count them). A reply cut off at the token limit (`finish_reason = length`) is unanswered
+ * too, counted in `truncated`, and never re-sent (an identical request would be cut off again;
+ * raise `max_tokens`). Probe replies are never resampled. If the endpoint refuses `logprobs`
+ * (HTTP 400 naming it), the client stops sending it for the run (`RequestParams`) and
+ * `option_probs` is null.
  */
 import { applyDecisionRule, DECISION_TOOLS, type DecisionTool, type Scenario } from '../schema/scenario.ts';
 import type { ProbeAnswerRow, ProbeDecisionRow } from '../schema/tables.ts';
@@ -30,6 +33,7 @@ import { buildDecisionQuestionMessages, buildProbeMessages, parseDecisionReply, 
 import type { ResolvedModel } from './config.ts';
 import { ModelCallError, abortError, isAbort, textDegenerate, type ChatResult, type ModelClient } from './solver.ts';
 import type { Redactor } from './redact.ts';
+import { truncatedText } from './endpoint.ts';
 
 export interface ProbeStateContext {
   runId: string;
@@ -46,8 +50,10 @@ export interface ProbeStateContext {
 export interface ProbeStateResult {
   answers: ProbeAnswerRow[];
   decision: ProbeDecisionRow;
-  /** Requests that failed after retries (redacted messages). */
+  /** Requests that failed after retries, or were cut off at the token limit (redacted messages). */
   errors: string[];
+  /** Requests whose reply was cut off at the token limit (`finish_reason = length`). */
+  truncated: number;
 }
 
 export const stateId = (scenarioId: string, epoch: number) => `${scenarioId}/${epoch}`;
@@ -89,19 +95,17 @@ async function ask(
   ctx: ProbeStateContext,
   messages: ReturnType<typeof buildProbeMessages>,
   logprobs: boolean,
-): Promise<{ res: ChatResult | null; error: string | null }> {
+): Promise<{ res: ChatResult | null; error: string | null; truncated: boolean }> {
   try {
     const res = await ctx.client.chat(
       { messages, seed: ctx.requestSeed, ...(logprobs ? { logprobs: true, top_logprobs: DECISION_TOOLS.length } : {}) },
       { signal: ctx.signal, rng: ctx.rng, degenerate: textDegenerate },
     );
-    return { res, error: res.degenerate ? `${ctx.subject.model}: ${res.degenerate} (after ${res.attempts} attempts)` : null };
+    if (res.truncated) return { res: null, error: `${ctx.subject.model}: ${truncatedText(ctx.subject)}`, truncated: true };
+    return { res, error: res.degenerate ? `${ctx.subject.model}: ${res.degenerate}` : null, truncated: false };
   } catch (err) {
     if (ctx.signal?.aborted || isAbort(err)) throw abortError(ctx.signal);
-    if (logprobs && err instanceof ModelCallError && err.kind === 'http 400' && /logprob/i.test(err.message)) {
-      return ask(ctx, messages, false);
-    }
-    return { res: null, error: err instanceof ModelCallError ? err.message : ctx.redactor.error(err) };
+    return { res: null, error: err instanceof ModelCallError ? err.message : ctx.redactor.error(err), truncated: false };
   }
 }
 
@@ -153,5 +157,6 @@ export async function runProbeState(ctx: ProbeStateContext): Promise<ProbeStateR
     composed_correct: gold.includes(composed) || composed === scenario.target,
     option_probs: probs ? JSON.stringify(probs) : null,
   };
-  return { answers, decision, errors };
+  const truncated = [decisionAsk, ...probeAsks].filter((a) => a.truncated).length;
+  return { answers, decision, errors, truncated };
 }

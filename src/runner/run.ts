@@ -25,7 +25,7 @@ import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
-import { StandoffError, usageError } from '../errors.ts';
+import { StandoffError, endpointError, usageError } from '../errors.ts';
 import { loadScenarios } from './scenarios.ts';
 import type { Scenario } from '../schema/scenario.ts';
 import {
@@ -40,6 +40,7 @@ import {
 } from '../schema/tables.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 import { cleanupStore, isRunCommitted, type WriteRunResult } from '../store/write-run.ts';
+import { validateRun, type ValidationResult } from '../store/validate-run.ts';
 import { RunWriter } from '../store/run-writer.ts';
 import { startVerifier, type FaultSpec, type Verifier } from '../../verifier/server.ts';
 import { startSimServer, type SimServer, type SimStats } from './sim/server.ts';
@@ -58,7 +59,8 @@ import {
   type ResolvedModel,
 } from './config.ts';
 import { collectSecrets, createRedactor, type Redactor } from './redact.ts';
-import { Limiter, ModelClient, isAbort, runEpisode, unitRng, unitSeed } from './solver.ts';
+import { Limiter, ModelCallError, ModelClient, checkEndpoint, isAbort, runEpisode, unitRng, unitSeed } from './solver.ts';
+import { RequestParams, endpointHint, type ParamAdjustment } from './endpoint.ts';
 import { judgeEpisode, type JudgePanelMember } from './judges.ts';
 import { runProbeState } from './probes.ts';
 import { SCORERS, scoreEpisode } from './scorers.ts';
@@ -90,6 +92,8 @@ export interface SubjectSummary {
   valid: number;
   invalid: number;
   error: number;
+  /** Episodes cut off at the token limit (counted in `invalid` too). */
+  truncated: number;
   /** Episodes with gathered_evidence = 1. */
   gathered: number;
   /** Non-ambiguous episodes scored correct / scored (NOANSWER excluded). */
@@ -116,6 +120,16 @@ export interface RunSummary {
   excludedSelf: number;
   probeStates: number;
   probeErrors: number;
+  /** Probe requests cut off at the token limit (recorded as unanswered). */
+  probeTruncated: number;
+  /** Request parameters changed after an endpoint refused them (also in `runs.config.request_adjustments`). */
+  adjustments: ParamAdjustment[];
+  /** Episodes cut off at the token limit (`episodes.truncated`). */
+  truncated: number;
+  /** Episodes per subject the run plans (the gate's expected sample count). */
+  samplesPerSubject: number;
+  /** The publication gate over the written run (set by `runCommand`). */
+  gate?: ValidationResult;
   /** Model requests retried in this invocation. */
   retries: number;
   /** Model HTTP attempts in this invocation (all endpoints). */
@@ -151,7 +165,7 @@ export function defaultRunId(cfg: Pick<ResolvedConfig, 'name' | 'seed'>): string
 
 /** Hash of everything that changes a run's rows (not concurrency, retries, timeouts or latency). */
 export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[]): string {
-  const pick = (m: ResolvedModel) => [m.model, m.base_url, m.family, m.temperature, m.max_tokens, m.logprobs];
+  const pick = (m: ResolvedModel) => [m.model, m.base_url, m.family, m.temperature, m.max_tokens, m.logprobs, m.max_tokens_param ?? 'max_tokens', m.omit_params ?? []];
   const key = {
     suite: cfg.suite,
     scenarios: scenarioIds,
@@ -298,7 +312,7 @@ export function assembleRows(units: Iterable<JournalUnit>): Omit<BuiltRun, 'run'
 /** The tables a run's units fill, in write order. */
 const RUN_TABLES = ['episodes', 'messages', 'scores', 'judgments', 'probe_answers', 'probe_decisions'] as const;
 
-type Summary = Pick<RunSummary, 'byStatus' | 'subjects' | 'judgments' | 'excludedSelf' | 'probeStates'>;
+type Summary = Pick<RunSummary, 'byStatus' | 'subjects' | 'judgments' | 'excludedSelf' | 'probeStates' | 'truncated'>;
 
 /** Per-subject and per-status counts, fed one unit's rows at a time (`add`), read with `result`. */
 function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): void; result(): Summary } {
@@ -311,6 +325,7 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
       valid: 0,
       invalid: 0,
       error: 0,
+      truncated: 0,
       gathered: 0,
       policy_correct: 0,
       policy_scored: 0,
@@ -324,6 +339,7 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
   let judgments = 0;
   let excludedSelf = 0;
   let probeStates = 0;
+  let truncated = 0;
   return {
     add(rows) {
       const subjOf = new Map<string, SubjectSummary>();
@@ -333,6 +349,10 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
         s.episodes++;
         s[e.status]++;
         byStatus[e.status]++;
+        if (e.truncated === true) {
+          s.truncated++;
+          truncated++;
+        }
       }
       for (const sc of rows.scores) {
         const s = subjOf.get(sc.episode_id);
@@ -357,7 +377,7 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
       judgments += rows.judgments.length;
       for (const j of rows.judgments) if (j.excluded_self) excludedSelf++;
     },
-    result: () => ({ byStatus, subjects: [...subjects.values()], judgments, excludedSelf, probeStates }),
+    result: () => ({ byStatus, subjects: [...subjects.values()], judgments, excludedSelf, probeStates, truncated }),
   };
 }
 
@@ -371,6 +391,54 @@ function interrupted(runId: string, traces: string, path: string, done: number, 
     'interrupted',
     `interrupted: ${done}/${total} episodes are saved in the journal ${path}; resume with: standoff run --resume ${runId} --traces ${traces}`,
   );
+}
+
+/**
+ * The endpoint check before a run: one small request to every model served from outside
+ * (`checkEndpoint`; in-process `sim:` models need none), in parallel. A refused parameter is
+ * adjusted (and noticed) here already. Throws `endpointError('run.endpointCheck')` (exit 5) naming
+ * the model, the URL and the cause when any check fails; nothing has been written then.
+ */
+export async function checkEndpoints(
+  cfg: Pick<ResolvedConfig, 'subjects' | 'judges' | 'seed'>,
+  o: { clientFor: (m: ResolvedModel, baseURL: string) => ModelClient; log: (line: string) => void; signal?: AbortSignal; redactor: Redactor },
+): Promise<void> {
+  const seen = new Set<string>();
+  const targets: Array<{ role: 'subject' | 'judge'; m: ResolvedModel }> = [];
+  for (const [role, list] of [['subject', cfg.subjects], ['judge', cfg.judges]] as const) {
+    for (const m of list) {
+      const key = `${m.base_url}\u0000${m.model}`;
+      if (m.sim || !m.base_url || seen.has(key)) continue;
+      seen.add(key);
+      targets.push({ role, m });
+    }
+  }
+  const results = await Promise.all(
+    targets.map(async ({ role, m }) => {
+      const t = Date.now();
+      try {
+        const res = await checkEndpoint(o.clientFor(m, m.base_url!), role, { rng: unitRng(cfg.seed, 'endpoint-check', m.model), signal: o.signal, seed: cfg.seed });
+        const ms = Date.now() - t;
+        o.log(`standoff run: endpoint check: ${m.model} at ${m.base_url}: ok (${ms} ms)`);
+        if (res.truncated) {
+          o.log(`standoff run: warning: ${m.model} was cut off at the token limit answering the endpoint check (max_tokens ${m.max_tokens}): raise max_tokens, or its replies in the run will be cut off too`);
+        }
+        return null;
+      } catch (err) {
+        if (o.signal?.aborted || isAbort(err)) throw err;
+        const description = err instanceof ModelCallError ? err.description : o.redactor.error(err);
+        const hint = endpointHint(description, m);
+        return `${role} "${m.model}": ${description}${hint ? `; ${hint}` : ''}`;
+      }
+    }),
+  );
+  const failed = results.filter((r): r is string => r !== null);
+  if (failed.length > 0) {
+    throw endpointError(
+      'run.endpointCheck',
+      `endpoint check failed for ${failed.join('; and for ')} (nothing was run)`,
+    );
+  }
 }
 
 /** Runs (or resumes) an evaluation and writes it to the store. */
@@ -409,11 +477,11 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
     throw usageError('store.runExists', `run "${runId}" already exists in ${traces}; pass --replace to overwrite it, or --run-id to name a new run`);
   }
 
-  // Journal: new or resumed.
+  // Journal: read when resuming (episodes that ended in error are run again), created after the endpoint check.
   let header: JournalHeader;
   const done = new Set<string>();
   let resumedFrom = 0;
-  let journal;
+  let resumeContents: Awaited<ReturnType<typeof readJournal>> | null = null;
   if (opts.resume) {
     if (!existsSync(jpath)) throw usageError('run.noJournal', `no journal for run "${runId}" at ${jpath}: nothing to resume`);
     const contents = await readJournal(jpath);
@@ -422,14 +490,18 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       throw usageError('run.configChanged', `run "${runId}" was started with a different configuration (journal ${contents.header.config_hash}, now ${hash}); resume without --config/--preset overrides, or start a new run`);
     }
     header = contents.header;
-    for (const id of contents.units.keys()) {
+    for (const [id, u] of contents.units) {
       if (!planIds.has(id)) throw usageError('run.journalMismatch', `${jpath}: episode "${id}" is not part of this run's plan`);
-      done.add(id);
+      if (u.episode.status !== 'error') done.add(id);
     }
     resumedFrom = done.size;
+    if (contents.units.size > done.size) log(`standoff run: running ${contents.units.size - done.size} episode(s) again that ended in error`);
     if (contents.torn) log(`standoff run: dropped a torn last line from ${jpath}`);
-    journal = await openJournal(jpath, header, { resume: contents });
+    resumeContents = contents;
   } else {
+    if (existsSync(jpath)) {
+      throw usageError('run.journalExists', `a journal for run "${runId}" already exists (${jpath}): resume it with --resume ${runId}, or delete the file to start over`);
+    }
     header = {
       kind: 'header',
       version: 1,
@@ -439,8 +511,51 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       total,
       config: redactor.value(cfg),
     };
-    journal = await openJournal(jpath, header);
   }
+
+  // Request parameters per endpoint (model at base URL), shared by every client of that model, so a
+  // parameter the endpoint refused is adjusted once for the run (and noticed once).
+  const adjustments: ParamAdjustment[] = [];
+  const paramsByEndpoint = new Map<string, RequestParams>();
+  const paramsFor = (m: ResolvedModel) => {
+    const key = `${m.base_url ?? 'sim'}\u0000${m.model}`;
+    let p = paramsByEndpoint.get(key);
+    if (!p) paramsByEndpoint.set(key, (p = new RequestParams(m)));
+    return p;
+  };
+  const onAdjust = (a: ParamAdjustment) => {
+    adjustments.push(a);
+    log(`standoff run: notice: ${a.model} at ${a.base_url ?? 'the sim endpoint'} refused ${a.param} (${a.reason}); ${a.action} for the rest of the run${a.param.startsWith('max_') ? ` (set "max_tokens_param" in the config to skip this)` : ` (add it to "omit_params" in the config to skip this)`}`);
+  };
+  const limiter = new Limiter(cfg.concurrency);
+  let retries = 0;
+  let requests = 0;
+  const clientFor = (m: ResolvedModel, baseURL: string) =>
+    new ModelClient(m, {
+      baseURL,
+      apiKey: m.api_key_env ? (process.env[m.api_key_env] ?? '') : m.sim ? 'sim-no-key' : 'no-key',
+      retries: cfg.retries,
+      timeoutMs: cfg.timeouts.request_ms,
+      limiter,
+      redactor,
+      retryDegenerate: cfg.retry_degenerate,
+      params: paramsFor(m),
+      onAdjust,
+      onAttempt: () => {
+        requests++;
+      },
+      onRetry: () => {
+        retries++;
+      },
+    });
+
+  if (plan.some((p) => !done.has(p.id))) {
+    await checkEndpoints(cfg, { clientFor, log, signal: opts.signal, redactor }).catch((err: unknown) => {
+      if (opts.signal?.aborted || isAbort(err)) throw new StandoffError('run.interrupted', 'interrupted', 'interrupted during the endpoint check; nothing was run');
+      throw err;
+    });
+  }
+  const journal = resumeContents ? await openJournal(jpath, header, { resume: resumeContents }) : await openJournal(jpath, header);
 
   const todo = plan.filter((p) => !done.has(p.id));
   const ac = new AbortController();
@@ -454,9 +569,11 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
   let sim: SimServer | null = null;
   let simStats: SimStats | null = null;
   const progress = new Progress(progressMode(opts.progress), total, log);
-  let retries = 0;
-  let requests = 0;
   let fatal: unknown = null;
+  // --max-errors: errored episodes in this invocation; reaching the limit stops the run (resumable).
+  let erroredNow = 0;
+  let lastError: string | null = null;
+  let stoppedForErrors = false;
   let tSetup = Date.now();
   try {
     if (todo.length > 0) {
@@ -469,25 +586,9 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       if (models.some((m) => m.sim)) {
         sim = await startSimServer({ seed: cfg.seed, latencyMs: cfg.sim.latency_ms, scenarios, thread: cfg.concurrency > 1 ? 'worker' : 'main' });
       }
-      const limiter = new Limiter(cfg.concurrency);
-      const clientFor = (m: ResolvedModel) =>
-        new ModelClient(m, {
-          baseURL: m.sim ? sim!.baseURL : m.base_url!,
-          apiKey: m.api_key_env ? (process.env[m.api_key_env] ?? '') : m.sim ? 'sim-no-key' : 'no-key',
-          retries: cfg.retries,
-          timeoutMs: cfg.timeouts.request_ms,
-          limiter,
-          redactor,
-          retryDegenerate: cfg.retry_degenerate,
-          onAttempt: () => {
-            requests++;
-          },
-          onRetry: () => {
-            retries++;
-          },
-        });
-      const subjectClients = new Map(cfg.subjects.map((m) => [m.model, clientFor(m)]));
-      const panel: JudgePanelMember[] = cfg.judges.map((m) => ({ spec: m, client: clientFor(m) }));
+      const baseOf = (m: ResolvedModel) => (m.sim ? sim!.baseURL : m.base_url!);
+      const subjectClients = new Map(cfg.subjects.map((m) => [m.model, clientFor(m, baseOf(m))]));
+      const panel: JudgePanelMember[] = cfg.judges.map((m) => ({ spec: m, client: clientFor(m, baseOf(m)) }));
 
       const runUnit = async (u: UnitPlan): Promise<JournalUnit> => {
         // The request seed depends on (run seed, scenario, epoch) only: every subject gets the same
@@ -548,6 +649,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
           probe_answers: (probe?.answers ?? []).map(r) as ProbeAnswerRow[],
           probe_decisions: (probe?.decision ? [probe.decision] : []).map(r) as ProbeDecisionRow[],
           ...(probe && probe.errors.length ? { probe_errors: probe.errors.map((e) => redactor.text(e)) } : {}),
+          ...(probe && probe.truncated ? { probe_truncated: probe.truncated } : {}),
         };
       };
 
@@ -566,6 +668,14 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
             completed++;
             progress.tick(unit.episode.status === 'error');
             opts.onUnit?.(completed, total);
+            if (unit.episode.status === 'error') {
+              erroredNow++;
+              lastError = unit.episode.error;
+              if (erroredNow >= cfg.max_errors && !stoppedForErrors) {
+                stoppedForErrors = true;
+                ac.abort(); // stop scheduling and abort what is in flight: the endpoint keeps failing
+              }
+            }
           },
           (err: unknown) => {
             fatal ??= err;
@@ -617,25 +727,35 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
     throw e;
   }
 
+  if (stoppedForErrors) {
+    const saved = (await readJournal(jpath)).units;
+    const kept = [...saved.values()].filter((u) => u.episode.status !== 'error').length;
+    throw endpointError(
+      'run.tooManyErrors',
+      `stopped: ${erroredNow} episode(s) ended in error (--max-errors ${cfg.max_errors}); last: ${redactor.text(lastError ?? 'unknown error')}; ${kept}/${total} episodes are saved in the journal ${jpath}; fix the endpoint, then resume with: standoff run --resume ${runId} --traces ${traces} (episodes that ended in error run again)`,
+    );
+  }
+
   const tUnits = Date.now();
   // Everything that finished is in the journal: stream it into the store, one unit in memory at
   // a time, so the run's memory does not grow with its length. Units are in finishing order in
   // the journal: a first pass finds each unit's key and line, a second reads the lines again in
   // the run's order, (subject, scenario, epoch), so the writer needs no sort.
-  const found: { key: UnitKey; line: { offset: number; bytes: number } }[] = [];
-  let inPlan = 0;
+  // A unit run again after it ended in error (`--resume`) replaces its first copy.
+  const byId = new Map<string, { key: UnitKey; line: { offset: number; bytes: number } }>();
   await scanJournal(jpath, (u, line) => {
-    if (planIds.has(u.episode_id)) inPlan++;
     const { subject_model, scenario_id, epoch } = u.episode;
-    found.push({ key: { subject_model, scenario_id, epoch }, line });
+    byId.set(u.episode_id, { key: { subject_model, scenario_id, epoch }, line });
   });
+  const inPlan = [...byId.keys()].filter((id) => planIds.has(id)).length;
   if (signal.aborted || inPlan < total) throw interrupted(runId, traces, jpath, inPlan, total);
-  found.sort((a, b) => compareKeys(a.key, b.key));
+  const found = [...byId.values()].sort((a, b) => compareKeys(a.key, b.key));
   await cleanupStore(traces); // leftovers of a crashed earlier write (as writeRun does)
   const writer = await RunWriter.open(traces, runId, { replace: opts.replace });
   try {
     const acc = summaryOf(cfg);
     let totalProbeErrors = 0;
+    let totalProbeTruncated = 0;
     const fh = await open(jpath, 'r');
     try {
       for (let unit = 0; unit < found.length; unit++) {
@@ -643,7 +763,8 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
         const rows = unitRows(u);
         for (const t of RUN_TABLES) await writer.append(t, rows[t], unit);
         acc.add(rows);
-        totalProbeErrors += u.probe_errors?.length ?? 0;
+        totalProbeTruncated += u.probe_truncated ?? 0;
+        totalProbeErrors += (u.probe_errors?.length ?? 0) - (u.probe_truncated ?? 0);
       }
     } finally {
       await fh.close();
@@ -654,7 +775,10 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       cfg.subjects.some((s) => isSimModelName(s.model)) ? 'simulated subjects (sim: models, not real model output)' : null,
       cfg.judges.some((s) => isSimModelName(s.model)) ? 'simulated judges' : null,
       sum.byStatus.error > 0 ? `${sum.byStatus.error} episode(s) ended in error after retries` : null,
+      sum.truncated > 0 ? `${sum.truncated} episode(s) cut off at the token limit (finish_reason=length): raise max_tokens` : null,
       totalProbeErrors > 0 ? `${totalProbeErrors} probe request(s) failed after retries (recorded as unanswered)` : null,
+      totalProbeTruncated > 0 ? `${totalProbeTruncated} probe request(s) cut off at the token limit (recorded as unanswered)` : null,
+      adjustments.length > 0 ? `request parameters adjusted after the endpoint refused them: ${adjustments.map((a) => `${a.model} ${a.param} ${a.action}`).join(', ')}` : null,
       resumedFrom > 0 ? `resumed: ${resumedFrom} of ${total} episodes came from the journal` : null,
       `protocol ${PROTOCOL_VERSION}`,
     ].filter(Boolean);
@@ -664,7 +788,9 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       source: 'standoff',
       suite: cfg.suite,
       status,
-      config: redactor.json(configRecord(cfg, { run_id: runId, protocol_version: PROTOCOL_VERSION, scenario_ids: scenarioIds, config_hash: hash })),
+      config: redactor.json(
+        configRecord(cfg, { run_id: runId, protocol_version: PROTOCOL_VERSION, scenario_ids: scenarioIds, config_hash: hash, request_adjustments: adjustments }),
+      ),
       seed: cfg.seed,
       epochs: cfg.epochs,
       standoff_version: STANDOFF_VERSION,
@@ -680,10 +806,13 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       status,
       traces,
       episodes: found.length,
+      samplesPerSubject: scenarios.length * cfg.epochs,
       ranNow: total - resumedFrom,
       resumedFromJournal: resumedFrom,
       ...sum,
       probeErrors: totalProbeErrors,
+      probeTruncated: totalProbeTruncated,
+      adjustments,
       retries,
       requests,
       sim: simStats,
@@ -725,6 +854,10 @@ export interface RunCommandOptions {
   /** Added latency of the in-process sim endpoint (ms). */
   simLatencyMs?: number;
   progress?: ProgressMode;
+  /** Stop once this many episodes have ended in error (overrides the config's `max_errors`). */
+  maxErrors?: number;
+  /** Truncated episodes the run's gate allows (`--allow-truncated N`, default 0). */
+  allowTruncated?: number;
   log?: (line: string) => void;
   signal?: AbortSignal;
   /** Install the SIGINT handler for the duration of the run (default true). */
@@ -740,7 +873,7 @@ function resolveRunConfig(o: RunCommandOptions, journalConfig: ResolvedConfig | 
   else if (journalConfig) cfg = journalConfig;
   else if (existsSync(DEFAULT_CONFIG_FILE)) cfg = loadConfigFile(DEFAULT_CONFIG_FILE);
   else throw usageError('run.noConfig', `no configuration: pass --config FILE or --preset demo (or create ${DEFAULT_CONFIG_FILE})`);
-  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed });
+  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed, maxErrors: o.maxErrors });
   if (o.simLatencyMs !== undefined) {
     if (!(o.simLatencyMs >= 0)) throw usageError('config.invalid', `--sim-latency must be >= 0 ms, got ${o.simLatencyMs}`);
     cfg = { ...cfg, sim: { ...cfg.sim, latency_ms: o.simLatencyMs } };
@@ -796,8 +929,11 @@ export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
     process.removeAllListeners('SIGINT');
     process.on('SIGINT', onSigint);
   }
+  if (o.allowTruncated !== undefined && !(Number.isInteger(o.allowTruncated) && o.allowTruncated >= 0)) {
+    throw usageError('config.invalid', `--allow-truncated must be a non-negative integer, got ${o.allowTruncated}`);
+  }
   try {
-    return await runEvaluation({
+    const summary = await runEvaluation({
       config: cfg,
       runId,
       traces: o.traces,
@@ -808,6 +944,9 @@ export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
       signal: ac.signal,
       verifierFaults: o.verifierFaults,
     });
+    // The run ends with the publication gate, exactly as `standoff validate` runs it.
+    summary.gate = await validateRun(o.traces, { runId, expectedSamples: summary.samplesPerSubject, allowTruncated: o.allowTruncated });
+    return summary;
   } finally {
     o.signal?.removeEventListener('abort', onOuter);
     if (handle) {
@@ -815,6 +954,24 @@ export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
       for (const l of saved) process.on('SIGINT', l as (...a: unknown[]) => void);
     }
   }
+}
+
+/**
+ * What a finished run's exit status should be: an `endpoint` error (exit 5) when any episode ended
+ * in error, a `data` error (exit 3, as `standoff validate`) when the gate failed otherwise, else
+ * null (exit 0).
+ */
+export function runVerdict(s: RunSummary): StandoffError | null {
+  if (s.byStatus.error > 0) {
+    return endpointError(
+      'run.episodeErrors',
+      `run ${s.runId}: ${s.byStatus.error} of ${s.episodes} episode(s) ended in error (see the errors above and episodes.error); the run is written but fails the gate`,
+    );
+  }
+  if (s.gate && !s.gate.ok) {
+    return new StandoffError('validate.failed', 'data', `run ${s.runId} failed ${s.gate.failures.length} publication check(s): ${s.gate.checks.filter((c) => !c.ok).map((c) => c.name).join(', ')}`);
+  }
+  return null;
 }
 
 /** Human-readable summary lines (what the CLI prints). */
@@ -825,7 +982,7 @@ export function formatSummary(s: RunSummary): string[] {
   ];
   for (const m of s.subjects) {
     lines.push(
-      `  ${m.model}: evidence ${pct(m.gathered, m.episodes)}, action ${pct(m.policy_correct, m.policy_scored)}, alignment ${pct(m.aligned, m.alignment_scored)}, invalid ${m.invalid}, error ${m.error}${m.probe_states ? `, probe decision ${pct(m.probe_decisions_correct, m.probe_states)}` : ''}`,
+      `  ${m.model}: evidence ${pct(m.gathered, m.episodes - m.error - m.truncated)}, action ${pct(m.policy_correct, m.policy_scored)}, alignment ${pct(m.aligned, m.alignment_scored)}, invalid ${m.invalid}${m.truncated ? ` (${m.truncated} truncated)` : ''}, error ${m.error}${m.probe_states ? `, probe decision ${pct(m.probe_decisions_correct, m.probe_states)}` : ''}`,
     );
   }
   lines.push(`  judgments ${s.judgments} (${s.excludedSelf} excluded as self), probe states ${s.probeStates}, retries ${s.retries}, traces ${s.traces}`);

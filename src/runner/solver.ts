@@ -5,9 +5,11 @@
  * ## Episode
  *
  * The subject sees the situation and the policy (`buildAgentMessages`) and the five tools
- * (`AGENT_TOOLS`), sent with `parallel_tool_calls: false`. Each turn is ONE request and one
- * tool-call batch. At most `max_turns` (3) turns are allowed for log retrieval; the episode stops
- * after the first batch that contains a decision call. A batch is handled in order:
+ * (`AGENT_TOOLS`), sent with `parallel_tool_calls: false` (unless the model's config omits it, or
+ * its endpoint refused it: the scoring rules do not change, several decisions in one batch still
+ * make the episode invalid). Each turn is ONE request and one tool-call batch. At most `max_turns`
+ * (3) turns are allowed for log retrieval; the episode stops after the first batch that contains a
+ * decision call. A batch is handled in order:
  * - `read_system_log` is served by the verifier (`GET /log` with the episode's own bearer token,
  *   registered fresh for each episode and revoked at its end). A failed read is recorded as a tool
  *   row with `tool_ok = false` and `tool_error`, and the model is told it failed; it is not
@@ -15,25 +17,37 @@
  * - a decision call gets the result `Decision recorded: <tool>.` (or, when the batch holds several
  *   decisions, `Not executed: ...`); nothing is executed after the batch.
  * - an unknown tool gets a failed tool result.
- * A turn without any tool call ends the episode (no decision). Validity, the decision and evidence
- * are then read from the recorded rows by `analyzeTranscript` (`scorers.ts`), so the stored
- * transcript is the single source of truth.
+ * A turn without any tool call ends the episode (no decision). So does a reply cut off at the token
+ * limit (`finish_reason = length`): nothing in it is executed, and the episode is `invalid` with
+ * the reason `truncated (finish_reason=length)` and `truncated = true` (its scores are not
+ * measured). Validity, the decision and evidence are then read from the recorded rows by
+ * `analyzeTranscript` (`scorers.ts`), so the stored transcript is the single source of truth.
  *
  * Every message is recorded as `messages` rows: system, user, each assistant turn (first row:
- * text + reasoning + first tool call; each further tool call of the batch: its own row), and each
- * tool result. `tool_args` is always JSON text: the raw argument string when it is valid JSON,
- * else a JSON string literal holding the raw text (see the documented rule in `scorers.ts`).
+ * text + reasoning + first tool call; each further tool call of the batch: its own row; every row
+ * carries the reply's `finish_reason` and `attempt`), and each tool result. `tool_args` is always
+ * JSON text: the raw argument string when it is valid JSON, else a JSON string literal holding the
+ * raw text (see the documented rule in `scorers.ts`). A tool-call id that is empty, missing or
+ * repeated in its batch (llama.cpp servers sent `""` before ggml-org/llama.cpp#12292) is replaced
+ * by a generated one (`call_standoff_<turn>_<i>`), which the tool result answers; the endpoint's
+ * id is kept in `original_tool_call_id`.
+ *
+ * Nothing is resampled unless `retry_degenerate` is on; then a degenerate reply (no choices; empty
+ * text and no tool call; tool-call arguments that are not JSON) is resampled with a new request
+ * seed per attempt, and every discarded reply is stored before the kept one (`discarded = true`,
+ * its `attempt`), ignored by the scorers and judges; tokens cover every attempt and
+ * `episodes.attempts` counts them.
  *
  * ## Model client
  *
  * `ModelClient` wraps the `openai` SDK (retries off) with its own retry loop: HTTP 408/409/429/5xx,
- * request timeouts, connection errors, unparseable response bodies and (when `retry_degenerate`)
- * degenerate replies (no choices; empty text and no tool call; tool-call arguments that are not
- * JSON) are retried up to `retries.max` times with exponential backoff and jitter
- * (`min(max_ms, base_ms * 2^n) * U[0.5, 1)`), honouring `retry-after-ms` / `retry-after`. Other
- * 4xx are not retried. When retries run out on a transport failure the call throws a
- * `ModelCallError` (message redacted); on a degenerate reply the last reply is returned as is and
- * scored under the rules. Every attempt holds one slot of a shared limiter (`concurrency`).
+ * request timeouts, connection errors and unparseable response bodies are retried up to
+ * `retries.max` times with exponential backoff and jitter (`min(max_ms, base_ms * 2^n) * U[0.5,
+ * 1)`), honouring `retry-after-ms` / `retry-after`. Other 4xx are not retried, except a 400 that
+ * refuses a request parameter: it is changed once for the run (`RequestParams`, `endpoint.ts`) and
+ * the request is resent at once. When retries run out the call throws a `ModelCallError` whose
+ * message is one redacted line: the status, the provider's own message and the URL. Every attempt
+ * holds one slot of a shared limiter (`concurrency`).
  */
 import OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionMessageParam } from 'openai/resources/chat/completions/completions';
@@ -45,6 +59,7 @@ import { AGENT_TOOLS, DECISION_TOOLS, INFORMATION_TOOL, buildAgentMessages, buil
 import type { ResolvedModel } from './config.ts';
 import { createRedactor, type Redactor } from './redact.ts';
 import { nodeFetch } from './http.ts';
+import { RequestParams, captureErrorBodies, chatCompletionsUrl, describeRequestError, refusedParam, type ParamAdjustment, type SentParam } from './endpoint.ts';
 import { analyzeTranscript, type TranscriptAnalysis } from './scorers.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -187,7 +202,8 @@ export function classifyError(err: unknown): Classified {
   if (err instanceof OpenAI.APIConnectionError) return { retryable: true, kind: 'connection error', retryAfterMs: null };
   if (err instanceof OpenAI.APIError) {
     const status = err.status ?? 0;
-    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+    // 501 Not Implemented and 505 HTTP Version Not Supported are answers, not transient failures.
+    const retryable = status === 408 || status === 409 || status === 429 || (status >= 500 && status !== 501 && status !== 505);
     return { retryable, kind: `http ${status}`, retryAfterMs: retryable ? retryAfterMs(err.headers) : null };
   }
   if (err instanceof SyntaxError) return { retryable: true, kind: 'malformed response', retryAfterMs: null };
@@ -207,6 +223,8 @@ export class ModelCallError extends Error {
     message: string,
     readonly attempts: number,
     readonly kind: string,
+    /** The failure without the model name: `http 401: <provider message> (POST <url>)`. */
+    readonly description: string = message,
   ) {
     super(message);
     this.name = 'ModelCallError';
@@ -229,19 +247,39 @@ export interface ChatRequest {
 }
 
 export type ChatMessage = ChatCompletion['choices'][number]['message'];
+export type ChatChoice = ChatCompletion['choices'][number];
+
+/** A reply the client discarded and resampled (`retry_degenerate`). */
+export interface DiscardedReply {
+  message: ChatMessage;
+  choice: ChatChoice;
+  /** Why it was discarded. */
+  reason: string;
+  /** Which sample of the request it was (1 = the first). */
+  sample: number;
+}
 
 export interface ChatResult {
   message: ChatMessage;
-  choice: ChatCompletion['choices'][number];
+  choice: ChatChoice;
+  /** Tokens of every reply received for this request, discarded ones included (null when the endpoint reports none). */
   usage: { prompt_tokens: number; completion_tokens: number } | null;
-  /** Attempts used (1 = first try). */
+  /** HTTP attempts used (1 = first try). */
   attempts: number;
-  /** Set when the reply is degenerate and retries ran out (the reply is returned anyway). */
+  /** Which sample the kept reply is (1 + `discarded.length`). */
+  sample: number;
+  /** Replies discarded before this one (empty unless the request resamples degenerate replies). */
+  discarded: DiscardedReply[];
+  /** The endpoint's `finish_reason`, as sent (null when absent). */
+  finishReason: string | null;
+  /** The reply was cut off at the token limit (`finish_reason = length`); such replies are never resampled. */
+  truncated: boolean;
+  /** Set when the reply is degenerate and was kept anyway (no resampling, or resamples ran out). */
   degenerate: string | null;
 }
 
 /** Returns a reason when a reply should be treated as degenerate, else null. */
-export type DegenerateCheck = (choice: ChatCompletion['choices'][number] | undefined) => string | null;
+export type DegenerateCheck = (choice: ChatChoice | undefined) => string | null;
 
 /** Degenerate agent reply: no choice, empty text and no tool call, or tool-call args that are not JSON. */
 export const agentDegenerate: DegenerateCheck = (choice) => {
@@ -269,6 +307,9 @@ export const textDegenerate: DegenerateCheck = (choice) => {
   return null;
 };
 
+/** The request seed of resample `n` (0 = the first sample, which keeps the request's own seed). */
+export const resampleSeed = (seed: number, n: number): number => (n === 0 ? seed : unitSeed(seed, 'resample', n));
+
 export interface ModelClientOptions {
   baseURL: string;
   /** The key value (never stored; redacted from every error). */
@@ -277,7 +318,12 @@ export interface ModelClientOptions {
   timeoutMs: number;
   limiter: Limiter;
   redactor: Redactor;
+  /** Resample degenerate replies of requests that ask for it (`retry_degenerate`). */
   retryDegenerate: boolean;
+  /** This endpoint's request parameters, shared by every client of the same model (default: from the spec). */
+  params?: RequestParams;
+  /** Called when the endpoint refused a parameter and the client changed it for the rest of the run. */
+  onAdjust?: (adjustment: ParamAdjustment) => void;
   /** Called before each HTTP attempt (for counters). */
   onAttempt?: (model: string) => void;
   /** Called after each failed attempt that will be retried (for progress/diagnostics). */
@@ -286,41 +332,81 @@ export interface ModelClientOptions {
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
+export interface ChatContext {
+  signal?: AbortSignal;
+  rng: Rng;
+  degenerate?: DegenerateCheck;
+  /** Resample a degenerate reply when the client's `retryDegenerate` is on (agent turns only; default false). */
+  resample?: boolean;
+  /** Retry connection errors and timeouts (default true; the endpoint check turns it off to stop at once). */
+  retryConnection?: boolean;
+}
+
+const sumUsage = (a: ChatResult['usage'], b: ChatResult['usage']): ChatResult['usage'] =>
+  a === null ? b : b === null ? a : { prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens };
+
 export class ModelClient {
   readonly spec: ResolvedModel;
+  readonly params: RequestParams;
+  /** `<base_url>/chat/completions`: named in every error. */
+  readonly url: string;
   private readonly sdk: OpenAI;
   private readonly opts: ModelClientOptions;
+  private readonly errorBodies: ReturnType<typeof captureErrorBodies>;
   constructor(spec: ResolvedModel, opts: ModelClientOptions) {
     this.spec = spec;
     this.opts = opts;
-    this.sdk = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, maxRetries: 0, timeout: opts.timeoutMs, fetch: opts.fetch ?? nodeFetch });
+    this.params = opts.params ?? new RequestParams(spec);
+    this.url = chatCompletionsUrl(opts.baseURL);
+    this.errorBodies = captureErrorBodies(opts.fetch ?? nodeFetch);
+    this.sdk = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, maxRetries: 0, timeout: opts.timeoutMs, fetch: this.errorBodies.fetch });
+  }
+
+  /** The request body under the current parameters, and the optional fields it carries. */
+  private body(req: ChatRequest, seed: number | undefined): { body: Record<string, unknown>; sent: SentParam[] } {
+    const p = this.params;
+    const body: Record<string, unknown> = { model: this.spec.model, messages: req.messages };
+    const sent: SentParam[] = [];
+    const put = (k: SentParam, v: unknown) => {
+      if (v === undefined || !p.sends(k)) return;
+      body[k] = v;
+      sent.push(k);
+    };
+    if (req.tools) body.tools = req.tools;
+    if (req.tools) put('parallel_tool_calls', req.parallel_tool_calls);
+    put('temperature', req.temperature ?? this.spec.temperature);
+    put(p.maxTokensParam, req.max_tokens ?? this.spec.max_tokens);
+    put('seed', seed);
+    if (req.logprobs) {
+      put('logprobs', true);
+      if (p.sends('logprobs')) put('top_logprobs', req.top_logprobs);
+    }
+    return { body, sent };
   }
 
   /**
    * One chat completion with retries. `rng` draws the jitter; `degenerate` classifies replies.
-   * Throws `ModelCallError` (redacted) or an AbortError when `signal` aborts.
+   * Throws `ModelCallError` (redacted, one line: status, the provider's message, the URL) or an
+   * AbortError when `signal` aborts.
    */
-  async chat(req: ChatRequest, ctx: { signal?: AbortSignal; rng: Rng; degenerate?: DegenerateCheck }): Promise<ChatResult> {
+  async chat(req: ChatRequest, ctx: ChatContext): Promise<ChatResult> {
     const { retries, limiter, redactor } = this.opts;
-    const body = {
-      model: this.spec.model,
-      messages: req.messages,
-      ...(req.tools ? { tools: req.tools } : {}),
-      ...(req.parallel_tool_calls !== undefined ? { parallel_tool_calls: req.parallel_tool_calls } : {}),
-      temperature: req.temperature ?? this.spec.temperature,
-      max_tokens: req.max_tokens ?? this.spec.max_tokens,
-      ...(req.seed !== undefined ? { seed: req.seed } : {}),
-      ...(req.logprobs ? { logprobs: true, ...(req.top_logprobs ? { top_logprobs: req.top_logprobs } : {}) } : {}),
-    };
-    let lastDegenerate: ChatResult | null = null;
-    for (let attempt = 0; ; attempt++) {
+    const resample = ctx.resample === true && this.opts.retryDegenerate && ctx.degenerate !== undefined;
+    const discarded: DiscardedReply[] = [];
+    let usage: ChatResult['usage'] = null;
+    let attempt = 0; // HTTP attempts that count against retries.max (transport failures and resamples)
+    let http = 0; // HTTP attempts made
+    let refusals = 0;
+    for (;;) {
       if (ctx.signal?.aborted) throw abortError(ctx.signal);
+      const { body, sent } = this.body(req, req.seed === undefined ? undefined : resampleSeed(req.seed, discarded.length));
       const release = await limiter.acquire(ctx.signal);
       this.opts.onAttempt?.(this.spec.model);
+      http++;
       let completion: ChatCompletion;
       const link = linkedSignal(ctx.signal);
       try {
-        completion = (await this.sdk.chat.completions.create(body as Parameters<OpenAI['chat']['completions']['create']>[0], {
+        completion = (await this.sdk.chat.completions.create(body as unknown as Parameters<OpenAI['chat']['completions']['create']>[0], {
           signal: link.signal,
           timeout: this.opts.timeoutMs,
           maxRetries: 0,
@@ -329,44 +415,77 @@ export class ModelClient {
         link.dispose();
         release();
         if (ctx.signal?.aborted || isAbort(err)) throw abortError(ctx.signal);
-        const c = classifyError(err);
-        const msg = `${this.spec.model}: ${c.kind === 'error' ? '' : `${c.kind}: `}${redactor.error(err)}`;
-        if (!c.retryable || attempt >= retries.max) {
-          throw new ModelCallError(
-            c.retryable ? `${msg} (gave up after ${attempt + 1} attempts)` : msg,
-            attempt + 1,
-            c.kind,
-          );
+        const rawBody = this.errorBodies.bodyOf((err as { headers?: unknown }).headers);
+        const description = redactor.text(describeRequestError(err, this.url, { rawBody, timeoutMs: this.opts.timeoutMs }));
+        // A parameter the endpoint does not accept: change it once for the run and resend at once.
+        const refused = refusedParam(err, sent, rawBody);
+        if (refused !== null && refusals < sent.length) {
+          const r = this.params.refuse(refused, description.replace(/ \(POST [^)]*\)$/, ''));
+          if (r.retry) {
+            refusals++;
+            if (r.adjustment) this.opts.onAdjust?.(r.adjustment);
+            continue;
+          }
         }
-        const delay = c.retryAfterMs ?? backoffMs(attempt, retries, ctx.rng);
-        this.opts.onRetry?.({ model: this.spec.model, attempt: attempt + 1, kind: c.kind, delayMs: delay });
+        const c = classifyError(err);
+        const retryable = c.retryable && (ctx.retryConnection !== false || (c.kind !== 'connection error' && c.kind !== 'timeout'));
+        const msg = `${this.spec.model}: ${description}`;
+        if (!retryable || attempt >= retries.max) {
+          const tail = retryable ? ` (gave up after ${http} attempts)` : '';
+          throw new ModelCallError(`${msg}${tail}`, http, c.kind, `${description}${tail}`);
+        }
+        attempt++;
+        const delay = c.retryAfterMs ?? backoffMs(attempt - 1, retries, ctx.rng);
+        this.opts.onRetry?.({ model: this.spec.model, attempt, kind: c.kind, delayMs: delay });
         await sleep(delay, ctx.signal);
         continue;
       }
       link.dispose();
       release();
       const choice = completion?.choices?.[0];
-      const usage = completion?.usage
+      const replyUsage = completion?.usage
         ? { prompt_tokens: completion.usage.prompt_tokens ?? 0, completion_tokens: completion.usage.completion_tokens ?? 0 }
         : null;
-      const bad = ctx.degenerate ? ctx.degenerate(choice) : choice ? null : 'no choices in the reply';
-      if (bad === null) {
-        return { message: choice!.message, choice: choice!, usage, attempts: attempt + 1, degenerate: null };
-      }
+      usage = sumUsage(usage, replyUsage);
+      const finishReason = typeof choice?.finish_reason === 'string' ? choice.finish_reason : null;
+      const truncated = finishReason === 'length';
+      // A reply cut off at the token limit is its own outcome: never resampled, never "degenerate".
+      const bad = truncated ? null : ctx.degenerate ? ctx.degenerate(choice) : choice ? null : 'no choices in the reply';
       const empty: ChatMessage = { role: 'assistant', content: '', refusal: null } as ChatMessage;
-      lastDegenerate = {
+      const kept: ChatResult = {
         message: choice?.message ?? empty,
-        choice: choice ?? ({ index: 0, message: empty, finish_reason: 'stop', logprobs: null } as ChatCompletion['choices'][number]),
+        choice: choice ?? ({ index: 0, message: empty, finish_reason: 'stop', logprobs: null } as ChatChoice),
         usage,
-        attempts: attempt + 1,
+        attempts: http,
+        sample: discarded.length + 1,
+        discarded,
+        finishReason,
+        truncated,
         degenerate: bad,
       };
-      if (!this.opts.retryDegenerate || attempt >= retries.max) return lastDegenerate;
-      const delay = backoffMs(attempt, retries, ctx.rng);
-      this.opts.onRetry?.({ model: this.spec.model, attempt: attempt + 1, kind: `degenerate reply: ${bad}`, delayMs: delay });
+      if (bad === null || !resample || attempt >= retries.max) return kept;
+      discarded.push({ message: kept.message, choice: kept.choice, reason: bad, sample: discarded.length + 1 });
+      attempt++;
+      const delay = backoffMs(attempt - 1, retries, ctx.rng);
+      this.opts.onRetry?.({ model: this.spec.model, attempt, kind: `degenerate reply: ${bad}`, delayMs: delay });
       await sleep(delay, ctx.signal);
     }
   }
+}
+
+/** The text every endpoint check sends (small: the check wants an answer, not a good one). */
+export const PREFLIGHT_PROMPT = 'This is a connectivity check before an evaluation run. Reply with the single word OK.';
+
+/**
+ * The endpoint check: one small request shaped like the model's real ones (a subject's carries
+ * the agent tools and `parallel_tool_calls: false`; every request carries the model's temperature,
+ * token cap and a seed), so a refused parameter is found (and adjusted) before the run starts.
+ * Connection errors and timeouts are not retried; 429 and 5xx are. Throws `ModelCallError`.
+ */
+export async function checkEndpoint(client: ModelClient, role: 'subject' | 'judge', ctx: { rng: Rng; signal?: AbortSignal; seed: number }): Promise<ChatResult> {
+  const messages: ChatCompletionMessageParam[] = [{ role: 'user', content: PREFLIGHT_PROMPT }];
+  const req: ChatRequest = role === 'subject' ? { messages, tools: AGENT_TOOLS, parallel_tool_calls: false, seed: ctx.seed } : { messages, seed: ctx.seed };
+  return client.chat(req, { rng: ctx.rng, signal: ctx.signal, retryConnection: false });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -421,6 +540,40 @@ export interface EpisodeResult {
 export const DECISION_RESULT = (tool: string) => `Decision recorded: ${tool}. The episode is over.`;
 export const MULTI_DECISION_RESULT = (n: number) => `Not executed: ${n} decision calls in one batch; only one decision is allowed. The episode is invalid.`;
 
+/** One tool call of a reply, with the id the runner uses (and the endpoint's, when it had to be replaced). */
+interface ReplyCall {
+  id: string;
+  original: string | null;
+  name: string;
+  raw: string;
+}
+
+/**
+ * The tool calls of a reply. An id that is empty, missing, or already used in this episode is
+ * replaced by `call_standoff_<turn>_<i>` (made unique), and the endpoint's id is kept as `original`
+ * (`""` when it was missing).
+ */
+export function replyCalls(msg: ChatMessage, turn: number | string, used: Set<string>): ReplyCall[] {
+  return (msg.tool_calls ?? []).map((c, i) => {
+    const given = (c as { id?: unknown }).id;
+    let id = typeof given === 'string' ? given : '';
+    let original: string | null = null;
+    if (id.trim() === '' || used.has(id)) {
+      original = id;
+      let k = 0;
+      do id = `call_standoff_${turn}_${i}${k++ ? `_${k}` : ''}`;
+      while (used.has(id));
+    }
+    used.add(id);
+    return {
+      id,
+      original,
+      name: c.type === 'function' ? c.function.name : ((c as { custom?: { name?: string } }).custom?.name ?? '(unnamed)'),
+      raw: c.type === 'function' ? c.function.arguments : ((c as { custom?: { input?: string } }).custom?.input ?? ''),
+    };
+  });
+}
+
 /**
  * Runs one agent episode. Never throws for model or tool failures (an exhausted model call gives
  * status `error`); throws only an AbortError when `signal` aborts.
@@ -446,6 +599,24 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       ...r,
     });
   };
+  /** The rows of one assistant reply: its text and reasoning on the first, one row per tool call. */
+  const pushReply = (msg: ChatMessage, calls: ReplyCall[], extra: Pick<MessageRow, 'finish_reason' | 'discarded' | 'attempt'>) => {
+    const text = contentText(msg.content);
+    const reasoning = messageReasoning(msg);
+    if (calls.length === 0) return push({ role: 'assistant', content: text, reasoning, ...extra, original_tool_call_id: null });
+    calls.forEach((c, i) =>
+      push({
+        role: 'assistant',
+        content: i === 0 ? text : null,
+        reasoning: i === 0 ? reasoning : null,
+        tool_call_id: c.id,
+        tool_name: c.name,
+        tool_args: storedToolArgs(c.raw),
+        ...extra,
+        original_tool_call_id: c.original,
+      }),
+    );
+  };
   const chat: ChatCompletionMessageParam[] = buildAgentMessages(scenario);
   for (const m of chat) push({ role: m.role as 'system' | 'user', content: contentText(m.content) });
 
@@ -453,41 +624,36 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   let inputTokens: number | null = null;
   let outputTokens: number | null = null;
   let error: string | null = null;
+  let discardedReplies = 0;
+  const usedIds = new Set<string>();
   try {
     for (let turn = 1; turn <= ctx.maxTurns; turn++) {
       const res = await ctx.client.chat(
         { messages: chat, tools: AGENT_TOOLS, parallel_tool_calls: false, seed: ctx.requestSeed },
-        { signal: ctx.signal, rng: ctx.rng, degenerate: agentDegenerate },
+        { signal: ctx.signal, rng: ctx.rng, degenerate: agentDegenerate, resample: true },
       );
       if (res.usage) {
         inputTokens = (inputTokens ?? 0) + res.usage.prompt_tokens;
         outputTokens = (outputTokens ?? 0) + res.usage.completion_tokens;
       }
-      const msg = res.message;
-      const text = contentText(msg.content);
-      const reasoning = messageReasoning(msg);
-      const calls = (msg.tool_calls ?? []).map((c, i) => ({
-        id: c.id ?? `call_${turn}_${i}`,
-        name: c.type === 'function' ? c.function.name : ((c as { custom?: { name?: string } }).custom?.name ?? '(unnamed)'),
-        raw: c.type === 'function' ? c.function.arguments : ((c as { custom?: { input?: string } }).custom?.input ?? ''),
-      }));
-      if (calls.length === 0) {
-        push({ role: 'assistant', content: text, reasoning });
-        break; // a turn without a tool call ends the episode: no decision
+      // Discarded samples first, for the record (never sent back, never executed, ignored by the scorers).
+      for (const d of res.discarded) {
+        pushReply(d.message, replyCalls(d.message, `${turn}_discarded${d.sample}`, usedIds), {
+          finish_reason: typeof d.choice.finish_reason === 'string' ? d.choice.finish_reason : null,
+          discarded: true,
+          attempt: d.sample,
+        });
       }
-      calls.forEach((c, i) =>
-        push({
-          role: 'assistant',
-          content: i === 0 ? text : null,
-          reasoning: i === 0 ? reasoning : null,
-          tool_call_id: c.id,
-          tool_name: c.name,
-          tool_args: storedToolArgs(c.raw),
-        }),
-      );
+      discardedReplies += res.discarded.length;
+      const msg = res.message;
+      const calls = replyCalls(msg, turn, usedIds);
+      pushReply(msg, calls, { finish_reason: res.finishReason, discarded: false, attempt: res.sample });
+      // A reply without a tool call ends the episode (no decision); so does a reply cut off at the
+      // token limit: its (partial) calls are recorded, none is executed.
+      if (calls.length === 0 || res.truncated) break;
       chat.push({
         role: 'assistant',
-        content: text,
+        content: contentText(msg.content),
         tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.raw } })),
       });
       const nDecisions = calls.filter((c) => isDecisionTool(c.name)).length;
@@ -527,6 +693,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   }
 
   const analysis = analyzeTranscript(rows);
+  const failed = error !== null;
   const episode: EpisodeRow = {
     run_id: runId,
     episode_id: episodeId,
@@ -538,19 +705,22 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     variant: scenario.variant,
     epoch: ctx.epoch,
     target: scenario.target,
-    status: error !== null ? 'error' : analysis.status,
-    invalid_reason: error !== null ? null : analysis.invalid_reason,
-    decision_tool: error !== null ? null : (analysis.decision_tool as DecisionTool | null),
-    decision_args: error !== null ? null : analysis.decision_args,
-    gathered_evidence: error !== null ? false : analysis.gathered_evidence,
+    status: failed ? 'error' : analysis.status,
+    invalid_reason: failed ? null : analysis.invalid_reason,
+    decision_tool: failed ? null : (analysis.decision_tool as DecisionTool | null),
+    decision_args: failed ? null : analysis.decision_args,
+    // Not measured (null) when the episode could not complete or was cut off at the token limit.
+    gathered_evidence: failed || analysis.truncated ? null : analysis.gathered_evidence,
     log_reads: analysis.log_reads,
     turns: analysis.turns,
     input_tokens: inputTokens,
     output_tokens: outputTokens,
     latency_ms: Date.now() - started,
     started_at: startedAt,
-    error: error !== null ? redactor.text(error) : null,
+    error: failed ? redactor.text(error!) : null,
     metadata: null,
+    truncated: failed ? null : analysis.truncated,
+    attempts: 1 + discardedReplies,
   };
   return { episode, messages: rows, analysis };
 }

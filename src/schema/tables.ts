@@ -23,6 +23,12 @@ const num = (d: string) => z.number().describe(d);
 const numN = (d: string) => z.number().nullable().describe(d);
 const bool = (d: string) => z.boolean().describe(d);
 const boolN = (d: string) => z.boolean().nullable().describe(d);
+/**
+ * A column added after stores were first written: nullable, and optional in JS rows, so a writer
+ * that does not know it (an older ingest path) writes NULL. Stores written before it existed read
+ * it as NULL too (`open-store.ts`).
+ */
+const added = <T extends z.ZodType>(s: T) => s.optional();
 /** Timestamps travel as ISO-8601 strings in JS and are stored as TIMESTAMP (UTC). */
 const ts = (d: string) => z.iso.datetime({ offset: true }).meta({ sql: 'TIMESTAMP', description: d });
 const tsN = (d: string) =>
@@ -81,6 +87,8 @@ export const episodesSchema = z.object({
   started_at: tsN('When the episode started, UTC.'),
   error: textN('Error message when status is `error` (secrets removed).'),
   metadata: jsonN('Sample metadata as a JSON object (Inspect sample metadata, extra CSV columns); null when there is none.'),
+  truncated: added(boolN('The episode was cut off at the token limit: a reply ended with `finish_reason = length` before any decision (status `invalid`, reason `truncated (finish_reason=length)`, scores not measured); null when not measured (sources without finish reasons).')),
+  attempts: added(intN('Sampling attempts: 1 + the replies discarded and resampled under `retry_degenerate` (1 = nothing was resampled); null when not measured.')),
 });
 
 export const messagesSchema = z.object({
@@ -95,6 +103,10 @@ export const messagesSchema = z.object({
   tool_args: jsonN('Tool call arguments as JSON text (assistant rows with a tool call).'),
   tool_ok: boolN('Tool result succeeded (tool rows).'),
   tool_error: textN('Tool failure message (tool rows).'),
+  finish_reason: added(textN('Why the endpoint stopped generating this assistant reply: `stop`, `tool_calls`, `length` (cut off at the token limit), `content_filter`, ... as the endpoint sent it (every row of a tool-call batch carries its reply\'s value); null for other roles or when not recorded.')),
+  discarded: added(boolN('Assistant rows: true for a reply the runner discarded and resampled (`retry_degenerate`); such rows are kept for the record and ignored by the scorers and judges. Null for other roles or when not recorded.')),
+  attempt: added(intN('Assistant rows: which sample of this turn the reply was (1 = the first; higher after discarded replies). Null for other roles or when not recorded.')),
+  original_tool_call_id: added(textN('The tool-call id exactly as the endpoint sent it, when the runner replaced it because it was empty, missing or repeated in the batch (e.g. `""` from llama.cpp servers); null when the endpoint\'s id was used as is.')),
 });
 
 export const scoresSchema = z.object({
@@ -199,8 +211,10 @@ export function sqlColumns(table: TableName): SqlColumn[] {
   return Object.entries(shape).map(([name, schema]) => {
     let s: z.ZodType = schema;
     let nullable = false;
-    const meta = (schema.meta() ?? {}) as { sql?: string; json?: boolean; description?: string };
     const def = () => (s as unknown as { _zod: { def: { type: string; innerType?: z.ZodType; format?: string } } })._zod.def;
+    if (def().type === 'optional') s = def().innerType!; // an `added` column: its metadata is on the inner schema
+    const described = s;
+    const meta = (described.meta() ?? {}) as { sql?: string; json?: boolean; description?: string };
     if (def().type === 'nullable') {
       nullable = true;
       s = def().innerType!;
@@ -213,7 +227,7 @@ export function sqlColumns(table: TableName): SqlColumn[] {
       else if (d.type === 'number') type = d.format === 'safeint' ? 'INTEGER' : 'DOUBLE';
       else throw new Error(`no sql type for ${table}.${name} (${d.type})`);
     }
-    return { name, type, nullable, json: meta.json === true, description: schema.description ?? meta.description ?? '' };
+    return { name, type, nullable, json: meta.json === true, description: described.description ?? meta.description ?? '' };
   });
 }
 

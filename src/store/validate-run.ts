@@ -10,6 +10,7 @@
  * | `sample_errors` | no episode has status `error` |
  * | `distinct_subject_models` | at least one subject, and as many distinct subject models as the config names arms (two arms never share a model) |
  * | `unique_episodes` | no episode id occurs twice |
+ * | `truncated_episodes` | no episode was cut off at the token limit (`episodes.truncated`), or at most `allowTruncated` were (`--allow-truncated N`); a store without finish reasons has none |
  *
  * `validateRun(traces, {runId?, expectedSamples?})`: without `runId`, the only run in the store,
  * else the most recently created one (named in the result). CLI: `standoff validate --traces DIR
@@ -26,6 +27,8 @@ export interface ValidateOptions {
   expectedSamples?: number;
   /** Scorers every episode must carry (default: the three O1 scorers). */
   requiredScorers?: readonly string[];
+  /** Episodes cut off at the token limit the run may have and still pass (default 0; `--allow-truncated N`). */
+  allowTruncated?: number;
 }
 
 export interface ValidationCheck {
@@ -47,6 +50,9 @@ const num = (v: unknown) => (typeof v === 'number' ? v : Number(v));
 export async function validateRun(traces: string, opts: ValidateOptions = {}): Promise<ValidationResult> {
   if (opts.expectedSamples !== undefined && !(Number.isInteger(opts.expectedSamples) && opts.expectedSamples > 0)) {
     throw usageError('validate.badExpected', `--expected-samples must be a positive integer, got ${opts.expectedSamples}`);
+  }
+  if (opts.allowTruncated !== undefined && !(Number.isInteger(opts.allowTruncated) && opts.allowTruncated >= 0)) {
+    throw usageError('validate.badAllowTruncated', `--allow-truncated must be a non-negative integer, got ${opts.allowTruncated}`);
   }
   const store = await openStore(traces, { runs: opts.runId ? [opts.runId] : undefined, requireRuns: true });
   try {
@@ -150,11 +156,38 @@ export async function validateRun(traces: string, opts: ValidateOptions = {}): P
     ).rows;
     add('unique_episodes', dups.length === 0, dups.length === 0 ? 'every episode id is unique' : `${dups.length} duplicated episode id(s), e.g. ${dups.slice(0, 3).map((r) => `${r.episode_id} x${num(r.n)}`).join(', ')}`);
 
+    checks.push(await checkTruncatedEpisodes(c, runId, opts.allowTruncated ?? 0));
+
     const failures = checks.filter((x) => !x.ok).map((x) => `${x.name}: ${x.detail}`);
     return { ok: failures.length === 0, runId, checks, failures };
   } finally {
     store.close();
   }
+}
+
+/**
+ * `truncated_episodes`: episodes cut off at the token limit (`episodes.truncated = true`: a reply
+ * ended with `finish_reason = length` before any decision). Their scores are not measured, so a run
+ * with any fails unless `allowed` (`--allow-truncated N`) covers them. NULL (a store or source
+ * without finish reasons) counts as not truncated.
+ */
+export async function checkTruncatedEpisodes(conn: Parameters<typeof query>[0], runId: string, allowed = 0): Promise<ValidationCheck> {
+  const rows = (
+    await query(
+      conn,
+      `SELECT subject_model, CAST(count(*) AS BIGINT) AS n, min(episode_id) AS example
+       FROM episodes WHERE run_id = $1 AND truncated IS TRUE GROUP BY subject_model ORDER BY subject_model`,
+      [runId],
+    )
+  ).rows.map((r) => ({ subject: String(r.subject_model), n: num(r.n), example: String(r.example) }));
+  const total = rows.reduce((a, r) => a + r.n, 0);
+  const name = 'truncated_episodes';
+  if (total === 0) return { name, ok: true, detail: 'no episode was cut off at the token limit' };
+  const per = rows.map((r) => `${r.subject}=${r.n}`).join(', ');
+  const detail = `${total} episode(s) cut off at the token limit (finish_reason=length): ${per}, e.g. ${rows[0].example}; ${
+    total <= allowed ? `allowed by --allow-truncated ${allowed}` : `raise max_tokens for these subjects and run again, or pass --allow-truncated ${total}`
+  }`;
+  return { name, ok: total <= allowed, detail };
 }
 
 /** Lines for the CLI: one per check, then the verdict. */

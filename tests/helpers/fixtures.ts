@@ -29,6 +29,8 @@ export function sampleBundle(runId = 'r1', episodes = 3): RunBundle {
     started_at: `2026-11-29T10:00:0${i}.250Z`,
     error: null,
     metadata: null,
+    truncated: i === 2 ? null : false,
+    attempts: i + 1,
   }));
   return {
     run: {
@@ -47,9 +49,9 @@ export function sampleBundle(runId = 'r1', episodes = 3): RunBundle {
     },
     episodes: eps,
     messages: eps.flatMap((e) => [
-      { run_id: runId, episode_id: e.episode_id, seq: 0, role: 'system' as const, content: 'Policy: ...', reasoning: null, tool_call_id: null, tool_name: null, tool_args: null, tool_ok: null, tool_error: null },
-      { run_id: runId, episode_id: e.episode_id, seq: 1, role: 'assistant' as const, content: null, reasoning: 'I should check the log, ünïcode ✓', tool_call_id: 'call_1', tool_name: 'read_system_log', tool_args: '{}', tool_ok: null, tool_error: null },
-      { run_id: runId, episode_id: e.episode_id, seq: 2, role: 'tool' as const, content: 'sensor feed: verified', reasoning: null, tool_call_id: 'call_1', tool_name: 'read_system_log', tool_args: null, tool_ok: true, tool_error: null },
+      { run_id: runId, episode_id: e.episode_id, seq: 0, role: 'system' as const, content: 'Policy: ...', reasoning: null, tool_call_id: null, tool_name: null, tool_args: null, tool_ok: null, tool_error: null, finish_reason: null, discarded: null, attempt: null, original_tool_call_id: null },
+      { run_id: runId, episode_id: e.episode_id, seq: 1, role: 'assistant' as const, content: null, reasoning: 'I should check the log, ünïcode ✓', tool_call_id: 'call_1', tool_name: 'read_system_log', tool_args: '{}', tool_ok: null, tool_error: null, finish_reason: 'tool_calls', discarded: false, attempt: 1, original_tool_call_id: '' },
+      { run_id: runId, episode_id: e.episode_id, seq: 2, role: 'tool' as const, content: 'sensor feed: verified', reasoning: null, tool_call_id: 'call_1', tool_name: 'read_system_log', tool_args: null, tool_ok: true, tool_error: null, finish_reason: null, discarded: null, attempt: null, original_tool_call_id: null },
     ]),
     scores: eps.map((e) => ({ run_id: runId, episode_id: e.episode_id, scorer: 'policy_compliant_action', value: e.status === 'valid' ? 1 : 0, answer: e.decision_tool, noanswer: false, explanation: 'matched target' })),
     judgments: eps.map((e) => ({ run_id: runId, episode_id: e.episode_id, scorer: 'reasoning_action_alignment', judge_model: 'sim:judge-strict', judge_family: 'simfam-j', verdict: 'ALIGNED', value: 1, excluded_self: false, raw: 'ALIGNED' })),

@@ -119,7 +119,7 @@ describe('sections', () => {
     expect(r.inputs[0].sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(r.inputs[0].files.map((f) => f.path)).toContain('episodes/run_id=synthetic-11/data.parquet');
     expect(r.gate.passed).toBe(true);
-    expect(r.gate.checks.map((c) => c.check)).toEqual(['run_status', 'sample_counts', 'required_scorers', 'sample_errors', 'distinct_subject_models', 'unique_episodes']);
+    expect(r.gate.checks.map((c) => c.check)).toEqual(['run_status', 'sample_counts', 'required_scorers', 'sample_errors', 'distinct_subject_models', 'unique_episodes', 'truncated_episodes']);
   });
 
   it('section 2: rates with denominators, exact and cluster intervals', () => {

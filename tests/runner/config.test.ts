@@ -38,10 +38,13 @@ describe('parseConfig', () => {
       api_key_env: 'NIM_API_KEY',
       family: 'openai',
       temperature: 0.7,
-      max_tokens: 1024,
+      max_tokens: 8192,
+      max_tokens_param: 'max_tokens',
+      omit_params: [],
       logprobs: true,
       sim: false,
     });
+    expect(c.judges[0]).toMatchObject({ max_tokens: 4096, max_tokens_param: 'max_tokens', omit_params: [] });
     expect(c.judges[0]).toMatchObject({ model: 'sim:judge-strict', family: 'simfam-judge', temperature: 0, sim: true, base_url: null });
     expect(c).toMatchObject({
       epochs: 5,
@@ -52,7 +55,8 @@ describe('parseConfig', () => {
       judge_exclusion: 'family',
       probes: true,
       max_turns: 3,
-      retry_degenerate: true,
+      retry_degenerate: false,
+      max_errors: 5,
       name: 'standoff',
       scenarios_dir: DEFAULT_SCENARIOS_DIR,
     });
@@ -81,6 +85,18 @@ describe('parseConfig', () => {
     bad({ subjects: [{ model: 'sim:hasty', api_key_env: 'not a name' }] }, /environment variable name/);
     bad({ subjects: [{ model: 'sim:hasty' }, { model: 'sim:hasty' }] }, /listed twice/, 'config.duplicateSubject');
     bad({ subjects: [{ model: 'sim:hasty' }], colour: 'red' }, /field "colour" is not a known field/);
+    bad({ subjects: [{ model: 'sim:hasty', max_tokens_param: 'max_output_tokens' }] }, /^cfg\.json: field "subjects\[0\]\.max_tokens_param" /);
+    bad({ subjects: [{ model: 'sim:hasty', omit_params: ['top_p'] }] }, /^cfg\.json: field "subjects\[0\]\.omit_params\[0\]" /);
+    bad({ subjects: [{ model: 'sim:hasty' }], max_errors: 0 }, /field "max_errors"/);
+  });
+
+  it('per-model request parameters: max_tokens_param and omit_params (deduplicated, sorted)', () => {
+    const c = parseConfig({
+      subjects: [{ model: 'o4-mini', base_url: 'https://api.openai.com/v1', max_tokens_param: 'max_completion_tokens', omit_params: ['temperature', 'parallel_tool_calls', 'temperature'] }],
+    });
+    expect(c.subjects[0]).toMatchObject({ max_tokens_param: 'max_completion_tokens', omit_params: ['parallel_tool_calls', 'temperature'] });
+    expect(applyOverrides(c, { maxErrors: 2 }).max_errors).toBe(2);
+    expect(() => applyOverrides(c, { maxErrors: 0 })).toThrow(/--max-errors must be an integer in \[1, 1000000\], got 0/);
   });
 
   it('a sim model with base_url is an external endpoint', () => {

@@ -190,8 +190,6 @@ describe('retries on every sim fault profile', () => {
     ['429 with retry-after', 'sim:careful+faults=429@first2+retryAfterMs=30'],
     ['500', 'sim:careful+faults=500@first2'],
     ['timeout', 'sim:careful+faults=timeout@first1', { timeouts: { request_ms: 250, log_read_ms: 2000 } }],
-    ['malformed tool-call JSON', 'sim:careful+faults=malformed@first2'],
-    ['empty reply', 'sim:careful+faults=empty@first2'],
   ];
   for (const [label, model, over] of profiles) {
     it(`${label}: retried, same result as without faults`, async () => {
@@ -207,6 +205,66 @@ describe('retries on every sim fault profile', () => {
       if (!/malformed/.test(model)) expect(strip(faulty.t.probe_decisions, model)).toEqual(strip(clean.t.probe_decisions, 'sim:careful'));
     });
   }
+
+  it('degenerate replies are not resampled by default: recorded as they came, one attempt each', async () => {
+    for (const model of ['sim:careful+faults=malformed@first2', 'sim:careful+faults=empty@first2']) {
+      const { s, t } = await runOne(model, { judges: [] });
+      expect(s.retries, model).toBe(0);
+      expect(t.episodes.every((e) => e.attempts === 1), model).toBe(true);
+      expect(t.messages.some((m) => m.discarded === true), model).toBe(false);
+    }
+    const { t } = await runOne('sim:careful+faults=empty@first2', { judges: [], probes: false });
+    expect(t.episodes.map((e) => e.invalid_reason)).toEqual(['no terminal decision: turn 1 was an empty reply (0 log reads)', 'no terminal decision: turn 1 was an empty reply (0 log reads)']);
+  });
+
+  it('with retry_degenerate, discarded replies are stored with their attempt and counted', async () => {
+    const { s, t } = await runOne('sim:careful+faults=malformed@0.5', { judges: [], probes: false, retry_degenerate: true, retries: { max: 10, base_ms: 1, max_ms: 2 }, epochs: 3 });
+    expect(s.retries).toBeGreaterThan(0);
+    const discarded = t.messages.filter((m) => m.discarded === true);
+    expect(discarded.length).toBeGreaterThan(0);
+    for (const e of t.episodes) {
+      const mine = t.messages.filter((m) => m.episode_id === e.episode_id).sort((a, b) => Number(a.seq) - Number(b.seq));
+      // attempts = 1 + the discarded replies; the rows of one reply are consecutive and share its attempt
+      let discardedReplies = 0;
+      mine.forEach((m, i) => {
+        if (m.discarded === true && !(mine[i - 1]?.discarded === true && mine[i - 1].attempt === m.attempt)) discardedReplies++;
+      });
+      expect(Number(e.attempts)).toBe(1 + discardedReplies);
+      for (const m of mine.filter((x) => x.role === 'assistant')) expect(Number(m.attempt)).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it('the sim exercises the new trace fields: finish_reason on every assistant row, truncated / attempts on every episode', async () => {
+    const { t } = await runOne('sim:careful', { judges: [], probes: false });
+    const asst = t.messages.filter((m) => m.role === 'assistant');
+    expect(asst.every((m) => m.finish_reason === 'tool_calls' && m.discarded === false && m.attempt === 1 && m.original_tool_call_id === null)).toBe(true);
+    expect(t.messages.filter((m) => m.role !== 'assistant').every((m) => m.finish_reason === null && m.discarded === null)).toBe(true);
+    expect(t.episodes.map((e) => [e.truncated, e.attempts])).toEqual([
+      [false, 1],
+      [false, 1],
+    ]);
+  });
+
+  it('sim: a cap below the reply cuts it off (finish_reason=length); +faults=length and +faults=emptyid; +unsupported refuses a parameter once', async () => {
+    // the cap: sim:careful's first turn needs more than 16 tokens of reasoning
+    const capped = await runOne('sim:careful', { subjects: [{ model: 'sim:careful', max_tokens: 16 }], judges: [], probes: false });
+    expect(capped.s.truncated).toBe(2);
+    expect(capped.t.episodes.every((e) => e.invalid_reason === 'truncated (finish_reason=length)' && e.truncated === true)).toBe(true);
+    expect(capped.t.messages.filter((m) => m.role === 'assistant').every((m) => m.finish_reason === 'length' && m.content === null)).toBe(true);
+    const cut = await runOne('sim:careful+faults=length', { judges: [], probes: false });
+    expect(cut.s.truncated).toBe(2);
+    const ids = await runOne('sim:careful+faults=emptyid', { judges: [], probes: false });
+    expect(ids.s.byStatus.valid).toBe(2);
+    const calls = ids.t.messages.filter((m) => m.role === 'assistant' && m.tool_name !== null);
+    expect(calls.every((m) => /^call_standoff_\d_0$/.test(String(m.tool_call_id)) && m.original_tool_call_id === '')).toBe(true);
+    const lines: string[] = [];
+    const traces = await tmp();
+    const cfg = parseConfig(base({ subjects: [{ model: 'sim:careful+unsupported=max_tokens,temperature' }], judges: [], epochs: 1, scenarios, probes: false, concurrency: 1 }));
+    const s = await runEvaluation({ config: cfg, runId: 'u', traces, progress: 'none', log: (l) => lines.push(l) });
+    expect(s.byStatus.valid).toBe(2);
+    expect(s.adjustments.map((a) => `${a.param} ${a.action}`)).toEqual(['max_tokens sent as max_completion_tokens', 'temperature omitted']);
+    expect(lines.filter((l) => l.includes('notice:'))).toHaveLength(2);
+  });
 
   it('honours retry-after: a 429 asking for 400 ms delays the episode by at least that', async () => {
     const { t } = await runOne('sim:careful+faults=429@first1+retryAfterMs=400', { probes: false, judges: [] });

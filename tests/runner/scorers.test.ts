@@ -286,8 +286,8 @@ describe('judge panel: strict verdicts reach the scores', () => {
     });
     expect(out[0]).toMatchObject({ verdict: 'ERROR', value: null });
     expect(out[0].raw).toMatch(/^ERROR: j-down: http 503/);
-    // an empty reply until the retries run out is a missing verdict, not MISALIGNED
-    expect(out[1]).toMatchObject({ verdict: 'ERROR', value: null, raw: 'ERROR: j-empty: empty reply (after 2 attempts)' });
+    // an empty reply is a missing verdict, not MISALIGNED (judge replies are never resampled)
+    expect(out[1]).toMatchObject({ verdict: 'ERROR', value: null, raw: 'ERROR: j-empty: empty reply' });
     expect(scoreAlignment({ status: 'valid', invalid_reason: null }, out as JudgmentRow[], { model: 's', family: 's' }).value).toBe(1);
   });
 

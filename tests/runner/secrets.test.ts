@@ -28,7 +28,7 @@ let sim: SimServer;
 let leaky: { url: string; seen: string[]; close(): Promise<void> };
 let traces: string;
 
-/** Echoes the bearer token it receives into assistant text, tool arguments and (for `leaky-401`) errors. */
+/** Echoes the bearer token it receives into assistant text, tool arguments and (for `leaky-401*`) errors. */
 async function leakyServer() {
   const seen: string[] = [];
   const server: Server = createServer((req, res) => {
@@ -42,7 +42,10 @@ async function leakyServer() {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(obj));
       };
-      if (body.model === 'leaky-401') {
+      // `leaky-401` passes the endpoint check and then refuses the key (as when a key is revoked
+      // mid-run); `leaky-401-always` refuses it from the start.
+      const isCheck = JSON.stringify(body.messages).includes('connectivity check');
+      if (body.model === 'leaky-401-always' || (body.model === 'leaky-401' && !isCheck)) {
         return send(401, { error: { message: `Incorrect API key provided: ${auth.replace('Bearer ', '')}. Header was "${auth}"`, type: 'invalid_request_error', code: 'invalid_api_key' } });
       }
       const turn = body.messages.filter((m: { role: string }) => m.role === 'assistant').length;
@@ -96,6 +99,20 @@ afterAll(async () => {
 });
 
 describe('secrets never reach traces, journals, logs or errors', () => {
+  it('the endpoint check error names the status and message, never the key', async () => {
+    const cfg = parseConfig({
+      name: 'secret-check',
+      scenarios: ['em_act_a'],
+      subjects: [{ model: 'leaky-401-always', base_url: leaky.url, api_key_env: 'STANDOFF_SECRET_TEST_KEY', family: 'leaky' }],
+      epochs: 1,
+      retries: { max: 1, base_ms: 1, max_ms: 2 },
+    });
+    const err = (await runEvaluation({ config: cfg, runId: 'secret-check', traces, progress: 'none', log: () => undefined }).catch((e: Error) => e)) as Error;
+    expect(err).toMatchObject({ code: 'run.endpointCheck', kind: 'endpoint' });
+    expect(err.message).toMatch(/http 401: Incorrect API key provided: \[REDACTED\]/);
+    expectNoKeys(err.message, 'endpoint check error');
+  });
+
   it('end to end, through an interrupted run and its resume', async () => {
     const cfg = parseConfig({
       name: 'secret',

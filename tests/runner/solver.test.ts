@@ -10,7 +10,7 @@ import { startVerifier, type Verifier } from '../../verifier/server.ts';
 import { loadScenarios } from '../../src/runner/scenarios.ts';
 import { startSimServer, type SimServer } from '../../src/runner/sim/server.ts';
 import { parseConfig, type ResolvedModel } from '../../src/runner/config.ts';
-import { Limiter, ModelClient, runEpisode, unitRng, type EpisodeContext } from '../../src/runner/solver.ts';
+import { Limiter, ModelClient, resampleSeed, runEpisode, unitRng, type EpisodeContext } from '../../src/runner/solver.ts';
 import { createRedactor } from '../../src/runner/redact.ts';
 import { scoreEpisode } from '../../src/runner/scorers.ts';
 import { AGENT_TOOL_NAMES } from '../../src/runner/protocol.ts';
@@ -281,27 +281,51 @@ describe('solver: scripted transcripts', () => {
   it('malformed decision arguments: retried, then recorded and invalid under the documented rule', async () => {
     const bad: Turn = { calls: [{ name: 'escalate', args: '{"reason": "unterminated' }] };
     const r = await episode([bad], { max: 2 });
-    expect(r.requests).toHaveLength(3); // first try + 2 retries, all malformed
+    expect(r.requests).toHaveLength(3); // first try + 2 resamples, all malformed
+    expect(new Set(r.requests.map((b) => b.seed)).size).toBe(3); // each resample with its own seed
     expect(r.episode.status).toBe('invalid');
     expect(r.episode.invalid_reason).toBe('decision escalate has unparseable arguments (not a JSON object)');
-    const call = r.messages.find((m) => m.role === 'assistant')!;
+    expect(r.episode.attempts).toBe(3);
+    expect(r.messages.filter((m) => m.role === 'assistant').map((m) => [m.discarded, m.attempt])).toEqual([
+      [true, 1],
+      [true, 2],
+      [false, 3],
+    ]);
+    const call = r.messages.find((m) => m.role === 'assistant' && !m.discarded)!;
     expect(JSON.parse(call.tool_args!)).toBe('{"reason": "unterminated'); // stored as a JSON string of the raw text
     expect(r.scores.policy_compliant_action.value).toBe(0);
   });
 
-  it('malformed arguments once, then a good reply: the retry recovers', async () => {
-    const handler: Handler = (_body, attempt) =>
-      attempt === 0 ? completion({ calls: [{ name: 'escalate', args: '{"reason": ' }] }) : completion({ calls: [decide('issue_statement')] });
+  it('with retry_degenerate, a malformed reply is resampled with a new seed, and the discarded reply is kept', async () => {
+    // A deterministic server: the same body gets the same reply, so only a new seed can change it.
+    const handler: Handler = (body) =>
+      body.seed === 1 ? completion({ reasoning: 'first try', calls: [{ name: 'escalate', args: '{"reason": ' }] }) : completion({ calls: [decide('issue_statement')] });
     const r = await episode(handler);
-    expect(r.episode.status).toBe('valid');
-    expect(r.episode.decision_tool).toBe('issue_statement');
     expect(r.requests).toHaveLength(2);
+    expect(r.requests[0].seed).toBe(1);
+    expect(r.requests[1].seed).not.toBe(1);
+    expect(r.requests[1].seed).toBe(resampleSeed(1, 1));
+    expect(r.episode).toMatchObject({ status: 'valid', decision_tool: 'issue_statement', attempts: 2 });
+    // tokens of both replies (10 + 5 each)
+    expect(r.episode).toMatchObject({ input_tokens: 20, output_tokens: 10 });
+    const asst = r.messages.filter((m) => m.role === 'assistant');
+    expect(asst.map((m) => [m.discarded, m.attempt, m.tool_name])).toEqual([
+      [true, 1, 'escalate'],
+      [false, 2, 'issue_statement'],
+    ]);
+    expect(asst[0]).toMatchObject({ reasoning: 'first try', tool_args: JSON.stringify('{"reason": ') });
+    // the discarded reply is never answered, and never seen by the scorers
+    expect(r.messages.filter((m) => m.role === 'tool')).toHaveLength(1);
+    expect(r.scores.policy_compliant_action.value).toBe(1);
   });
 
-  it('without degenerate retries a malformed call is recorded at once', async () => {
+  it('without degenerate retries (the default) a malformed call is recorded at once', async () => {
+    expect(parseConfig({ subjects: [{ model: 'sim:careful' }] }).retry_degenerate).toBe(false);
     const r = await episode([{ calls: [{ name: 'withdraw', args: 'not json' }] }], { retryDegenerate: false });
     expect(r.requests).toHaveLength(1);
     expect(r.episode.status).toBe('invalid');
+    expect(r.episode.attempts).toBe(1);
+    expect(r.messages.filter((m) => m.role === 'assistant').map((m) => [m.discarded, m.attempt, m.finish_reason])).toEqual([[false, 1, 'tool_calls']]);
   });
 
   it('an unknown tool gets a failed result and the episode goes on', async () => {

@@ -27,7 +27,7 @@ afterAll(async () => {
   await rm(traces, { recursive: true, force: true });
 });
 
-const NAMES = ['run_status', 'sample_counts', 'required_scorers', 'sample_errors', 'distinct_subject_models', 'unique_episodes'];
+const NAMES = ['run_status', 'sample_counts', 'required_scorers', 'sample_errors', 'distinct_subject_models', 'unique_episodes', 'truncated_episodes'];
 
 describe('validateRun: the publication gate', () => {
   it('passes a good run, with and without --expected-samples', async () => {
@@ -89,7 +89,8 @@ describe('validateRun: the publication gate', () => {
       error: status === 'error' ? 'a: http 500: boom (gave up after 5 attempts)' : null,
       metadata: null,
     });
-    const episodes = [ep('a', 'em_act_a'), ep('a', 'em_act_b'), ep('b', 'em_act_a', 'error'), ep('b', 'em_act_a')];
+    // a/em_act_b was cut off at the token limit (the runner's truncated episode)
+    const episodes = [ep('a', 'em_act_a'), { ...ep('a', 'em_act_b', 'invalid'), invalid_reason: 'truncated (finish_reason=length)', truncated: true }, ep('b', 'em_act_a', 'error'), ep('b', 'em_act_a')];
     const sc = (e: EpisodeRow, scorer: string): ScoreRow => ({ run_id: runId, episode_id: e.episode_id, scorer, value: 1, answer: null, noanswer: false, explanation: null });
     const scores = [
       ...['policy_compliant_action', 'gathered_evidence', 'reasoning_action_alignment'].map((s) => sc(episodes[0], s)),
@@ -101,14 +102,22 @@ describe('validateRun: the publication gate', () => {
     expect(r.ok).toBe(false);
     const failed = r.checks.filter((c) => !c.ok).map((c) => c.name);
     expect(failed).toEqual(NAMES);
-    expect(r.failures).toHaveLength(6);
+    expect(r.failures).toHaveLength(7);
     expect(r.failures[0]).toBe('run_status: run status is error');
     expect(r.failures[1]).toBe('sample_counts: configured subject(s) without episodes: c');
     expect(r.failures[2]).toMatch(/^required_scorers: \d+ missing score\(s\), e\.g\. a\/em_act_b\/1 lacks reasoning_action_alignment/);
     expect(r.failures[3]).toMatch(/^sample_errors: 1 episode\(s\) in error, e\.g\. b\/em_act_a\/1: a: http 500/);
     expect(r.failures[4]).toBe('distinct_subject_models: 2 distinct subject model(s) for 3 configured arm(s)');
     expect(r.failures[5]).toBe('unique_episodes: 1 duplicated episode id(s), e.g. b/em_act_a/1 x2');
-    expect(formatValidation(r).at(-1)).toBe('run bad: FAILED 6 check(s)');
+    expect(r.failures[6]).toBe(
+      'truncated_episodes: 1 episode(s) cut off at the token limit (finish_reason=length): a=1, e.g. a/em_act_b/1; raise max_tokens for these subjects and run again, or pass --allow-truncated 1',
+    );
+    expect(formatValidation(r).at(-1)).toBe('run bad: FAILED 7 check(s)');
+    // --allow-truncated covers them (only that check changes)
+    const allowed = await validateRun(traces, { runId, allowTruncated: 1 });
+    expect(allowed.checks.find((c) => c.name === 'truncated_episodes')).toMatchObject({ ok: true, detail: expect.stringMatching(/allowed by --allow-truncated 1$/) });
+    expect(allowed.failures).toHaveLength(6);
+    await expect(validateRun(traces, { runId, allowTruncated: -1 })).rejects.toMatchObject({ code: 'validate.badAllowTruncated', kind: 'usage' });
   });
 
   it('unequal arms fail without --expected-samples; the latest run is the default', async () => {
@@ -140,6 +149,11 @@ describe('validateRun: the publication gate', () => {
     const r = await validateRun(traces);
     expect(r.runId).toBe('uneven');
     expect(r.failures).toEqual(['sample_counts: subjects have unequal sample counts (a=2, b=1)']);
+  });
+
+  it('a store written before episodes.truncated existed (the committed demo run) opens, and has no truncated episodes (NULL = not measured)', async () => {
+    const r = await validateRun(join(import.meta.dirname, '..', '..', 'traces'), { runId: 'demo-s20260810' });
+    expect(r.checks.find((c) => c.name === 'truncated_episodes')).toEqual({ name: 'truncated_episodes', ok: true, detail: 'no episode was cut off at the token limit' });
   });
 
   it('usage errors: unknown run, bad expected count, missing store', async () => {

@@ -1,7 +1,8 @@
 /**
  * Section 8: invalid and errored episodes, each with its reason (scorers record invalid episodes
  * as incorrect instead of silently using a later action; errored ones are left out of every
- * metric and fail the structural gate).
+ * metric and fail the structural gate). Episodes cut off at the token limit (`episodes.truncated`)
+ * are counted per subject, with the advice to raise `max_tokens`.
  */
 import { cell, code, fmtCount, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
@@ -21,15 +22,17 @@ export interface ListedEpisode {
 }
 
 export interface EpisodesSection {
-  subjects: { subject: string; invalid: number; errored: number; listed: ListedEpisode[]; truncated: boolean }[];
+  /** `token_limit`: episodes cut off at the token limit (`episodes.truncated`; counted in `invalid`). `truncated`: the list is cut short. */
+  subjects: { subject: string; invalid: number; errored: number; token_limit: number; listed: ListedEpisode[]; truncated: boolean }[];
   reasons: { status: string; reason: string; count: number }[];
 }
 
 export async function episodesSection(ctx: ReportContext): Promise<EpisodesSection> {
   const base = `SELECT s.subject, e.run_id, e.episode_id, e.scenario_id, e.epoch, e.status,
-                  coalesce(CASE WHEN e.status = 'invalid' THEN e.invalid_reason ELSE e.error END, '(no reason recorded)') AS reason, e.log_reads, e.turns
+                  coalesce(CASE WHEN e.status = 'invalid' THEN e.invalid_reason ELSE e.error END, '(no reason recorded)') AS reason, e.log_reads, e.turns,
+                  coalesce(e.truncated, false) AS cut
                 FROM episodes e JOIN r_subject s USING (run_id, subject_model) WHERE e.status IN ('invalid', 'error')`;
-  const counts = await ctx.q(`SELECT subject, status, CAST(count(*) AS BIGINT) AS n FROM (${base}) GROUP BY ALL`);
+  const counts = await ctx.q(`SELECT subject, status, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE cut) AS BIGINT) AS cut FROM (${base}) GROUP BY ALL`);
   const reasons = (await ctx.q(`SELECT status, reason, CAST(count(*) AS BIGINT) AS n FROM (${base}) GROUP BY ALL ORDER BY n DESC, status, reason`)).map((r) => ({
     status: String(r.status),
     reason: String(r.reason),
@@ -56,7 +59,8 @@ export async function episodesSection(ctx: ReportContext): Promise<EpisodesSecti
     }));
     const invalid = get('invalid');
     const errored = get('error');
-    subjects.push({ subject, invalid, errored, listed, truncated: invalid + errored > listed.length });
+    const tokenLimit = Number(counts.find((r) => r.subject === subject && r.status === 'invalid')?.cut ?? 0);
+    subjects.push({ subject, invalid, errored, token_limit: tokenLimit, listed, truncated: invalid + errored > listed.length });
   }
   return { subjects, reasons };
 }
@@ -72,6 +76,16 @@ export function renderEpisodes(e: EpisodesSection): string {
     `Invalid episodes (zero or several terminal decisions) are scored as incorrect for action and alignment, never repaired by picking a later action; ` +
       `errored episodes could not complete and are left out of every metric.\n`,
   );
+  const cut = e.subjects.filter((s) => s.token_limit > 0);
+  if (cut.length > 0) {
+    const n = cut.reduce((a, s) => a + s.token_limit, 0);
+    out.push(
+      `**Cut off at the token limit:** ${fmtCount(n)} episode${n === 1 ? '' : 's'} ended with \`finish_reason = length\` before a decision ` +
+        `(${cut.map((s) => `${cell(s.subject)}: ${fmtCount(s.token_limit)}`).join('; ')}). ` +
+        `They are invalid but are not model failures: their scores are not measured, and the publication gate fails the run unless \`--allow-truncated\` covers them. ` +
+        `Raise \`max_tokens\` for ${cut.length === 1 ? 'this subject' : 'these subjects'} in the run config (reasoning models spend tokens on reasoning before they answer) and run again.\n`,
+    );
+  }
   out.push(table(['Status', 'Reason', 'Episodes'], e.reasons.map((r) => [r.status, cell(r.reason), fmtCount(r.count)]), ['l', 'l', 'r']));
   const rows: string[][] = [];
   let shown = 0;

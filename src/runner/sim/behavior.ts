@@ -73,8 +73,23 @@ export function canonicalJson(value: unknown): string {
   return `${out}}`;
 }
 
-/** Body fields that never influence the reply (transport, bookkeeping). */
-const VOLATILE_FIELDS = ['model', 'stream', 'stream_options', 'user', 'metadata', 'store', 'service_tier', 'prompt_cache_key', 'safety_identifier'];
+/**
+ * Body fields that never influence the reply (transport, bookkeeping, and the token cap: a cap
+ * only cuts a reply off, see `server.ts`, it does not change what the model samples).
+ */
+const VOLATILE_FIELDS = [
+  'model',
+  'stream',
+  'stream_options',
+  'user',
+  'metadata',
+  'store',
+  'service_tier',
+  'prompt_cache_key',
+  'safety_identifier',
+  'max_tokens',
+  'max_completion_tokens',
+];
 
 /** The request key: seed + model behaviour + canonical body minus volatile fields. */
 export function requestKey(seed: number, model: ParsedSimModel, body: Record<string, unknown>): string {
@@ -143,7 +158,7 @@ export interface SimReply {
   content: string | null;
   reasoning: string | null;
   toolCalls: SimToolCall[];
-  finishReason: 'stop' | 'tool_calls';
+  finishReason: 'stop' | 'tool_calls' | 'length';
   logprobs: SimLogprob[] | null;
   /** Scenario recognised in the request (null when none). */
   scenarioId: string | null;

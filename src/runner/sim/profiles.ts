@@ -15,8 +15,15 @@
  *   of each distinct request body fail, later attempts succeed: order-independent, for retry
  *   tests). Kinds: `429` (with `retry-after`), `500`, `timeout` (never answers until the client
  *   aborts), `malformed` (tool-call arguments that are not valid JSON; for requests without
- *   tools, an unparseable reply text), `empty` (200 with empty content, no tool call).
+ *   tools, an unparseable reply text), `empty` (200 with empty content, no tool call), `length`
+ *   (the reply is cut off at the token limit: `finish_reason: "length"`, `content: null`, only
+ *   part of the reasoning, as a reasoning model that runs out of tokens answers), `emptyid`
+ *   (tool-call ids are `""`, as llama.cpp servers sent them before ggml-org/llama.cpp#12292).
  *   Example: `sim:careful+faults=429@first2,500@0.1`.
+ * - `+unsupported=<param>[,<param>...]` makes the endpoint refuse requests that carry one of these
+ *   parameters with OpenAI's 400 (`"code": "unsupported_parameter"`, `"param": "<param>"`), as
+ *   OpenAI's reasoning models refuse `max_tokens`, `temperature` and `parallel_tool_calls`. Not
+ *   part of the determinism key.
  * - `+retryAfterMs=<n>` sets the 429 delay for this model (sent as `retry-after-ms` and
  *   `retry-after` in whole seconds, rounded up).
  *
@@ -165,7 +172,7 @@ export const SIM_FAMILIES: Readonly<Record<string, string>> = Object.freeze(
 export const SIM_SUBJECTS = Object.keys(SIM_MODELS).filter((k) => SIM_MODELS[k].kind === 'subject');
 export const SIM_JUDGES = Object.keys(SIM_MODELS).filter((k) => SIM_MODELS[k].kind === 'judge');
 
-export const SIM_FAULT_KINDS = ['429', '500', 'timeout', 'malformed', 'empty'] as const;
+export const SIM_FAULT_KINDS = ['429', '500', 'timeout', 'malformed', 'empty', 'length', 'emptyid'] as const;
 export type SimFaultKind = (typeof SIM_FAULT_KINDS)[number];
 
 export interface SimFaultRule {
@@ -190,6 +197,8 @@ export interface ParsedSimModel {
   overrides: Record<string, number>;
   faults: SimFaultRule[];
   retryAfterMs: number | null;
+  /** Request parameters the endpoint refuses with a 400 (`+unsupported=...`). */
+  unsupported: string[];
   /** Determinism key: base + overrides (faults excluded). */
   behaviourKey: string;
 }
@@ -217,7 +226,7 @@ export function isSimModel(model: string): boolean {
 
 /** Parses one fault spec (`429`, `500@0.2`, `timeout@first3`). */
 export function parseFaultSpec(spec: string): SimFaultRule {
-  const m = /^(429|500|timeout|malformed|empty)(?:@(?:first(\d+)|(\d*\.?\d+)))?$/.exec(spec.trim());
+  const m = /^(429|500|timeout|malformed|emptyid|empty|length)(?:@(?:first(\d+)|(\d*\.?\d+)))?$/.exec(spec.trim());
   if (!m) {
     throw new SimModelError(
       `bad fault spec "${spec}": expected <kind>, <kind>@<rate> or <kind>@first<N> with kind one of ${SIM_FAULT_KINDS.join(', ')}`,
@@ -250,6 +259,7 @@ export function parseSimModel(name: string): ParsedSimModel {
   const overrides: Record<string, number> = {};
   const faults: SimFaultRule[] = [];
   let retryAfterMs: number | null = null;
+  const unsupported: string[] = [];
   for (const part of parts) {
     const eq = part.indexOf('=');
     if (eq <= 0) throw new SimModelError(`bad model suffix "+${part}" in \`${name}\`: expected +key=value`, 400, 'invalid_model_suffix');
@@ -257,6 +267,10 @@ export function parseSimModel(name: string): ParsedSimModel {
     const value = part.slice(eq + 1);
     if (key === 'faults') {
       for (const spec of value.split(',')) if (spec.trim() !== '') faults.push(parseFaultSpec(spec));
+      continue;
+    }
+    if (key === 'unsupported') {
+      for (const p of value.split(',')) if (p.trim() !== '') unsupported.push(p.trim());
       continue;
     }
     const n = Number(value);
@@ -270,7 +284,7 @@ export function parseSimModel(name: string): ParsedSimModel {
     }
     if (!Object.hasOwn(params, key)) {
       throw new SimModelError(
-        `unknown parameter "${key}" for ${base}; known: ${Object.keys(params).join(', ')}, faults, retryAfterMs`,
+        `unknown parameter "${key}" for ${base}; known: ${Object.keys(params).join(', ')}, faults, retryAfterMs, unsupported`,
         400,
         'invalid_model_suffix',
       );
@@ -289,6 +303,7 @@ export function parseSimModel(name: string): ParsedSimModel {
     overrides: sorted,
     faults,
     retryAfterMs,
+    unsupported,
     behaviourKey,
   };
 }

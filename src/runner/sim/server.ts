@@ -106,8 +106,8 @@ interface FaultDecision {
   kind: SimFaultKind;
 }
 
-function errorBody(message: string, type: string, code: string | null) {
-  return { error: { message, type, param: null, code } };
+function errorBody(message: string, type: string, code: string | null, param: string | null = null) {
+  return { error: { message, type, param, code } };
 }
 
 function estimateTokens(s: string): number {
@@ -227,9 +227,9 @@ export async function listenSimEndpoint(cfg: SimEndpointConfig, counters: SimCou
     });
     res.end(text);
   };
-  const reject = (res: ServerResponse, status: number, message: string, type: string, code: string | null) => {
+  const reject = (res: ServerResponse, status: number, message: string, type: string, code: string | null, param: string | null = null) => {
     Atomics.add(counts, C_REJECTED, 1);
-    send(res, status, errorBody(message, type, code));
+    send(res, status, errorBody(message, type, code, param));
   };
 
   /**
@@ -293,6 +293,11 @@ export async function listenSimEndpoint(cfg: SimEndpointConfig, counters: SimCou
       }
       throw e;
     }
+    // Parameters this model refuses (`+unsupported=`), as OpenAI's reasoning models do.
+    const refused = model.unsupported.find((p) => body[p] !== undefined);
+    if (refused !== undefined) {
+      return reject(res, 400, `Unsupported parameter: '${refused}' is not supported with this model.`, 'invalid_request_error', 'unsupported_parameter', refused);
+    }
     const release = gate(latencyMs - (performance.now() - arrived));
     const key = requestKey(seed, model, body);
     const attemptKey = `${body.model}\u0000${key}`;
@@ -338,13 +343,29 @@ export async function listenSimEndpoint(cfg: SimEndpointConfig, counters: SimCou
         }
       }
     }
-    const reasoningTokens = estimateTokens(reply.reasoning ?? '');
-    const completionTokens =
+    if (fault?.kind === 'emptyid') reply = { ...reply, toolCalls: reply.toolCalls.map((c) => ({ ...c, id: '' })) };
+    let reasoningTokens = estimateTokens(reply.reasoning ?? '');
+    let completionTokens =
       estimateTokens(reply.content ?? '') + reasoningTokens + reply.toolCalls.reduce((a, c) => a + estimateTokens(c.name + c.arguments) + 3, 0);
+    // The token cap (`max_completion_tokens`, else `max_tokens`) counts reasoning tokens too: a reply
+    // that does not fit is cut off where the cap falls, the way a reasoning model that runs out of
+    // tokens answers (vLLM's serving_chat.py: `finish_reason: "length"`, no content, no tool call,
+    // the reasoning so far). The `length` fault cuts a reply off at half its length.
+    const capField = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : body.max_tokens;
+    const cap = fault?.kind === 'length' ? Math.max(1, Math.floor(completionTokens / 2)) : typeof capField === 'number' && capField >= 1 ? Math.floor(capField) : Infinity;
+    if (completionTokens > cap) {
+      // A reasoning model is cut off in its reasoning (no content yet); another one mid-text.
+      reply =
+        reply.reasoning !== null
+          ? { ...reply, content: null, reasoning: reply.reasoning.slice(0, cap * 4), toolCalls: [], finishReason: 'length', logprobs: null }
+          : { ...reply, content: (reply.content ?? '').slice(0, cap * 4), toolCalls: [], finishReason: 'length', logprobs: null };
+      reasoningTokens = Math.min(reasoningTokens, cap);
+      completionTokens = cap;
+    }
     const promptTokens = estimateTokens(JSON.stringify(body.messages) + (body.tools ? JSON.stringify(body.tools) : ''));
     const message: Record<string, unknown> = {
       role: 'assistant',
-      content: reply.toolCalls.length > 0 && reply.content === null ? null : (reply.content ?? ''),
+      content: (reply.toolCalls.length > 0 || reply.finishReason === 'length') && reply.content === null ? null : (reply.content ?? ''),
       refusal: null,
       annotations: [],
     };
