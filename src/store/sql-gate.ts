@@ -68,6 +68,10 @@ export const FORBIDDEN_FUNCTIONS = [
 ] as const;
 
 const READ = new Set<string>(READ_KEYWORDS);
+/** First words of DuckDB statements that are not reads (refused without asking DuckDB). */
+const STATEMENT_WORDS = new Set<string>(
+  'ABORT ALTER ANALYZE ATTACH BEGIN CALL CHECKPOINT COMMENT COMMIT COPY CREATE DEALLOCATE DELETE DETACH DROP END EXECUTE EXPLAIN EXPORT FORCE IMPORT INSERT INSTALL LOAD MERGE PRAGMA PREPARE RESET ROLLBACK SET START TRUNCATE UNINSTALL UPDATE UPSERT USE VACUUM'.split(' '),
+);
 const PRAGMAS = new Set<string>(READ_PRAGMAS);
 const FORBIDDEN = new Set<string>(FORBIDDEN_FUNCTIONS);
 
@@ -237,11 +241,20 @@ export function checkStatement(stmt: SqlStatement, index: number): { explain: bo
  * Throws `sql.empty`, `sql.notReadOnly`, `sql.syntax` (or DuckDB's own parse/bind errors).
  */
 export async function prepareReadOnly(conn: DuckDBConnection, sql: string): Promise<DuckDBPreparedStatement[]> {
-  // DuckDB parses first (parsing runs nothing), so a typo gets DuckDB's own syntax error.
-  const extracted = await conn.extractStatements(sql);
   const statements = splitSql(sql);
   if (statements.length === 0) throw usageError('sql.empty', 'sql: no statement given');
-  const checks = statements.map((s, i) => checkStatement(s, i));
+  let checks: { explain: boolean }[];
+  try {
+    checks = statements.map((s, i) => checkStatement(s, i));
+  } catch (refusal) {
+    // A typo ("SELEC 1") deserves DuckDB's syntax error rather than a refusal: let DuckDB parse
+    // what starts with a word that begins no statement (DuckDB's parser reads IMPORT's files, so
+    // known statements are refused without it).
+    const first = statements.find((x) => !READ.has(x.tokens[0]!.text) && !STATEMENT_WORDS.has(x.tokens[0]!.text));
+    if (first) await conn.extractStatements(sql);
+    throw refusal;
+  }
+  const extracted = await conn.extractStatements(sql);
   if (extracted.count !== statements.length) {
     throw usageError('sql.notReadOnly', `sql refused: DuckDB reads ${extracted.count} statement(s) where standoff reads ${statements.length}; write the query more plainly`);
   }
