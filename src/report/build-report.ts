@@ -32,9 +32,12 @@
  * PNGs (no clock, no absolute paths, sorted rows, fixed number formatting; every resampling is
  * seeded with `seed`; SQL returns integer counts and ratios are formed in JS).
  */
-import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { StandoffError, oneLine } from '../errors.ts';
+import { isOwnerAlive } from '../store/lock.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 import { cell, fmtCount } from './markdown.ts';
 import { renderFigures } from './render-figure.ts';
@@ -139,9 +142,27 @@ async function prepareOutput(out: string): Promise<string> {
   }
   try {
     await mkdir(dirname(target), { recursive: true });
-    return await mkdtemp(join(dirname(target), `.${basename(target)}.tmp-`));
+    await removeStaleTemps(target);
+    // mkdir, not mkdtemp: the directory becomes `out` and keeps the usual mode (not 0700).
+    const tmp = join(dirname(target), `.${basename(target)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+    await mkdir(tmp);
+    return tmp;
   } catch (err) {
     throw reportError('unwritable', 'store', `cannot write the report to ${out}: ${oneLine((err as Error).message)}`, err);
+  }
+}
+
+/**
+ * Removes `.NAME.tmp-<pid>-*` directories (and their `.old` swaps) left by builds whose process is
+ * gone (killed mid-build), and the pid-less ones older versions made with mkdtemp.
+ */
+async function removeStaleTemps(target: string): Promise<void> {
+  const prefix = `.${basename(target)}.tmp-`;
+  for (const e of await readdir(dirname(target)).catch(() => [] as string[])) {
+    if (!e.startsWith(prefix)) continue;
+    const pid = /^(\d+)-[0-9a-f]+(\.old)?$/.exec(e.slice(prefix.length))?.[1];
+    if (pid !== undefined && isOwnerAlive({ pid: Number(pid), host: hostname(), proc_start: null })) continue;
+    await rm(join(dirname(target), e), { recursive: true, force: true });
   }
 }
 
