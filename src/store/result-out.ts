@@ -127,7 +127,8 @@ async function writeArrow(result: DuckDBResult, file: string, names: readonly st
   let rows = 0;
   let wrote = false;
   const flush = async () => {
-    writer.write(columnsToArrow(names, types, columns));
+    // Batch by batch: writing a whole Table would finish the writer (RecordBatchWriter.writeAll).
+    for (const batch of columnsToArrow(names, types, columns).batches) writer.write(batch);
     wrote = true;
     columns = names.map(() => []);
     held = 0;

@@ -73,6 +73,24 @@ describe('standoff sql --out', () => {
     expect(rows.rows[0]).toEqual({ n: 5000, si: 12497500, sd: 12497500 / 8, sl: 12502500, sk: 4999, mt: '2026-01-01 01:23:19', nv: 2500, td: 'DECIMAL(18,3)' });
   });
 
+  it('arrow over several record batches (70,000 rows), and empty results in every format', async () => {
+    const out = join(dir, 'many.arrow');
+    expect(runCli(['sql', '--traces', store, '--out', out, "SELECT range AS i, 'r' || range AS s FROM range(70000)"]).code).toBe(0);
+    const t = tableFromIPC(readFileSync(out));
+    expect(t.numRows).toBe(70000);
+    expect(t.batches.length).toBe(2);
+    expect(t.get(69999)!.toJSON()).toEqual({ i: 69999n, s: 'r69999' });
+    for (const ext of ['csv', 'json', 'parquet', 'arrow']) {
+      const f = join(dir, `empty.${ext}`);
+      const r = runCli(['sql', '--traces', store, '--out', f, "SELECT 1 AS a, 'x' AS b WHERE false"]);
+      expect(r.stderr, ext).toBe(`wrote 0 rows to ${f}\n`);
+    }
+    expect(readFileSync(join(dir, 'empty.json'), 'utf8')).toBe('[]\n');
+    expect(readFileSync(join(dir, 'empty.csv'), 'utf8')).toBe('a,b\n');
+    expect(tableFromIPC(readFileSync(join(dir, 'empty.arrow'))).schema.fields.map((f) => f.name)).toEqual(['a', 'b']);
+    expect((await readParquet(join(dir, 'empty.parquet'), 'SELECT count(*)::INT AS n FROM $FILE')).rows).toEqual([{ n: 0 }]);
+  });
+
   it('CSV to a file is formula-safe by default; --no-csv-safe keeps cells as stored; stdout CSV is raw unless --csv-safe', () => {
     const q = `SELECT '=HYPERLINK("http://127.0.0.1:9/x","open")' AS a, '+cmd|'' /C calc''!A0' AS b, '@SUM(1+1)' AS c, -1 AS n, 'plain' AS p`;
     const out = join(dir, 'safe.csv');
