@@ -35,7 +35,7 @@ describe('standoff sql --out', () => {
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/Permission Error/);
     expect(existsSync(out)).toBe(false);
-  });
+  }, 240_000);
 
   it('refuses a target inside the store (also through a symlink), leaving the store unchanged', () => {
     const before = hashTree(store);
@@ -50,7 +50,7 @@ describe('standoff sql --out', () => {
     const r = runCli(['sql', '--traces', store, '--out', join(link, 'z.parquet'), 'SELECT 1 AS x']);
     expect(r.code).toBe(2);
     expect(hashTree(store)).toBe(before);
-  });
+  }, 240_000);
 
   it('a query ending in a comment works with every --out format (it is never wrapped in SQL)', async () => {
     for (const ext of ['csv', 'json', 'parquet', 'arrow']) {
@@ -63,7 +63,7 @@ describe('standoff sql --out', () => {
     expect(readFileSync(join(dir, 'comment.csv'), 'utf8')).toBe('one\n1\n');
     expect(tableFromIPC(readFileSync(join(dir, 'comment.arrow'))).numRows).toBe(1);
     expect(readdirSync(dir).filter((n) => n.includes('.tmp-'))).toEqual([]);
-  });
+  }, 240_000);
 
   it('parquet keeps DuckDB types exactly (decimals, lists, structs, timestamps, NULL) over several chunks', async () => {
     const out = join(dir, 'types.parquet');
@@ -71,7 +71,7 @@ describe('standoff sql --out', () => {
     expect(r.code, r.stderr).toBe(0);
     const rows = await readParquet(out, "SELECT count(*)::INT AS n, sum(i)::BIGINT AS si, sum(d)::DOUBLE AS sd, sum(l[2])::BIGINT AS sl, max(s.k)::INT AS sk, max(t)::VARCHAR AS mt, count(v)::INT AS nv, typeof(any_value(d)) AS td FROM $FILE");
     expect(rows.rows[0]).toEqual({ n: 5000, si: 12497500, sd: 12497500 / 8, sl: 12502500, sk: 4999, mt: '2026-01-01 01:23:19', nv: 2500, td: 'DECIMAL(18,3)' });
-  });
+  }, 240_000);
 
   it('arrow over several record batches (70,000 rows), and empty results in every format', async () => {
     const out = join(dir, 'many.arrow');
@@ -89,7 +89,7 @@ describe('standoff sql --out', () => {
     expect(readFileSync(join(dir, 'empty.csv'), 'utf8')).toBe('a,b\n');
     expect(tableFromIPC(readFileSync(join(dir, 'empty.arrow'))).schema.fields.map((f) => f.name)).toEqual(['a', 'b']);
     expect((await readParquet(join(dir, 'empty.parquet'), 'SELECT count(*)::INT AS n FROM $FILE')).rows).toEqual([{ n: 0 }]);
-  });
+  }, 240_000);
 
   it('CSV to a file is formula-safe by default; --no-csv-safe keeps cells as stored; stdout CSV is raw unless --csv-safe', () => {
     const q = `SELECT '=HYPERLINK("http://127.0.0.1:9/x","open")' AS a, '+cmd|'' /C calc''!A0' AS b, '@SUM(1+1)' AS c, -1 AS n, 'plain' AS p`;
@@ -100,7 +100,7 @@ describe('standoff sql --out', () => {
     expect(readFileSync(out, 'utf8')).toBe(`a,b,c,n,p\n"=HYPERLINK(""http://127.0.0.1:9/x"",""open"")",+cmd|' /C calc'!A0,@SUM(1+1),-1,plain\n`);
     expect(runCli(['sql', '--traces', store, '-f', 'csv', q]).stdout).toMatch(/^a,b,c,n,p\n"=HYPERLINK/);
     expect(runCli(['sql', '--traces', store, '-f', 'csv', '--csv-safe', q]).stdout).toMatch(/^a,b,c,n,p\n"'=HYPERLINK/);
-  });
+  }, 240_000);
 });
 
 describe('standoff sql table output', () => {
@@ -115,12 +115,12 @@ describe('standoff sql table output', () => {
     const few = runCli(['sql', '--traces', store, '--max-rows', '3', 'SELECT range FROM range(10)']).stdout.trimEnd().split('\n');
     expect(few.slice(-2)).toEqual(['... 7 more rows', '(10 rows, 3 shown)']);
     expect(runCli(['sql', '--traces', store, '--max-rows', '0', 'SELECT 1']).code).toBe(2);
-  });
+  }, 240_000);
 
   it('control and bidi characters are shown as \\uXXXX, a row stays on one line', () => {
     const r = runCli(['sql', '--traces', store, "SELECT 'a' || chr(27) || '[31mred' AS x, 'sim:' || chr(8238) || 'gnp.exe' AS y, 'two' || chr(10) || 'lines' AS z"]);
     expect(r.stdout.split('\n')[2]).toBe('a\\u001B[31mred  sim:\\u202Egnp.exe  two lines');
-  });
+  }, 240_000);
 
   it('the REPL goes through the same gate: EXPLAIN ANALYZE is refused', () => {
     const before = hashTree(store);
@@ -130,7 +130,7 @@ describe('standoff sql table output', () => {
     expect(r.stdout).toMatch(/42/);
     expect(r.code).toBe(2);
     expect(hashTree(store)).toBe(before);
-  });
+  }, 240_000);
 });
 
 describe('standoff sql streams: memory does not grow with the row count', () => {

@@ -21,7 +21,7 @@ describe('ingest inspect DIR with symlinks', () => {
     const r = runCli(['ingest', 'inspect', logs, '--traces', join(dir, 'traces'), '--dry-run']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.match(/would write run/g)).toHaveLength(1);
-  });
+  }, 240_000);
 
   it('a .eval symlink to itself: one line naming it, exit 3, nothing written', () => {
     const dir = mkdtempSync(join(tmpdir(), 'standoff-eloop-'));
@@ -35,5 +35,5 @@ describe('ingest inspect DIR with symlinks', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^standoff: .*loop\.eval: cannot read the file: symlink loop \(ELOOP\)$/m);
     expect(hashTree(traces)).toBe('absent');
-  });
+  }, 240_000);
 });

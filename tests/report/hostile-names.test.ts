@@ -61,7 +61,7 @@ describe('hostile names', () => {
     expect(md).toContain('nul\\\\u0000byte');
     expect(md).toContain('a\\|b\\|c');
     expect(md.split('\n')[0]).toBe('# Standoff report: !\\[\\](http://127.0.0.1:9/track.png)');
-  });
+  }, 240_000);
 
   it('the figures: well-formed SVG text, no script, no raw control or bidi character', () => {
     const figs = readdirSync(join(out, 'figures')).filter((f) => f.endsWith('.svg'));
@@ -73,7 +73,7 @@ describe('hostile names', () => {
       expect(/^<svg[^]*<\/svg>\n?$/.test(svg), `${f}: one svg element`).toBe(true);
     }
     expect(readFileSync(join(out, 'figures', 'results.svg'), 'utf8')).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
-  });
+  }, 240_000);
 
   it('sql -f markdown escapes every cell', () => {
     const r = runCli(['sql', '--traces', store, '-f', 'markdown', 'SELECT DISTINCT subject_model, subject_family FROM episodes ORDER BY 1']);
@@ -81,7 +81,7 @@ describe('hostile names', () => {
     expectInertMarkdown(r.stdout, 'sql -f markdown');
     expect(r.stdout).toContain('| sim:x<br>## PWNED heading<br>&lt;script&gt;alert(1)&lt;/script&gt; | @SUM(1+1) |');
     expect(r.stdout).toContain('| sim:\\\\u202Egnp.exe |');
-  });
+  }, 240_000);
 
   it('sql -f csv carries the values as data (formulas neutralised with --csv-safe, and by default in --out .csv)', () => {
     const q = `SELECT DISTINCT subject_model FROM episodes WHERE subject_model IN ('${HOSTILE.hyperlink.replace(/'/g, "''")}', '${HOSTILE.bidi}') ORDER BY 1`;
@@ -92,5 +92,5 @@ describe('hostile names', () => {
     const file = join(out, '..', 'names.csv');
     expect(runCli(['sql', '--traces', store, '--out', file, "SELECT DISTINCT scenario_id FROM episodes WHERE scenario_id LIKE '+%'"]).code).toBe(0);
     expect(readFileSync(file, 'utf8')).toBe(`scenario_id\n'${HOSTILE.cmd}\n`);
-  });
+  }, 240_000);
 });

@@ -57,7 +57,7 @@ describe('lock owners', () => {
     expect(isOwnerAlive(owner(live, { proc_start: '1' }))).toBe(false);
     // Another host's owner cannot be checked from here: treated as alive, never broken.
     expect(isOwnerAlive(owner(deadPid(), { host: 'elsewhere.invalid' }))).toBe(true);
-  });
+  }, 240_000);
 });
 
 describe('withStoreLock', () => {
@@ -69,7 +69,7 @@ describe('withStoreLock', () => {
     expect(seen).toMatchObject({ pid: process.pid, host: hostname(), proc_start: processStart(process.pid) });
     expect(typeof seen!.started_at).toBe('string');
     expect(existsSync(join(store, LOCK_FILE))).toBe(false);
-  });
+  }, 240_000);
 
   it('a lock held by a live process: waits (with one message), then refuses with store.locked (exit 4)', async () => {
     writeFileSync(join(store, LOCK_FILE), JSON.stringify(owner(liveProcess())) + '\n');
@@ -84,7 +84,7 @@ describe('withStoreLock', () => {
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatch(/waiting for the lock on trace store .* held by pid/);
     expect(existsSync(join(store, LOCK_FILE))).toBe(true); // not ours to remove
-  });
+  }, 240_000);
 
   it('a lock left by a dead process is broken and taken at once', async () => {
     writeFileSync(join(store, LOCK_FILE), JSON.stringify(owner(deadPid())) + '\n');
@@ -94,7 +94,7 @@ describe('withStoreLock', () => {
     expect(ran).toBe(true);
     expect(Date.now() - t0).toBeLessThan(2000);
     expect(readdirSync(store)).toEqual([]);
-  });
+  }, 240_000);
 
   it('an empty lock file is being written (held); one left empty for long is a crash (stale)', async () => {
     const path = join(store, LOCK_FILE);
@@ -104,7 +104,7 @@ describe('withStoreLock', () => {
     utimesSync(path, old, old);
     await withStoreLock(store, async () => undefined, { waitMs: 300 });
     expect(existsSync(path)).toBe(false);
-  });
+  }, 240_000);
 
   it('writers in one process queue: they never hold the lock at the same time', async () => {
     let inside = 0;
@@ -120,7 +120,7 @@ describe('withStoreLock', () => {
       ),
     );
     expect(most).toBe(1);
-  });
+  }, 240_000);
 });
 
 describe('writes under the lock', () => {
@@ -133,7 +133,7 @@ describe('writes under the lock', () => {
     expect(lines[0]).toMatch(/^standoff: waiting for the lock on trace store .* held by pid \d+/);
     expect(lines.at(-1)).toMatch(/^standoff: trace store .* is locked by pid \d+ .*another write is in progress/);
     expect(hashTree(store)).toBe(before);
-  });
+  }, 240_000);
 
   it('cleanup removes staging directories whose owner is dead or missing, and keeps a live owner\'s', async () => {
     await writeRun(store, sampleBundle('kept', 1));
@@ -180,5 +180,5 @@ describe('writes under the lock', () => {
     expect(err2).toMatchObject({ code: 'store.stagingLost' });
     expect(hashTree(store)).toBe(before);
     expect(await listCommittedRuns(store)).toEqual(['kept']);
-  });
+  }, 240_000);
 });
