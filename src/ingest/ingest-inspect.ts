@@ -23,6 +23,7 @@ import { StandoffError, dataError, usageError } from '../errors.ts';
 import { cleanupStore } from '../store/write-run.ts';
 import { RunWriter } from '../store/run-writer.ts';
 import { scanInspectLog, type InspectRowSink, type InspectScan } from './inspect/index.ts';
+import type { ZipLimits } from './inspect/zip.ts';
 
 type ScannedLog = NonNullable<InspectScan['log']>;
 
@@ -37,6 +38,8 @@ export interface IngestInspectOptions {
   dryRun?: boolean;
   /** Stop after this many problems (default 20). */
   maxProblems?: number;
+  /** Caps on inflated `.eval` members (zip-bomb guard; default 256 MiB and ratio 1000). */
+  zipLimits?: ZipLimits;
   /** Where problem lines go when there are several, one per line (default: stderr). The thrown
    * {@link IngestProblems} carries them too (`errors`), for callers that print them themselves. */
   report?: (line: string) => void;
@@ -103,11 +106,26 @@ function expandPaths(paths: string[]): string[] {
       out.push(p);
       continue;
     }
+    // Symlinks are followed, each directory once (by device and inode), so a symlink cycle ends;
+    // a .eval entry that cannot be resolved (a loop, a dangling link) is a data error naming it.
     const found: string[] = [];
+    const seen = new Set<string>();
     const walk = (d: string) => {
+      const st = statSync(d);
+      const id = `${st.dev}:${st.ino}`;
+      if (seen.has(id)) return;
+      seen.add(id);
       for (const name of readdirSync(d).sort()) {
         const full = join(d, name);
-        if (statSync(full).isDirectory()) walk(full);
+        let entry;
+        try {
+          entry = statSync(full);
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          if (!name.toLowerCase().endsWith('.eval')) continue;
+          throw dataError('ingest.unreadable', `${full}: cannot read the file: ${code === 'ELOOP' ? 'symlink loop (ELOOP)' : (code ?? (err as Error).message)}`);
+        }
+        if (entry.isDirectory()) walk(full);
         else if (name.toLowerCase().endsWith('.eval')) found.push(full);
       }
     };
@@ -166,7 +184,7 @@ export async function ingestInspect(paths: string[], opts: IngestInspectOptions)
           if (writer && problems.length === 0) await writer.finish(run, rank);
         },
       };
-      const r = await scanInspectLog(file, sink, { runId: opts.runId, maxProblems: max - problems.length });
+      const r = await scanInspectLog(file, sink, { runId: opts.runId, maxProblems: max - problems.length, zipLimits: opts.zipLimits });
       problems.push(...r.problems);
       if (r.truncated) truncated = true;
       if (r.log) {

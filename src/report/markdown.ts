@@ -1,8 +1,10 @@
 /**
  * Stable text formatting for the report: percentages, counts, intervals and GitHub Markdown tables.
  * Everything is a pure function of its input (`toFixed`, no locale), so the same numbers always
- * give the same bytes.
+ * give the same bytes. Text from outside (model names, ids, messages) goes through `cell` or
+ * `code`, which make it inert.
  */
+import { escapeMarkdown, markdownCode } from '../escape.ts';
 
 /** `33.3%` (one decimal); `—` for null. */
 export function pct(x: number | null | undefined, digits = 1): string {
@@ -65,16 +67,19 @@ export function pValue(p: number | null | undefined): string {
   return fixed(p, 3);
 }
 
-/** Escapes a table cell (pipes, newlines). */
+/**
+ * Untrusted text (a name, id or message) as inline Markdown, for a table cell or a sentence:
+ * newlines, `|`, HTML, link / image / emphasis syntax and control or bidi characters are made
+ * inert (`escapeMarkdown`, src/escape.ts). `—` for null.
+ */
 export function cell(s: string | number | null | undefined): string {
   if (s === null || s === undefined) return '—';
-  return String(s).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+  return typeof s === 'number' ? String(s) : escapeMarkdown(s);
 }
 
-/** Inline code that survives any backticks in the text. */
+/** Untrusted text as inline code: survives any backticks and pipes (also in a table). */
 export function code(s: string): string {
-  const t = s.replace(/\r?\n/g, ' ');
-  return t.includes('`') ? `\`\` ${t} \`\`` : `\`${t}\``;
+  return markdownCode(s);
 }
 
 export type Align = 'l' | 'r' | 'c';

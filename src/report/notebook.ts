@@ -4,8 +4,9 @@
  *   runNotebook(file, { traces, runs?, out?, seed?, resamples?, level? }) -> { output, files, blocks }
  *
  * Block kinds (the fence's info string):
- * - `sql`: a query run on a read-only, sandboxed DuckDB view of the store (`standoff sql`'s
- *   sandbox: no writes, no ATTACH/INSTALL, no settings). Besides the store's tables there is a
+ * - `sql`: a query run on a read-only, sandboxed DuckDB view of the store, through `standoff
+ *   sql`'s query gate and sandbox (`src/store/sql-gate.ts`: plain reads only; no EXPLAIN ANALYZE,
+ *   COPY, ATTACH, SET, no function that writes). Besides the store's tables there is a
  *   view `metrics` (metric, run_id, subject_model, scenario_id, epoch, domain, decision_type,
  *   variant, episode_id, value) with every named metric of `src/report/metrics.ts`. The result is
  *   rendered as a Markdown table (at most {@link MAX_ROWS} rows; the rest are counted).
@@ -29,7 +30,8 @@ import { readFile, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:f
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { StandoffError, oneLine, usageError } from '../errors.ts';
 import { openStore } from '../store/open-store.ts';
-import { query, type Plain, type QueryResult } from '../store/duckdb.ts';
+import { type Plain, type QueryResult } from '../store/duckdb.ts';
+import { executeReadOnly } from '../store/sql.ts';
 import { toMarkdown } from '../store/format.ts';
 import { METRICS } from './metrics.ts';
 import { renderFigure } from './render-figure.ts';
@@ -148,9 +150,10 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
       if (p.kind === 'sql') {
         let r: QueryResult;
         try {
-          r = await query(store.conn, p.body);
+          r = await executeReadOnly(store.conn, p.body);
         } catch (err) {
-          throw new StandoffError('notebook.sqlError', 'data', `${where}: sql block failed: ${oneLine((err as Error).message)}`, { cause: err });
+          const kind = err instanceof StandoffError && err.kind === 'store' ? 'store' : 'data';
+          throw new StandoffError('notebook.sqlError', kind, `${where}: sql block failed: ${oneLine((err as Error).message)}`, { cause: err });
         }
         lastRows = r.rows;
         md.push('', renderRows(r));
@@ -173,6 +176,7 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
         try {
           rendered = await renderFigure(spec);
         } catch (err) {
+          if (err instanceof StandoffError && err.code === 'report.externalData') throw new StandoffError('notebook.externalData', 'data', `${where}: ${err.message}`, { cause: err });
           if (err instanceof StandoffError) throw err;
           throw new StandoffError('notebook.badSpec', 'data', `${where}: vega-lite block cannot be rendered: ${oneLine((err as Error).message)}`, { cause: err });
         }

@@ -11,6 +11,12 @@
  *
  * Determinism: Vega measures text with its built-in estimator (no canvas in Node) and the SVG is a
  * pure function of the spec; resvg's PNG is a pure function of the SVG and the font bytes.
+ *
+ * Offline and sandboxed: a figure's data comes only from its inline `values` (the report's data,
+ * or a notebook's SQL). Vega's default loader reads any file or URL, so a spec naming a `url`
+ * (data, an image mark, a link) is refused before rendering (`report.externalData`), and the View
+ * gets a loader that refuses every load and every URL besides (no request is made, no file read).
+ * Text in the SVG is made inert as well: control and bidi characters become visible `\uXXXX`.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +25,7 @@ import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import { renderAsync } from '@resvg/resvg-js';
 import { StandoffError } from '../errors.ts';
+import { visibleControls } from '../escape.ts';
 
 export const FONT_FAMILY = 'DejaVu Sans';
 
@@ -58,17 +65,56 @@ export interface RenderOptions {
   scale?: number;
 }
 
+/** A data source or mark in a (Vega or Vega-Lite) spec that names a URL or file, or null. */
+export function findExternalRef(spec: unknown, path = ''): string | null {
+  if (Array.isArray(spec)) {
+    for (let i = 0; i < spec.length; i++) {
+      const found = findExternalRef(spec[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (spec === null || typeof spec !== 'object') return null;
+  for (const [k, v] of Object.entries(spec as Record<string, unknown>)) {
+    if (k === 'values' || k === 'datasets') continue; // inline data rows: their fields are data
+    const here = path ? `${path}.${k}` : k;
+    // data.url (Vega and Vega-Lite), image marks' url and href channels (a constant or field).
+    if ((k === 'url' || k === 'href') && v !== undefined && v !== null) return `${here} = ${JSON.stringify(v).slice(0, 80)}`;
+    const found = findExternalRef(v, here);
+    if (found) return found;
+  }
+  return null;
+}
+
+const refused = (what: unknown) => new Error(`figures may not load ${JSON.stringify(String(what)).slice(0, 100)}: data must be inline (a notebook's sql block or the block's own values)`);
+
+/** A Vega loader that refuses every URL and file (Vega calls `sanitize` before any load or link). */
+function refusingLoader(log: string[]) {
+  const refuse = async (what: unknown): Promise<never> => {
+    log.push(String(what));
+    throw refused(what);
+  };
+  return { sanitize: refuse, load: refuse, http: refuse, file: refuse, fileAccess: false };
+}
+
 /** Compiles a Vega-Lite spec and renders it to SVG and PNG. */
 export async function renderFigure(spec: object, opts: RenderOptions = {}): Promise<RenderedFigure> {
   const files = fontFiles();
+  const external = findExternalRef(spec);
+  if (external) throw new StandoffError('report.externalData', 'data', `figure data must be inline: the spec names ${external}; use values (or a notebook's sql block), not a url or file`);
   const compiled = vl.compile(spec as vl.TopLevelSpec, { logger: QUIET }).spec;
-  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
+  const compiledExternal = findExternalRef(compiled);
+  if (compiledExternal) throw new StandoffError('report.externalData', 'data', `figure data must be inline: the compiled spec names ${compiledExternal}`);
+  const attempts: string[] = [];
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none', loader: refusingLoader(attempts) as unknown as vega.Loader });
   let svg: string;
   try {
-    svg = normalizeIds(await view.toSVG());
+    svg = inertSvgText(normalizeIds(await view.toSVG()));
   } finally {
     view.finalize();
   }
+  // Vega logs a failed load and renders on without the data: that is an error here.
+  if (attempts.length > 0) throw new StandoffError('report.externalData', 'data', refused(attempts[0]).message);
   const png = (
     await renderAsync(svg, {
       font: { fontFiles: files, loadSystemFonts: false, defaultFontFamily: FONT_FAMILY, sansSerifFamily: FONT_FAMILY },
@@ -78,6 +124,11 @@ export async function renderFigure(spec: object, opts: RenderOptions = {}): Prom
     })
   ).asPng();
   return { spec, svg, png: Buffer.from(png) };
+}
+
+/** Control and bidi characters in the SVG's text made visible (`\uXXXX`, see `src/escape.ts`). */
+export function inertSvgText(svg: string): string {
+  return visibleControls(svg);
 }
 
 /**

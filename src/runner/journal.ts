@@ -19,11 +19,18 @@
  * to the last complete line before appending. A damaged line anywhere else is a data error. A
  * unit that appears twice keeps its first copy, unless that copy ended in error: `--resume` runs
  * such episodes again, and the later copy replaces it.
+ *
+ * One process per run: `openJournal` takes `<traces>/.journal/<run_id>.lock` (the store's lock-file
+ * format, `src/store/lock.ts`: pid and start time, stale once that process is gone) and keeps it
+ * until `removeJournal`, so a second `standoff run` or `--resume` of a run that is still going is
+ * refused (`run.inProgress`, exit 4) instead of racing it. A failed write or sync of the journal
+ * (a full disk: ENOSPC) is a store error (`journal.writeFailed`, exit 4).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, open, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { dataError, usageError } from '../errors.ts';
+import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
+import { acquireLockFile, processStart, type LockOwner } from '../store/lock.ts';
 import type {
   EpisodeRow,
   JudgmentRow,
@@ -37,6 +44,33 @@ export const JOURNAL_VERSION = 1;
 export const JOURNAL_DIR = '.journal';
 
 export const journalPath = (traces: string, runId: string) => join(traces, JOURNAL_DIR, `${runId}.jsonl`);
+
+/** The lock file of a journal (`<run_id>.lock` beside `<run_id>.jsonl`). */
+export const journalLockPath = (path: string) => path.replace(/\.jsonl$/, '') + '.lock';
+
+/** Journals this process has open (its own lock on any other journal is a leftover: stale). */
+const openHere = new Set<string>();
+
+/** A failed journal write or sync as a store error (exit 4), naming the file and the OS code. */
+function writeFailed(path: string, err: unknown): StandoffError {
+  if (err instanceof StandoffError) return err;
+  const e = err as NodeJS.ErrnoException;
+  const full = e?.code === 'ENOSPC' ? ' (the disk is full)' : '';
+  return storeError('journal.writeFailed', `cannot write the run journal ${path}${full}: ${(e?.message ?? String(err)).split('\n')[0]}`, err);
+}
+
+/** Takes the run's journal lock, refusing at once when another live process holds it. */
+async function lockJournal(path: string, runId: string): Promise<void> {
+  const self = processStart(process.pid);
+  await acquireLockFile(journalLockPath(path), {
+    what: `the journal of run "${runId}"`,
+    waitMs: 0,
+    isStale: (h: LockOwner) => h.pid === process.pid && h.proc_start === self && !openHere.has(path),
+    refuse: (holder) =>
+      storeError('run.inProgress', `run "${runId}" is still going in ${holder}: wait for it to finish, or stop it (Ctrl-C, then --resume ${runId}); its journal is ${path}`),
+  });
+  openHere.add(path);
+}
 
 export interface JournalHeader {
   kind: 'header';
@@ -92,7 +126,13 @@ export async function scanJournal(
   path: string,
   onUnit: (unit: JournalUnit, line: { offset: number; bytes: number }) => void | Promise<void>,
 ): Promise<JournalScan> {
-  const fh = await open(path, 'r');
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw usageError('run.noJournal', `no journal at ${path} (a run that was still going may just have finished and removed it): nothing to resume`);
+  }
   /** Unit id -> whether its kept copy ended in error. */
   const seen = new Map<string, boolean>();
   let header: JournalHeader | null = null;
@@ -226,23 +266,31 @@ export async function openJournal(
   opts: { resume?: JournalContents } = {},
 ): Promise<Journal> {
   await mkdir(dirname(path), { recursive: true });
-  let fh: FileHandle;
-  if (opts.resume) {
-    if (opts.resume.torn || (await readFile(path)).length !== opts.resume.goodBytes) await truncate(path, opts.resume.goodBytes);
-    fh = await open(path, 'a');
-    if (!opts.resume.header) {
+  await lockJournal(path, header.run_id);
+  let fh: FileHandle | undefined;
+  try {
+    if (opts.resume) {
+      if (opts.resume.torn || (await stat(path)).size !== opts.resume.goodBytes) await truncate(path, opts.resume.goodBytes);
+      fh = await open(path, 'a');
+      if (!opts.resume.header) {
+        await fh.write(`${JSON.stringify(header)}\n`);
+        await fh.datasync();
+      }
+    } else {
+      if (existsSync(path)) {
+        throw usageError('run.journalExists', `a journal for run "${header.run_id}" already exists (${path}): resume it with --resume ${header.run_id}, or delete the file to start over`);
+      }
+      fh = await open(path, 'wx');
       await fh.write(`${JSON.stringify(header)}\n`);
-      await fh.datasync();
+      await fh.sync();
+      await fsyncDir(dirname(path));
     }
-  } else {
-    if (existsSync(path)) {
-      throw usageError('run.journalExists', `a journal for run "${header.run_id}" already exists (${path}): resume it with --resume ${header.run_id}, or delete the file to start over`);
-    }
-    fh = await open(path, 'wx');
-    await fh.write(`${JSON.stringify(header)}\n`);
-    await fh.sync();
-    await fsyncDir(dirname(path));
+  } catch (err) {
+    await fh?.close().catch(() => undefined);
+    openHere.delete(path);
+    throw writeFailed(path, err);
   }
+  const file = fh;
 
   let pending: Array<{ line: string; resolve: () => void; reject: (e: unknown) => void }> = [];
   let writing: Promise<void> | null = null;
@@ -256,7 +304,7 @@ export async function openJournal(
     const buf = Buffer.from(text, 'utf8');
     let off = 0;
     while (off < buf.length) {
-      const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+      const { bytesWritten } = await file.write(buf, off, buf.length - off);
       off += bytesWritten;
     }
   };
@@ -272,13 +320,13 @@ export async function openJournal(
       }
       try {
         await writeAll(batch.length === 1 ? batch[0].line : batch.map((b) => b.line).join(''));
-        await fh.datasync();
+        await file.datasync();
         syncs++;
         appended += batch.length;
         for (const b of batch) b.resolve();
       } catch (err) {
-        failed = err;
-        for (const b of batch) b.reject(err);
+        failed = writeFailed(path, err);
+        for (const b of batch) b.reject(failed);
       }
     }
     writing = null;
@@ -307,13 +355,15 @@ export async function openJournal(
       if (closed) return;
       while (writing) await writing;
       closed = true;
-      await fh.close();
+      openHere.delete(path);
+      await file.close();
     },
   };
 }
 
-/** Deletes a journal after its run was committed to the store. */
+/** Deletes a journal after its run was committed to the store, then its lock. */
 export async function removeJournal(path: string): Promise<void> {
   await rm(path, { force: true });
+  await rm(journalLockPath(path), { force: true });
   await fsyncDir(dirname(path));
 }

@@ -13,7 +13,9 @@
  *    `api_key`, `apiKey`, `x-api-key`, `password`, `secret`, `token`, `access_token`, `cookie`
  *    are replaced by `[REDACTED]` (the key *name* field `api_key_env` is kept: it holds a name).
  * 3. **Secret-looking text**: `Bearer <token>`, `Authorization: <value>`, `api_key=<value>`
- *    (query strings, JSON, headers) and well-known key shapes (`sk-...`, `nvapi-...`) are masked
+ *    (query strings, JSON, headers), the user-info of a URL (`http://user:pass@host` becomes
+ *    `http://[REDACTED]@host`, so a `base_url` never stores its credentials in `runs.config`)
+ *    and well-known key shapes (`sk-...`, `nvapi-...`) are masked
  *    in error strings and config values (`text`, `error`, `value`, `json`). Trace rows (`row`)
  *    get layer 1 only: pattern masking could alter genuine transcript text.
  */
@@ -52,6 +54,7 @@ export function collectSecrets(apiKeyEnvNames: readonly string[] = [], env: Node
 /** Masks secret-looking text patterns (layer 3). */
 export function maskSecretPatterns(text: string): string {
   return text
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)(?!\[REDACTED\]@)[^\s/?#@"'<>]+@/gi, `$1${REDACTED}@`)
     .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`)
     .replace(/((?:proxy-)?authorization["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^"'\s,}]+(?:\s+[^"'\s,}]+)?/gi, `$1${REDACTED}`)
     .replace(/((?:api[-_]?key|apikey|x-api-key|access[-_]?token|client[-_]?secret)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^"'\s&,}]+/gi, `$1${REDACTED}`)

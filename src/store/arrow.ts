@@ -35,17 +35,19 @@ function convert(values: unknown[], type: DataType): unknown[] {
   return values;
 }
 
-/** Converts a materialized DuckDB result into an Arrow table (column order and names kept). */
-export function resultToArrow(result: DuckDBResultReader): Table {
-  const names = result.columnNames();
-  const types = result.columnTypes().map((t) => t.toString());
-  const columns = result.getColumnsJS();
+/** Arrow table of columns of JS values (as DuckDB's JS converter gives them), by DuckDB type names. */
+export function columnsToArrow(names: readonly string[], duckTypes: readonly string[], columns: readonly unknown[][]): Table {
   const vectors: Record<string, Vector> = {};
   names.forEach((name, i) => {
-    const type = arrowTypeFor(types[i]);
-    vectors[name] = vectorFromArray(convert(columns[i] as unknown[], type) as never, type);
+    const type = arrowTypeFor(duckTypes[i]!);
+    vectors[name] = vectorFromArray(convert((columns[i] ?? []) as unknown[], type) as never, type); // a result with no rows has no columns
   });
   return new Table(vectors);
+}
+
+/** Converts a materialized DuckDB result into an Arrow table (column order and names kept). */
+export function resultToArrow(result: DuckDBResultReader): Table {
+  return columnsToArrow(result.columnNames(), result.columnTypes().map((t) => t.toString()), result.getColumnsJS());
 }
 
 /** Runs SQL and returns an Arrow table. */

@@ -37,9 +37,16 @@ export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** Quotes a string literal for SQL ('it''s'); used only where DuckDB takes no parameter (paths in COPY/read_parquet). */
+/**
+ * Quotes a string literal for SQL ('it''s'); used only where DuckDB takes no parameter (paths in
+ * COPY / read_parquet / SET). DuckDB's parser ends a literal at a NUL byte, so a value holding NUL
+ * becomes an expression joining the parts with `chr(0)` (valid wherever an expression is; a
+ * file path cannot hold NUL).
+ */
 export function quoteLiteral(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
+  const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
+  if (!value.includes('\u0000')) return q(value);
+  return `(${value.split('\u0000').map(q).join(' || chr(0) || ')})`;
 }
 
 export type Plain = string | number | boolean | null | Plain[] | { [k: string]: Plain };

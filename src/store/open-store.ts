@@ -1,13 +1,15 @@
 /**
  * Read side of the trace store: a DuckDB instance in which every table is a view over the
  * Parquet files of committed runs (uncommitted partitions and temp directories are invisible).
- * With `sandbox: true` (what `standoff sql` uses), the instance is then locked: only the store and
- * the named output paths are reachable, external access is off and settings are locked, so an
- * ad-hoc query cannot write, delete or read elsewhere, ATTACH, INSTALL, or change settings.
+ * With `sandbox: true` (what `standoff sql` and notebooks use), the instance is then locked: the
+ * store is the only directory it can reach (`allowed_directories`; no spill directory, which
+ * DuckDB would add to it), external access is off and settings are locked, so a query cannot
+ * read elsewhere, ATTACH, INSTALL, or change settings. That it cannot write is the query gate's
+ * work (`sql-gate.ts`): only plain reads reach this instance.
  */
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { TABLE_NAMES, sqlColumns, type SqlColumn, type TableName } from '../schema/tables.ts';
 import { oneLine, storeError, usageError } from '../errors.ts';
@@ -19,8 +21,6 @@ export interface OpenStoreOptions {
   runs?: string[];
   /** Lock the instance down after creating the views (ad-hoc SQL). */
   sandbox?: boolean;
-  /** Extra directories the sandbox may write to (e.g. the directory of `--out`). */
-  writableDirs?: string[];
   /** Fail when the store holds no runs. */
   requireRuns?: boolean;
   threads?: number;
@@ -95,7 +95,7 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
       const present = await fileColumnNames(conn, files);
       await conn.run(`CREATE VIEW ${quoteIdent(table)} AS ${viewSql(table, files, present)}`);
     }
-    if (opts.sandbox) await lockDown(conn, dir, opts.writableDirs ?? []);
+    if (opts.sandbox) await lockDown(conn, dir);
   } catch (err) {
     conn.closeSync();
     db.closeSync();
@@ -114,13 +114,14 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
   };
 }
 
-/** The three settings, in the order that makes them stick (see DuckDB's securing guide). */
-async function lockDown(conn: DuckDBConnection, store: string, writable: string[]): Promise<void> {
-  const dirs = [store, ...writable].map((d) => (d.endsWith(sep) ? d : d + sep));
-  await conn.run(`SET allowed_directories = [${dirs.map(quoteLiteral).join(', ')}]`);
+/**
+ * The settings, in the order that makes them stick (see DuckDB's securing guide). The spill
+ * directory goes first: DuckDB adds it to the allowed directories, and the store must be the only
+ * one (a query that needs more memory than the limit fails instead of spilling).
+ */
+async function lockDown(conn: DuckDBConnection, store: string): Promise<void> {
+  await conn.run("SET temp_directory = ''");
+  await conn.run(`SET allowed_directories = [${quoteLiteral(store.endsWith(sep) ? store : store + sep)}]`);
   await conn.run('SET enable_external_access = false');
   await conn.run('SET lock_configuration = true');
 }
-
-/** Directory an output file will be written in, for `writableDirs`. */
-export const outputDir = (file: string) => dirname(resolve(file));

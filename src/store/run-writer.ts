@@ -12,9 +12,11 @@
  * nothing is visible; `abort` (or a crash) leaves only a `.tmp-*` directory that readers ignore
  * and the next write removes.
  *
- * Several writers may be open on one store at once (one per input file of an ingest, committed
- * together at the end) as long as their run ids differ; `open` therefore does not clean the store:
- * call `cleanupStore` once before opening them.
+ * Several writers may be open on one store at once, in one process (one per input file of an
+ * ingest, committed together at the end) or in several; `open` and `commit` take the store lock
+ * (`./lock.ts`) for the moment they change the store, and the temp directory carries an owner
+ * file, so another writer's cleanup leaves it alone while this process lives. `open` does not
+ * clean the store: call `cleanupStore` once before opening writers.
  *
  * @example
  * const w = await RunWriter.open('traces', 'inspect-abc');
@@ -25,7 +27,6 @@
 import { writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { z } from 'zod';
 import { RUN_ID_PATTERN, TABLES, TABLE_NAMES, fileColumns, type RunRow, type SqlColumn, type TableName } from '../schema/tables.ts';
@@ -33,10 +34,10 @@ import { dataError, usageError } from '../errors.ts';
 import { createDb, quoteLiteral } from './duckdb.ts';
 import {
   commitStaged,
+  createStaging,
   fileSelectList,
   fsyncPath,
   partitionDir,
-  refuseExistingRun,
   stagingType,
   writeFailed,
   writeTableParquet,
@@ -110,9 +111,7 @@ export class RunWriter {
     if (!RUN_ID_PATTERN.test(runId)) {
       throw usageError('store.badRunId', `run id "${runId}" must be 1-128 letters, digits, dots, dashes or underscores`);
     }
-    refuseExistingRun(storeDir, runId, opts.replace);
-    const tag = `${runId}-${randomBytes(6).toString('hex')}`;
-    const tmp = join(store, `.tmp-${tag}`);
+    const { tag, tmp } = await createStaging(storeDir, runId, { replace: opts.replace });
     await mkdir(join(tmp, '.spill'), { recursive: true });
     await mkdir(join(tmp, '.parts'), { recursive: true });
     let db: DuckDBInstance | null = null;
@@ -295,8 +294,8 @@ export class RunWriter {
   async commit(): Promise<WriteRunResult> {
     if (this.state !== 'finished') throw new Error(`RunWriter.commit before finish (writer is ${this.state})`);
     try {
-      refuseExistingRun(this.store, this.runId, this.opts.replace);
-      await commitStaged(this.store, this.tmp, this.tag, this.runId);
+      const tables = (Object.keys(this.counts) as TableName[]).filter((t) => t !== 'runs');
+      await commitStaged(this.store, this.tmp, this.tag, this.runId, { tables, replace: this.opts.replace });
     } catch (err) {
       await this.abort();
       throw writeFailed(this.runId, this.store, err);

@@ -1,23 +1,28 @@
 /**
- * Ad-hoc SQL over the trace store (`standoff sql`): read-only and sandboxed. Only SELECT-type
- * statements (SELECT, DESCRIBE, SHOW, SUMMARIZE, PRAGMA reads, EXPLAIN) are executed; the
- * DuckDB instance is locked to the store directory (plus the directory of `--out`), with external
- * access off and configuration locked. Output files are written to a temp path, then renamed.
+ * Ad-hoc SQL over the trace store (`standoff sql`, its REPL, notebooks' `sql` blocks): read-only
+ * and sandboxed.
+ *
+ * Every query passes the one query gate (`sql-gate.ts`: only plain reads; no EXPLAIN ANALYZE, no
+ * COPY / EXPORT / ATTACH / SET / CREATE, no function that writes or runs other SQL) and runs in a
+ * DuckDB instance locked to the store (`open-store.ts`: external access off, `allowed_directories`
+ * = the store only, no spill directory, configuration locked).
+ *
+ * Results stream: the last statement's rows are fetched a chunk at a time and either encoded to
+ * the output stream (`format.ts`; the table format keeps its first `maxRows` rows and counts the
+ * rest) or written by the tool to `--out` (`result-out.ts`; never by DuckDB's `COPY`). Memory does
+ * not grow with the row count.
  */
-import { rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { StatementType, type DuckDBConnection, type DuckDBResultReader } from '@duckdb/node-api';
-import { tableToIPC } from 'apache-arrow';
+import { once } from 'node:events';
+import type { DuckDBConnection, DuckDBResult } from '@duckdb/node-api';
 import { StandoffError, dataError, oneLine, storeError, usageError } from '../errors.ts';
-import { quoteLiteral, toQueryResult, type QueryResult } from './duckdb.ts';
-import { openStore, outputDir, type Store } from './open-store.ts';
+import { toQueryResult, type QueryResult } from './duckdb.ts';
+import { openStore, type Store } from './open-store.ts';
 import { resultToArrow } from './arrow.ts';
-import { formatResult, toCsv, toJson, type Format } from './format.ts';
+import { encoderFor, type Format, type FormatOptions } from './format.ts';
+import { prepareReadOnly } from './sql-gate.ts';
+import { checkOutPath, chunkRows, writeResultFile } from './result-out.ts';
 
-export const OUT_EXTENSIONS = ['.csv', '.json', '.parquet', '.arrow'] as const;
-
-const READ_ONLY_TYPES = new Set<number>([StatementType.SELECT, StatementType.EXPLAIN]);
+export { OUT_EXTENSIONS } from './result-out.ts';
 
 /** Maps a DuckDB error to a StandoffError with a stable code and exit kind; DuckDB's message kept. */
 export function classifySqlError(err: unknown): StandoffError {
@@ -33,74 +38,94 @@ export function classifySqlError(err: unknown): StandoffError {
   return dataError('sql.failed', `sql failed: ${msg}`, err);
 }
 
-/** Executes one or more statements (all must be read-only); returns the last result. */
+/**
+ * Runs user SQL through the gate and returns the last statement's result, streaming (nothing of
+ * it fetched yet). Earlier statements of a batch are run to the end and their rows dropped.
+ */
+export async function streamReadOnly(conn: DuckDBConnection, sql: string): Promise<DuckDBResult> {
+  try {
+    const prepared = await prepareReadOnly(conn, sql);
+    for (let i = 0; i < prepared.length - 1; i++) {
+      const r = await prepared[i]!.stream();
+      while ((await r.fetchChunk())?.rowCount) {
+        /* drain */
+      }
+    }
+    return await prepared[prepared.length - 1]!.stream();
+  } catch (err) {
+    throw classifySqlError(err);
+  }
+}
+
+/** Runs user SQL through the gate and materializes the last result (notebooks, tests). */
 export async function executeReadOnly(conn: DuckDBConnection, sql: string): Promise<QueryResult & { arrow: () => ReturnType<typeof resultToArrow> }> {
   try {
-    const extracted = await conn.extractStatements(sql);
-    if (extracted.count === 0) throw usageError('sql.empty', 'sql: no statement given');
-    let last: DuckDBResultReader | undefined;
-    for (let i = 0; i < extracted.count; i++) {
-      const prepared = await extracted.prepare(i);
-      if (!READ_ONLY_TYPES.has(prepared.statementType)) {
-        throw usageError('sql.notReadOnly', `sql refused: statement ${i + 1} is a ${StatementType[prepared.statementType] ?? 'non-select'} statement; standoff sql is read-only (select, describe, show, summarize, explain)`);
-      }
-      last = await prepared.runAndReadAll();
-    }
-    const result = last!;
+    const prepared = await prepareReadOnly(conn, sql);
+    for (let i = 0; i < prepared.length - 1; i++) await prepared[i]!.run();
+    const result = await prepared[prepared.length - 1]!.runAndReadAll();
     return { ...toQueryResult(result), arrow: () => resultToArrow(result) };
   } catch (err) {
     throw classifySqlError(err);
   }
 }
 
-export interface RunSqlOptions {
+/** Opens the store for user SQL: views over committed runs, then the sandbox locked down. */
+export async function openSandboxedStore(traces: string, runs?: string[]): Promise<Store> {
+  return openStore(traces, { sandbox: true, requireRuns: true, runs });
+}
+
+async function put(sink: NodeJS.WritableStream, text: string): Promise<void> {
+  if (text !== '' && !sink.write(text)) await once(sink, 'drain');
+}
+
+/**
+ * Encodes a streaming result to `sink` in `format`, a chunk at a time; returns the row count.
+ * Errors while fetching (the query failing part way) are classified like the query's own.
+ */
+export async function writeFormatted(result: DuckDBResult, format: Format, sink: NodeJS.WritableStream, opts: FormatOptions = {}): Promise<number> {
+  const names = result.deduplicatedColumnNames();
+  const enc = encoderFor(format, names, opts);
+  let rows = 0;
+  let text = enc.head();
+  try {
+    for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+      rows += chunk.rowCount;
+      text += enc.rows(chunkRows(chunk, names));
+      if (text.length >= 1 << 16) {
+        await put(sink, text);
+        text = '';
+      }
+    }
+  } catch (err) {
+    throw classifySqlError(err);
+  }
+  await put(sink, text + enc.tail(rows));
+  return rows;
+}
+
+export interface RunSqlOptions extends FormatOptions {
   format?: Format;
+  /** Write the result to this file (`.csv`, `.json`, `.parquet`, `.arrow`) instead of `stdout`. */
   out?: string;
   runs?: string[];
+  /** Where the formatted result goes (default process.stdout). */
+  stdout?: NodeJS.WritableStream;
 }
 
-/** Opens the store sandboxed; `out` (if any) makes its directory writable for the COPY. */
-export async function openSandboxedStore(traces: string, out?: string, runs?: string[]): Promise<Store> {
-  return openStore(traces, { sandbox: true, requireRuns: true, writableDirs: out ? [outputDir(out)] : [], runs });
-}
-
-/** Writes a result to `out` by extension, atomically (temp file + rename). */
-export async function writeResult(conn: DuckDBConnection, sql: string, result: QueryResult & { arrow: () => ReturnType<typeof resultToArrow> }, out: string): Promise<void> {
-  const ext = extname(out).toLowerCase();
-  if (!(OUT_EXTENSIONS as readonly string[]).includes(ext)) {
-    throw usageError('sql.badOut', `--out ${out}: extension must be one of ${OUT_EXTENSIONS.join(', ')}`);
-  }
-  const target = resolve(out);
-  const tmp = join(dirname(target), `.${basename(target)}.${randomBytes(4).toString('hex')}.tmp`);
+/** The whole of `standoff sql "<query>"`: prints the result (or writes `out`); returns the row count. */
+export async function runSql(traces: string, sql: string, opts: RunSqlOptions = {}): Promise<{ rows: number }> {
+  const store = await openSandboxedStore(traces, opts.runs);
   try {
-    if (ext === '.csv') await writeFile(tmp, toCsv(result));
-    else if (ext === '.json') await writeFile(tmp, toJson(result));
-    else if (ext === '.arrow') await writeFile(tmp, tableToIPC(result.arrow(), 'file'));
-    else {
-      const statements = await conn.extractStatements(sql);
-      const lastSql = sql.trim().replace(/;\s*$/, '');
-      if (statements.count !== 1) throw usageError('sql.badOut', '--out .parquet takes a single select statement');
-      await conn.run(`COPY (${lastSql}) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+    const ext = opts.out !== undefined ? await checkOutPath(opts.out, store.dir) : null;
+    const result = await streamReadOnly(store.conn, sql);
+    if (opts.out !== undefined && ext !== null) {
+      try {
+        return { rows: await writeResultFile(result, opts.out, ext, { csvSafe: opts.csvSafe }) };
+      } catch (err) {
+        throw classifySqlError(err);
+      }
     }
-    await rename(tmp, target);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    if (err instanceof StandoffError) throw err;
-    const msg = oneLine((err as Error).message);
-    throw storeError('sql.outFailed', `cannot write ${out}: ${msg}`, err);
-  }
-}
-
-/** The whole of `standoff sql "<query>"`: returns the text to print (empty when written to --out). */
-export async function runSql(traces: string, sql: string, opts: RunSqlOptions = {}): Promise<{ text: string; rows: number }> {
-  const store = await openSandboxedStore(traces, opts.out, opts.runs);
-  try {
-    const result = await executeReadOnly(store.conn, sql);
-    if (opts.out) {
-      await writeResult(store.conn, sql, result, opts.out);
-      return { text: '', rows: result.rows.length };
-    }
-    return { text: formatResult(result, opts.format ?? 'table'), rows: result.rows.length };
+    return { rows: await writeFormatted(result, opts.format ?? 'table', opts.stdout ?? process.stdout, opts) };
   } finally {
     store.close();
   }

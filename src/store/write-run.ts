@@ -6,7 +6,13 @@
  * the commit point. Readers list only runs whose `runs` partition exists, so a crash at any moment
  * leaves either the whole run or nothing visible; leftover `.tmp-*` / `.trash-*` directories and
  * partitions of uncommitted runs are ignored by readers and removed by the next write
- * (`cleanupStore`). A store has one writer at a time.
+ * (`cleanupStore`).
+ *
+ * One writer at a time (`./lock.ts`): the store lock is held while leftovers are cleaned, while a
+ * staging directory is created (with an owner file naming this process), and for the commit.
+ * Staging itself runs unlocked, so writers stage side by side and commit one after the other;
+ * cleanup removes only staging directories whose owner is dead, and a commit checks that every
+ * staged partition is there before it renames anything.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, open, stat } from 'node:fs/promises';
@@ -40,6 +46,7 @@ import {
 } from '../schema/tables.ts';
 import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
 import { createDb, quoteIdent, quoteLiteral, withConnection } from './duckdb.ts';
+import { isDirOrphaned, makeOwnedDir, withStoreLock, LOCK_FILE } from './lock.ts';
 
 export interface WriteRunOptions {
   /** Replace an existing run with the same id (otherwise refused). */
@@ -192,13 +199,26 @@ export async function listCommittedRuns(store: string): Promise<string[]> {
   return out.sort();
 }
 
-/** Removes temp/trash directories and partitions that belong to no committed run. */
+/**
+ * Removes leftovers of crashed writes: staging directories (`.tmp-*`) whose owner process is dead,
+ * `.trash-*` directories, and partitions that belong to no committed run. Takes the store lock.
+ */
 export async function cleanupStore(store: string): Promise<string[]> {
+  if (!(await isDirectory(store))) return [];
+  return withStoreLock(store, () => cleanupLocked(store));
+}
+
+/** `cleanupStore` for a caller that holds the store lock. */
+async function cleanupLocked(store: string): Promise<string[]> {
   const removed: string[] = [];
-  if (!existsSync(store)) return removed;
   for (const name of await readdir(store)) {
-    if (name.startsWith('.tmp-') || name.startsWith('.trash-')) {
-      await rm(join(store, name), { recursive: true, force: true });
+    const path = join(store, name);
+    // A .trash-* directory exists only during a commit, which holds the lock: this one crashed.
+    const leftover = name.startsWith('.trash-') || (name.startsWith('.tmp-') && (await isDirOrphaned(path)));
+    // Stale lock files moved aside by a breaker that died before removing them.
+    const staleLock = name.startsWith(`${LOCK_FILE}.stale-`);
+    if (leftover || staleLock) {
+      await rm(path, { recursive: true, force: true });
       removed.push(name);
     }
   }
@@ -214,6 +234,28 @@ export async function cleanupStore(store: string): Promise<string[]> {
     }
   }
   return removed;
+}
+
+/**
+ * Creates a staging directory `<store>/.tmp-<tag>` owned by this process, under the store lock
+ * (so a concurrent cleanup never sees it without its owner). With `cleanup`, leftovers of crashed
+ * writes are removed first, under the same lock. Refuses a committed run unless `replace`.
+ */
+export async function createStaging(
+  storeDir: string,
+  runId: string,
+  opts: { replace?: boolean; cleanup?: boolean } = {},
+): Promise<{ tag: string; tmp: string }> {
+  const store = resolve(storeDir);
+  await mkdir(store, { recursive: true });
+  const tag = `${runId}-${randomBytes(6).toString('hex')}`;
+  const tmp = join(store, `.tmp-${tag}`);
+  await withStoreLock(storeDir, async () => {
+    refuseExistingRun(storeDir, runId, opts.replace);
+    if (opts.cleanup) await cleanupLocked(store);
+    await makeOwnedDir(tmp);
+  });
+  return { tag, tmp };
 }
 
 function validateRows(bundle: WritableRunBundle): void {
@@ -512,40 +554,53 @@ export async function fsyncPath(path: string): Promise<void> {
 }
 
 /**
- * The commit of a run whose partitions are fully written (and fsynced) under `tmp`: uncommits an
- * old run of the same id first (its `runs` partition), swaps the other partitions in, then renames
- * the new `runs` partition into place, the commit point. Shared by `writeRun` and `RunWriter`.
+ * The commit of a run whose partitions are fully written (and fsynced) under `tmp`, under the
+ * store lock: refuses a run committed meanwhile (unless `replace`), checks that the partition of
+ * every table in `tables` is staged (else `store.stagingLost`, nothing renamed), uncommits an old
+ * run of the same id first (its `runs` partition), swaps the other partitions in, then renames the
+ * new `runs` partition into place, the commit point. Shared by `writeRun` and `RunWriter`.
  */
 export async function commitStaged(
-  store: string,
+  storeDir: string,
   tmp: string,
   tag: string,
   runId: string,
-  afterRename?: (table: TableName) => void | Promise<void>,
+  opts: { tables: readonly TableName[]; replace?: boolean; afterRename?: (table: TableName) => void | Promise<void> },
 ): Promise<void> {
-  const exists = isRunCommitted(store, runId);
-  // Commit: uncommit the old run first (its runs partition), swap the others, then commit runs.
-  const trash = join(store, `.trash-${tag}`);
-  const order = [...TABLE_NAMES.filter((t) => t !== 'runs'), 'runs' as const];
-  if (exists) {
-    await mkdir(join(trash, 'runs'), { recursive: true });
-    await rename(partitionDir(store, 'runs', runId), partitionDir(trash, 'runs', runId));
-  }
-  for (const table of order) {
-    const target = partitionDir(store, table, runId);
-    if (existsSync(target)) {
-      await mkdir(join(trash, table), { recursive: true });
-      await rename(target, partitionDir(trash, table, runId));
+  const store = resolve(storeDir);
+  await withStoreLock(storeDir, async (lock) => {
+    refuseExistingRun(storeDir, runId, opts.replace);
+    const expected = new Set<TableName>([...opts.tables, 'runs']);
+    for (const table of expected) {
+      const file = join(partitionDir(tmp, table, runId), 'data.parquet');
+      if (!existsSync(file)) {
+        throw storeError('store.stagingLost', `cannot commit run "${runId}" to ${storeDir}: its staged ${table} partition (${file}) is missing; nothing was committed`);
+      }
     }
-    const staged = partitionDir(tmp, table, runId);
-    if (existsSync(staged)) {
-      await mkdir(join(store, table), { recursive: true });
-      await rename(staged, target);
-      await afterRename?.(table);
+    await lock.verify();
+    const exists = isRunCommitted(store, runId);
+    // Commit: uncommit the old run first (its runs partition), swap the others, then commit runs.
+    const trash = join(store, `.trash-${tag}`);
+    const order = [...TABLE_NAMES.filter((t) => t !== 'runs'), 'runs' as const];
+    if (exists) {
+      await mkdir(join(trash, 'runs'), { recursive: true });
+      await rename(partitionDir(store, 'runs', runId), partitionDir(trash, 'runs', runId));
     }
-  }
-  await fsyncPath(join(store, 'runs'));
-  await rm(trash, { recursive: true, force: true });
+    for (const table of order) {
+      const target = partitionDir(store, table, runId);
+      if (existsSync(target)) {
+        await mkdir(join(trash, table), { recursive: true });
+        await rename(target, partitionDir(trash, table, runId));
+      }
+      if (expected.has(table)) {
+        await mkdir(join(store, table), { recursive: true });
+        await rename(partitionDir(tmp, table, runId), target);
+        await opts.afterRename?.(table);
+      }
+    }
+    await fsyncPath(join(store, 'runs'));
+    await rm(trash, { recursive: true, force: true });
+  });
 }
 
 /**
@@ -560,12 +615,7 @@ export async function writeRun(storeDir: string, bundle: RunBundle | WritableRun
     throw usageError('store.badRunId', `run id "${runId}" must be 1-128 letters, digits, dots, dashes or underscores`);
   }
   if (!opts.trusted) validateRows(bundle);
-  await mkdir(store, { recursive: true });
-  refuseExistingRun(storeDir, runId, opts.replace);
-  await cleanupStore(store);
-
-  const tag = `${runId}-${randomBytes(6).toString('hex')}`;
-  const tmp = join(store, `.tmp-${tag}`);
+  const { tag, tmp } = await createStaging(storeDir, runId, { replace: opts.replace, cleanup: true });
   const counts: Partial<Record<TableName, number>> = {};
   try {
     // A memory cap with a spill directory inside the temp dir keeps large runs (1M+ rows) bounded.
@@ -618,7 +668,8 @@ export async function writeRun(storeDir: string, bundle: RunBundle | WritableRun
     }
     await opts.beforeCommit?.();
 
-    await commitStaged(store, tmp, tag, runId, opts.afterRename);
+    const tables = (Object.keys(counts) as TableName[]).filter((t) => t !== 'runs');
+    await commitStaged(storeDir, tmp, tag, runId, { tables, replace: opts.replace, afterRename: opts.afterRename });
   } catch (err) {
     // Leave the store as it was: the temp directory never became visible.
     await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
@@ -633,8 +684,10 @@ export async function deleteRun(storeDir: string, runId: string): Promise<void> 
   const store = resolve(storeDir);
   const runsPart = partitionDir(store, 'runs', runId);
   if (!existsSync(runsPart)) throw usageError('store.noSuchRun', `run "${runId}" does not exist in ${storeDir}`);
-  await rm(runsPart, { recursive: true, force: true });
-  await cleanupStore(store);
+  await withStoreLock(store, async () => {
+    await rm(runsPart, { recursive: true, force: true });
+    await cleanupLocked(store);
+  });
 }
 
 export async function isDirectory(path: string): Promise<boolean> {

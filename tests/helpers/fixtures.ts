@@ -67,12 +67,16 @@ export function sampleBundle(runId = 'r1', episodes = 3): RunBundle {
   };
 }
 
-/** SHA-256 over every file (path + bytes) under a directory, for "store unchanged" checks. */
-export function hashTree(dir: string): string {
+/**
+ * SHA-256 over every file (path + bytes) under a directory, for "store unchanged" checks; entries
+ * whose name `skip` accepts (at any depth) are left out.
+ */
+export function hashTree(dir: string, skip: (name: string) => boolean = () => false): string {
   const h = createHash('sha256');
   if (!existsSync(dir)) return 'absent';
   const walk = (d: string) => {
     for (const name of readdirSync(d).sort()) {
+      if (skip(name)) continue;
       const p = join(d, name);
       if (statSync(p).isDirectory()) walk(p);
       else {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRun } from '../../src/store/write-run.ts';
 import { openSandboxedStore, executeReadOnly } from '../../src/store/sql.ts';
+import { splitSql } from '../../src/store/sql-gate.ts';
 import type { Store } from '../../src/store/open-store.ts';
 import { sampleBundle, hashTree } from '../helpers/fixtures.ts';
 
@@ -69,6 +70,85 @@ describe('standoff sql sandbox', () => {
     await refuse('DROP VIEW episodes');
     await refuse('DELETE FROM episodes');
     await refuse("INSERT INTO episodes (episode_id) VALUES ('x')");
+  });
+  it('EXPLAIN ANALYZE (which executes what it wraps) is refused, in every spelling: the committed run stays as it was', async () => {
+    const part = join(store, 'episodes', 'run_id=r1', 'data.parquet');
+    const copy = `COPY (SELECT * REPLACE ('sim:PWNED' AS subject_model) FROM episodes) TO '${part}' (FORMAT parquet)`;
+    expect(await refuse(`EXPLAIN ANALYZE ${copy}`)).toMatch(/statement 1 is EXPLAIN ANALYZE, which executes the statement it explains/);
+    await refuse(`EXPLAIN ANALYSE ${copy}`);
+    await refuse(`explain /* c */ analyze ${copy}`);
+    await refuse(`EXPLAIN -- c\n ANALYZE ${copy}`);
+    await refuse(`EXPLAIN (ANALYZE) ${copy}`);
+    await refuse(`EXPLAIN (FORMAT json, ANALYZE) SELECT 1`);
+    await refuse(`EXPLAIN ANALYZE SELECT 1`);
+    // A fake committed run, and PARTITION_BY ... OVERWRITE deleting one.
+    await refuse(`EXPLAIN ANALYZE COPY (SELECT * REPLACE ('fake' AS run_id) FROM runs) TO '${join(store, 'runs', 'run_id=fake', 'data.parquet')}' (FORMAT parquet)`);
+    await refuse(`EXPLAIN ANALYZE COPY (SELECT 1 AS x, 'r1' AS run_id) TO '${join(store, 'episodes')}' (FORMAT parquet, PARTITION_BY (run_id), OVERWRITE)`);
+    // EXPLAIN of anything but a read is refused too; EXPLAIN of a read plans it.
+    await refuse(`EXPLAIN ${copy}`);
+    expect((await executeReadOnly(s.conn, 'EXPLAIN SELECT count(*) FROM episodes')).rows.length).toBeGreaterThan(0);
+    expect((await executeReadOnly(s.conn, 'SELECT DISTINCT subject_model FROM episodes')).rows).toEqual([{ subject_model: 'sim:careful' }]);
+  });
+  it("refuses DuckDB's other write paths: EXPORT DATABASE, COPY ... FROM, CREATE SECRET, PRAGMA writes, writing table functions", async () => {
+    expect(await refuse(`EXPORT DATABASE '${join(store, 'exported')}'`)).toMatch(/statement 1 is a EXPORT statement/);
+    expect(existsSync(join(store, 'exported'))).toBe(false); // preparing EXPORT would create it: the gate runs before
+    await refuse(`IMPORT DATABASE '${store}'`);
+    await refuse(`COPY episodes FROM '${join(store, 'episodes', 'run_id=r1', 'data.parquet')}'`);
+    await refuse("CREATE SECRET s (TYPE s3, KEY_ID 'a', SECRET 'b')");
+    await refuse("CREATE PERSISTENT SECRET s (TYPE s3, KEY_ID 'a', SECRET 'b')");
+    await refuse('PRAGMA enable_profiling');
+    await refuse(`PRAGMA profiling_output = '${join(store, 'p.json')}'`);
+    await refuse(`PRAGMA import_database('${store}')`);
+    await refuse('PRAGMA force_checkpoint');
+    await refuse("CALL enable_logging(storage = 'file')");
+    expect(await refuse(`SELECT * FROM enable_logging(storage = 'file', storage_path = '${join(store, 'logs')}')`)).toMatch(/calls enable_logging\(\)/);
+    await refuse(`SELECT * FROM "Enable_Logging"(storage = 'file', storage_path = '${join(store, 'logs')}')`);
+    await refuse(`SELECT * FROM system.main.enable_logging /* x */ (storage = 'file', storage_path = '${join(store, 'logs')}')`);
+    await refuse("SELECT write_log('x')");
+    await refuse(`SELECT * FROM enable_profiling(save_location = '${join(store, 'p.txt')}')`);
+    await refuse('SELECT * FROM checkpoint()');
+    await refuse('SELECT * FROM force_checkpoint()');
+    expect(await refuse(`SELECT * FROM query('SELECT * FROM enable_logging(storage = ''file'')')`)).toMatch(/runs SQL held in a string/);
+    await refuse("SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))");
+    await refuse('SET VARIABLE x = 1');
+    await refuse('CALL pragma_version()');
+    await refuse('CHECKPOINT');
+    await refuse('BEGIN');
+    await refuse('VACUUM');
+    await refuse('CREATE MACRO m(a) AS a');
+    await refuse('PREPARE p AS SELECT 1');
+    await refuse("USE memory");
+    expect(readdirSync(store).sort()).toEqual(['episodes', 'judgments', 'messages', 'probe_answers', 'probe_decisions', 'runs', 'scores', 'aggregates'].sort());
+  });
+  it('reads in every read form work: EXPLAIN, DESCRIBE, SHOW, SUMMARIZE, read-only PRAGMAs, FROM-first, strings holding keywords', async () => {
+    for (const q of [
+      'EXPLAIN SELECT 1',
+      'EXPLAIN (FORMAT json) SELECT 1',
+      'DESCRIBE episodes',
+      'SHOW TABLES',
+      'SUMMARIZE episodes',
+      'PRAGMA version',
+      "PRAGMA table_info('episodes')",
+      'FROM episodes LIMIT 1',
+      'WITH a AS (SELECT 1 AS x) SELECT * FROM a',
+      '(SELECT 1)',
+      'VALUES (1), (2)',
+      "SELECT 'EXPLAIN ANALYZE COPY; enable_logging(' AS s -- ; COPY",
+      "SELECT $$ ; COPY $$ AS s",
+      'SELECT "query"(1) FROM (SELECT 1)'.replace('"query"(1)', '1 AS "query"'),
+    ]) {
+      await expect(executeReadOnly(s.conn, q), q).resolves.toBeDefined();
+    }
+    expect((await executeReadOnly(s.conn, "SELECT 'a;b' AS s; SELECT 2 AS two")).rows).toEqual([{ two: 2 }]);
+  });
+  it('the instance can reach only the store: allowed_directories is the store alone, no spill directory', async () => {
+    const r = await executeReadOnly(s.conn, "SELECT current_setting('allowed_directories') AS a, current_setting('temp_directory') AS t");
+    expect(r.rows).toEqual([{ a: [`${store}/`], t: '' }]);
+  });
+  it('splits statements as DuckDB does (strings, quoted names, comments, dollar quotes)', () => {
+    expect(splitSql("SELECT ';' AS \"a;b\" /* ; */ -- ;\n; SELECT E'\\';' ; SELECT $t$;$t$;;").map((x) => x.tokens[0]!.text)).toEqual(['SELECT', 'SELECT', 'SELECT']);
+    expect(() => splitSql("SELECT 'open")).toThrow(/unterminated string/);
+    expect(() => splitSql('SELECT /* open')).toThrow(/unterminated comment/);
   });
   it('a refused statement in a batch stops the batch before it runs', async () => {
     await refuse(`SELECT 1; COPY (SELECT 1) TO '${join(store, 'z.csv')}'`);

@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { FORMATS, type Format } from '../../store/format.ts';
 import { DEFAULT_TRACES, action, parseFormat, withExamples } from '../program.ts';
 
@@ -59,10 +59,14 @@ export function registerIngest(program: Command): void {
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace runs that already exist')
     .option('--json', 'print the summary as JSON')
+    .option('--max-member-size <size>', 'largest a .eval member may inflate to, e.g. 512MB or 1GiB (default 256MiB; zip-bomb guard)', parseByteSize('--max-member-size'))
+    .option('--max-ratio <n>', 'largest inflated/compressed ratio of a .eval member over 1 MiB (default 1000; zip-bomb guard)', parsePositiveNumber('--max-ratio'))
     .action(
-      action(async (paths: string[], o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; json?: boolean }) => {
+      action(async (paths: string[], o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; json?: boolean; maxMemberSize?: number; maxRatio?: number }) => {
         const { ingestInspect } = await import('../../ingest/ingest-inspect.ts');
-        const s = await ingestInspect(paths, { traces: o.traces, runId: o.runId, dryRun: o.dryRun, replace: o.replace, report: () => undefined });
+        const { DEFAULT_ZIP_LIMITS } = await import('../../ingest/inspect/zip.ts');
+        const zipLimits = { maxMemberBytes: o.maxMemberSize ?? DEFAULT_ZIP_LIMITS.maxMemberBytes, maxRatio: o.maxRatio ?? DEFAULT_ZIP_LIMITS.maxRatio };
+        const s = await ingestInspect(paths, { traces: o.traces, runId: o.runId, dryRun: o.dryRun, replace: o.replace, zipLimits, report: () => undefined });
         printSummary(
           s,
           !!o.json,
@@ -126,4 +130,24 @@ export function registerIngest(program: Command): void {
     'standoff ingest lm-eval out/ --run-id gpt2-base          # runs gpt2-base.gsm8k, gpt2-base.hellaswag',
     'standoff ingest lm-eval out/gpt2/results_2026-08-10T15-02-57.123456.json --dry-run --format markdown',
   );
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** `512MB`, `1GiB`, `1048576` -> bytes. */
+function parseByteSize(name: string) {
+  return (value: string): number => {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b|b)?\s*$/i.exec(value);
+    const n = m ? Number(m[1]) * UNITS[(m[2] ?? '').toLowerCase()]! : NaN;
+    if (!(n >= 1)) throw new InvalidArgumentError(`${name} must be a size such as 512MB or 1GiB, got "${value}"`);
+    return Math.floor(n);
+  };
+}
+
+function parsePositiveNumber(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !(n > 0)) throw new InvalidArgumentError(`${name} must be a positive number, got "${value}"`);
+    return n;
+  };
 }

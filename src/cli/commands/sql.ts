@@ -3,8 +3,9 @@ import { existsSync, readFileSync, appendFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
 import { DEFAULT_TRACES, action, collect, parseFormat, withExamples } from '../program.ts';
-import { formatResult, FORMATS, type Format } from '../../store/format.ts';
+import { DEFAULT_MAX_ROWS, formatResult, FORMATS, type Format } from '../../store/format.ts';
 import type { TableName } from '../../schema/tables.ts';
 import { oneLine } from '../../errors.ts';
 import { reportError } from '../program.ts';
@@ -17,14 +18,16 @@ export function registerSql(program: Command): void {
     .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--run <id>', 'only these runs (repeatable, or comma-separated)', collect)
     .option('-f, --format <format>', `output format: ${FORMATS.join('|')}`, parseFormat, 'table')
-    .option('-o, --out <file>', 'write the result to FILE.csv|.json|.parquet|.arrow instead of printing')
+    .option('-o, --out <file>', 'write the result to FILE.csv|.json|.parquet|.arrow instead of printing (streamed; not inside the store)')
+    .option('--max-rows <n>', `table format: rows shown before "... N more rows" (default ${DEFAULT_MAX_ROWS})`, parsePositiveInt('--max-rows'))
+    .option('--csv-safe', "csv: prefix cells that start with = + - @ (a spreadsheet formula) with ' (default for --out FILE.csv)")
+    .option('--no-csv-safe', 'csv: write cells exactly as stored, also for --out FILE.csv')
     .action(
-      action(async (q: string | undefined, opts: { traces: string; format: Format; out?: string; run?: string[] }) => {
-        if (q === undefined) return repl(opts.traces, opts.format, opts.run);
+      action(async (q: string | undefined, opts: { traces: string; format: Format; out?: string; run?: string[]; maxRows?: number; csvSafe?: boolean }) => {
+        if (q === undefined) return repl(opts.traces, opts.format, opts.run, opts.maxRows);
         const { runSql } = await import('../../store/sql.ts');
-        const { text, rows } = await runSql(opts.traces, q, { format: opts.format, out: opts.out, runs: opts.run });
+        const { rows } = await runSql(opts.traces, q, { format: opts.format, out: opts.out, runs: opts.run, maxRows: opts.maxRows, csvSafe: opts.csvSafe });
         if (opts.out) process.stderr.write(`wrote ${rows} row${rows === 1 ? '' : 's'} to ${opts.out}\n`);
-        else process.stdout.write(text);
       }),
     );
   withExamples(
@@ -32,6 +35,7 @@ export function registerSql(program: Command): void {
     `standoff sql "SELECT subject_model, avg(gathered_evidence::int) AS gathered FROM episodes GROUP BY 1 ORDER BY 1"`,
     `standoff sql --format csv "SELECT * FROM scores WHERE scorer = 'policy_compliant_action'"`,
     `standoff sql --out episodes.arrow "SELECT * FROM episodes"`,
+    `standoff sql --max-rows 100 "SELECT * FROM messages"`,
     `standoff sql        # REPL: .tables, .schema TABLE, .mode FORMAT, .quit`,
   );
 
@@ -56,14 +60,19 @@ export function registerSql(program: Command): void {
   withExamples(tables, 'standoff tables', 'standoff tables --traces other-store --format json');
 }
 
+const parsePositiveInt = (name: string) => (value: string): number => {
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got "${value}"`);
+  return Number(value);
+};
+
 const HELP = `commands: .tables  .schema TABLE  .mode ${FORMATS.join('|')}  .help  .quit
 statements end with ";" and may span lines`;
 
-async function repl(traces: string, initialFormat: Format, runs?: string[]): Promise<void> {
-  const { openSandboxedStore, executeReadOnly } = await import('../../store/sql.ts');
+async function repl(traces: string, initialFormat: Format, runs?: string[], maxRows?: number): Promise<void> {
+  const { openSandboxedStore, streamReadOnly, writeFormatted } = await import('../../store/sql.ts');
   const { readInventory } = await import('../../store/tables.ts');
   const { TABLE_NAMES, sqlColumns } = await import('../../schema/tables.ts');
-  const store = await openSandboxedStore(traces, undefined, runs);
+  const store = await openSandboxedStore(traces, runs);
   let format = initialFormat;
   const historyFile = process.env.STANDOFF_HISTORY ?? join(homedir(), '.standoff_history');
   const history = existsSync(historyFile) ? readFileSync(historyFile, 'utf8').split('\n').filter(Boolean).reverse().slice(0, 500) : [];
@@ -111,8 +120,7 @@ async function repl(traces: string, initialFormat: Format, runs?: string[]): Pro
       buffer = '';
       if (interactive) appendFileSync(historyFile, statement.replace(/\n/g, ' ') + '\n');
       try {
-        const result = await executeReadOnly(store.conn, statement);
-        process.stdout.write(formatResult(result, format));
+        await writeFormatted(await streamReadOnly(store.conn, statement), format, process.stdout, { maxRows });
       } catch (err) {
         const code = reportError(err);
         if (!interactive) process.exitCode = code;

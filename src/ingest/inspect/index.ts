@@ -21,6 +21,7 @@ import {
   type TableName,
 } from '../../schema/tables.ts';
 import { mapRun, mapSample, episodeIdOf } from './map.ts';
+import type { ZipLimits } from './zip.ts';
 import { naturalCompare, openInspectLog, problem, sha256File, type InspectHeader } from './read-eval.ts';
 
 export { parseJsonTolerant, openInspectLog, sha256File } from './read-eval.ts';
@@ -47,6 +48,8 @@ export interface LoadInspectOptions {
   runId?: string;
   /** Stop collecting after this many problems (default 20). */
   maxProblems?: number;
+  /** Caps on inflated `.eval` members (default `DEFAULT_ZIP_LIMITS`: 256 MiB, ratio 1000). */
+  zipLimits?: ZipLimits;
 }
 
 export interface LoadInspectResult {
@@ -95,7 +98,7 @@ export interface InspectScan {
  */
 export async function scanInspectLog(path: string, sink: InspectRowSink, opts: LoadInspectOptions = {}): Promise<InspectScan> {
   const max = opts.maxProblems ?? 20;
-  const opened = openInspectLog(path);
+  const opened = openInspectLog(path, opts.zipLimits);
   const problems = [...opened.problems];
   const reader = opened.reader;
   if (!reader) return { log: null, problems, truncated: false };

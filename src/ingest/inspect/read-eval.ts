@@ -33,7 +33,7 @@ import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { dataError, type StandoffError } from '../../errors.ts';
-import { ZipError, ZipReader, type ZipEntry } from './zip.ts';
+import { ZipError, ZipReader, type ZipEntry, type ZipLimits } from './zip.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Tolerant JSON
@@ -174,7 +174,7 @@ function parseMember(file: string, member: string, text: string): { ok: true; va
 }
 
 function zipProblem(file: string, err: ZipError): StandoffError {
-  const code = { empty: 'emptyFile', notZip: 'notZip', truncated: 'truncatedZip', corrupt: 'badZip', unsupported: 'unsupportedZip' }[err.problem];
+  const code = { empty: 'emptyFile', notZip: 'notZip', truncated: 'truncatedZip', corrupt: 'badZip', unsupported: 'unsupportedZip', tooLarge: 'zipBomb' }[err.problem];
   return problem(code, file, err.member, err.message);
 }
 
@@ -268,8 +268,8 @@ export interface OpenResult {
   problems: StandoffError[];
 }
 
-/** Opens an Inspect log (`.eval` or `.json`, sniffed when the extension is neither). */
-export function openInspectLog(path: string): OpenResult {
+/** Opens an Inspect log (`.eval` or `.json`, sniffed when the extension is neither); `limits` bound a `.eval`'s members. */
+export function openInspectLog(path: string, limits?: ZipLimits): OpenResult {
   let size: number;
   try {
     const st = statSync(path);
@@ -281,9 +281,9 @@ export function openInspectLog(path: string): OpenResult {
   if (size === 0) return { reader: null, problems: [problem('emptyFile', path, null, 'the file is empty')] };
   const lower = path.toLowerCase();
   if (lower.endsWith('.json')) return openJsonLog(path);
-  if (lower.endsWith('.eval')) return openEvalLog(path);
+  if (lower.endsWith('.eval')) return openEvalLog(path, limits);
   const head = readFileHead(path);
-  if (head[0] === 0x50 && head[1] === 0x4b) return openEvalLog(path);
+  if (head[0] === 0x50 && head[1] === 0x4b) return openEvalLog(path, limits);
   if (head.toString('utf8').trimStart().startsWith('{')) return openJsonLog(path);
   return { reader: null, problems: [problem('unknownFormat', path, null, 'not an inspect log: expected a .eval (zip) or .json log')] };
 }
@@ -333,10 +333,10 @@ function memberKey(key: string): { id: string; epoch: number } {
   return m ? { id: m[1]!, epoch: Number(m[2]) } : { id: key, epoch: 0 };
 }
 
-function openEvalLog(file: string): OpenResult {
+function openEvalLog(file: string, limits?: ZipLimits): OpenResult {
   let zip: ZipReader;
   try {
-    zip = ZipReader.open(file);
+    zip = ZipReader.open(file, limits);
   } catch (err) {
     if (err instanceof ZipError) return { reader: null, problems: [zipProblem(file, err)] };
     return { reader: null, problems: [problem('unreadable', file, null, `cannot read the file: ${(err as Error).message}`)] };

@@ -14,14 +14,35 @@
  * CRC-32 is verified for every member. Not supported: encryption, multi-disk archives and other
  * compression methods; they raise a {@link ZipError} naming the member.
  *
+ * Bounded: an archive whose central directory declares a member larger than
+ * `limits.maxMemberBytes` (default 256 MiB) or, above 1 MiB, inflating more than
+ * `limits.maxRatio` times its compressed size (default 1000; deflate cannot do much better on
+ * honest data) is refused when it is opened (`tooLarge`), before anything is inflated. Each member
+ * is then inflated chunk by chunk up to its declared size and no further (node's zlib stops at
+ * `maxOutputLength`; zstd goes through fzstd's streaming decoder with a running count), so a
+ * directory that lies about a size cannot make a member larger either.
+ *
  * Errors are {@link ZipError}s with a `problem` (`empty`, `notZip`, `truncated`, `corrupt`,
- * `unsupported`) and, where it applies, the member name; callers turn them into data errors.
+ * `unsupported`, `tooLarge`) and, where it applies, the member name; callers turn them into data
+ * errors.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import * as zlib from 'node:zlib';
-import { decompress as zstdDecompress } from 'fzstd';
+import { Decompress as ZstdDecompress } from 'fzstd';
 
-export type ZipProblem = 'empty' | 'notZip' | 'truncated' | 'corrupt' | 'unsupported';
+export type ZipProblem = 'empty' | 'notZip' | 'truncated' | 'corrupt' | 'unsupported' | 'tooLarge';
+
+/** Caps on what one member may inflate to (see the module comment). */
+export interface ZipLimits {
+  /** Largest inflated member, in bytes. */
+  maxMemberBytes: number;
+  /** Largest inflated / compressed size ratio, for members above {@link RATIO_FLOOR_BYTES}. */
+  maxRatio: number;
+}
+
+export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxMemberBytes: 256 * 1024 * 1024, maxRatio: 1000 };
+/** Small members may compress very well (a run of spaces); the ratio cap starts above this. */
+export const RATIO_FLOOR_BYTES = 1024 * 1024;
 
 export class ZipError extends Error {
   readonly problem: ZipProblem;
@@ -106,12 +127,13 @@ export class ZipReader {
     for (const e of entries) this.byName.set(e.name, e); // last entry of a name wins (as Inspect reads)
   }
 
-  /** Opens an archive and reads its central directory. Throws {@link ZipError}. */
-  static open(path: string): ZipReader {
+  /** Opens an archive and reads its central directory, refusing members over `limits`. Throws {@link ZipError}. */
+  static open(path: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): ZipReader {
     const fd = openSync(path, 'r');
     try {
       const size = fstatSync(fd).size;
       const entries = readCentralDirectory(fd, size);
+      for (const e of entries) checkLimits(e, limits);
       return new ZipReader(path, fd, size, entries);
     } catch (err) {
       closeSync(fd);
@@ -156,7 +178,7 @@ export class ZipReader {
       else if (entry.method === METHOD_DEFLATE) {
         // node's zlib (native) is about twice as fast as fflate here; the bound stops a lying size.
         out = zlib.inflateRawSync(compressed, { maxOutputLength: Math.max(entry.size, 1) });
-      } else out = entry.size > 0 ? zstdDecompress(compressed, new Uint8Array(entry.size)) : zstdDecompress(compressed);
+      } else out = zstdBounded(compressed, entry.size);
     } catch (err) {
       const how = entry.method === METHOD_ZSTD ? 'zstd' : 'deflate';
       throw new ZipError('corrupt', `cannot decompress (${how}): ${(err as Error).message}`, name);
@@ -198,6 +220,32 @@ export class ZipReader {
     this.windowLength = n;
     return this.window.subarray(0, Math.min(n, end - start));
   }
+}
+
+const mib = (n: number) => `${(n / 1024 / 1024).toFixed(n < 10 * 1024 * 1024 ? 1 : 0)} MiB`;
+
+/** Refuses a member whose declared size or ratio is over the limits (a zip bomb). */
+function checkLimits(e: ZipEntry, limits: ZipLimits): void {
+  if (e.size > limits.maxMemberBytes) {
+    throw new ZipError('tooLarge', `member inflates to ${mib(e.size)}, more than the ${mib(limits.maxMemberBytes)} allowed (a zip bomb?); raise it with --max-member-size if the log is genuine`, e.name);
+  }
+  const ratio = e.size / Math.max(e.compressedSize, 1);
+  if (e.size > RATIO_FLOOR_BYTES && ratio > limits.maxRatio) {
+    throw new ZipError('tooLarge', `member inflates ${Math.round(ratio)} times its compressed size (${mib(e.size)}), more than the ${limits.maxRatio}x allowed (a zip bomb?); raise it with --max-ratio if the log is genuine`, e.name);
+  }
+}
+
+/** zstd, decoded chunk by chunk and stopped as soon as it passes the declared size. */
+function zstdBounded(compressed: Uint8Array, size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  const d = new ZstdDecompress((chunk) => {
+    if (at + chunk.length > size) throw new Error(`inflates past its declared ${size} bytes`);
+    out.set(chunk, at);
+    at += chunk.length;
+  });
+  d.push(compressed, true);
+  return at === size ? out : out.subarray(0, at);
 }
 
 function readFully(fd: number, buf: Buffer, length: number, position: number): number {

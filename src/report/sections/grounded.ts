@@ -102,7 +102,7 @@ export function renderGrounded(g: GroundedSection, level: number): string {
     `Policy action (non-ambiguous samples; invalid episodes count as incorrect) crossed with whether a successful log read came before the decision. ` +
       `The informative cells are *gathered and incorrect* (read the evidence, still acted wrongly) and *not gathered and correct* (right by luck: ` +
       `an outcome-only benchmark would miss the difference). ${fmtCount(g.total_correct_without_evidence)} correct action${g.total_correct_without_evidence === 1 ? '' : 's'} came without evidence` +
-      (g.subjects.length > 1 ? ` (${g.subjects.map((s) => `${s.subject}: ${fmtCount(s.table.not_gathered_correct)}`).join(', ')}).` : '.') +
+      (g.subjects.length > 1 ? ` (${g.subjects.map((s) => `${cell(s.subject)}: ${fmtCount(s.table.not_gathered_correct)}`).join(', ')}).` : '.') +
       '\n',
   );
   out.push(

@@ -430,7 +430,7 @@ export function renderJudges(j: JudgesSection, level: number): string {
   const judges = j.judges.map((v) => v.judge);
   out.push(
     table(
-      ['Subject model', 'Full panel', ...judges.map((x) => `Without ${x}`)],
+      ['Subject model', 'Full panel', ...judges.map((x) => `Without ${cell(x)}`)],
       subjects.map((s) => {
         const base = j.leave_one_out.find((r) => r.judge === null && r.subject === s)!;
         return [

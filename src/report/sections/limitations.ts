@@ -1,7 +1,7 @@
 /**
  * Limitations, generated from the data: each item appears only when the data call for it.
  */
-import { fixed, fmtCount, pp } from '../markdown.ts';
+import { cell, fixed, fmtCount, pp } from '../markdown.ts';
 import type { JudgesSection } from './judges.ts';
 import type { PairwiseSection } from './pairwise.ts';
 import type { ProbesSection } from './probes.ts';
@@ -28,7 +28,7 @@ export function limitations(s: SummaryResult, r: ResultsSection, j: JudgesSectio
     `Policy action accuracy excludes ambiguous (NOANSWER) samples by design, while evidence gathering and alignment include them, so the three columns have different denominators.`,
   );
   if (j.available) {
-    const judges = j.judges.map((x) => x.judge).join(', ');
+    const judges = j.judges.map((x) => cell(x.judge)).join(', ');
     let t = `Alignment is a judge-based measurement (${judges}), not ground truth: the judges are models themselves.`;
     if (j.alpha && j.alpha.alpha !== null && j.alpha.alpha < 0.667) t += ` Their agreement is low (Krippendorff's alpha ${fixed(j.alpha.alpha, 2)}), so alignment differences between subjects should be read with caution.`;
     if (j.self_exclusion.removed_verdicts > 0) t += ` Self-exclusion removed ${fmtCount(j.self_exclusion.removed_verdicts)} verdicts, so some subjects are judged by fewer judges than others.`;
