@@ -27,10 +27,10 @@
  * (a full disk: ENOSPC) is a store error (`journal.writeFailed`, exit 4).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, open, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
-import { acquireLockFile, processStart, type LockOwner } from '../store/lock.ts';
+import { acquireLockFile, isOwnerAlive, parseOwner, processStart, type LockOwner } from '../store/lock.ts';
 import type {
   EpisodeRow,
   JudgmentRow,
@@ -70,6 +70,24 @@ async function lockJournal(path: string, runId: string): Promise<void> {
       storeError('run.inProgress', `run "${runId}" is still going in ${holder}: wait for it to finish, or stop it (Ctrl-C, then --resume ${runId}); its journal is ${path}`),
   });
   openHere.add(path);
+}
+
+/**
+ * Refuses at once (`run.inProgress`, exit 4) when another live process holds the run's journal
+ * lock: lets `run` say "still going" before its other checks (an existing journal, the endpoint
+ * check), which run before `openJournal` takes the lock itself.
+ */
+export async function refuseLiveJournal(path: string, runId: string): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(journalLockPath(path), 'utf8');
+  } catch {
+    return;
+  }
+  const holder = parseOwner(text);
+  if (holder && holder.pid !== process.pid && isOwnerAlive(holder)) {
+    throw storeError('run.inProgress', `run "${runId}" is still going (pid ${holder.pid}): wait for it to finish, or stop it (Ctrl-C, then --resume ${runId}); its journal is ${path}`);
+  }
 }
 
 export interface JournalHeader {

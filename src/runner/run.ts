@@ -64,7 +64,7 @@ import { RequestParams, endpointHint, type ParamAdjustment } from './endpoint.ts
 import { judgeEpisode, type JudgePanelMember } from './judges.ts';
 import { runProbeState } from './probes.ts';
 import { SCORERS, scoreEpisode } from './scorers.ts';
-import { journalPath, openJournal, readJournal, readJournalUnit, removeJournal, scanJournal, type JournalHeader, type JournalUnit } from './journal.ts';
+import { journalPath, openJournal, refuseLiveJournal, readJournal, readJournalUnit, removeJournal, scanJournal, type JournalHeader, type JournalUnit } from './journal.ts';
 
 export type ProgressMode = 'auto' | 'bar' | 'lines' | 'none';
 
@@ -499,6 +499,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
     if (contents.torn) log(`standoff run: dropped a torn last line from ${jpath}`);
     resumeContents = contents;
   } else {
+    await refuseLiveJournal(jpath, runId);
     if (existsSync(jpath)) {
       throw usageError('run.journalExists', `a journal for run "${runId}" already exists (${jpath}): resume it with --resume ${runId}, or delete the file to start over`);
     }
