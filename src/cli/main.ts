@@ -1,6 +1,6 @@
 /**
- * `standoff` command-line entry point. Each command lives in `src/cli/commands/` and registers
- * itself here. Exit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO,
+ * The `standoff` program: each command lives in `src/cli/commands/` and registers itself here
+ * (`src/cli/bin.ts` runs it; notebooks parse their `standoff` blocks with the same definitions). Exit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO,
  * 130 interrupted (see src/errors.ts).
  */
 import { Command, CommanderError } from 'commander';
@@ -52,5 +52,3 @@ export async function main(argv: string[]): Promise<void> {
     throw err;
   }
 }
-
-await main(process.argv);

@@ -33,16 +33,16 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { usageError } from '../errors.ts';
+import { packagePath } from '../paths.ts';
 import { RUN_ID_PATTERN } from '../schema/tables.ts';
 import { simFamily } from './sim/profiles.ts';
 
 export const DEFAULT_CONFIG_FILE = 'standoff.config.json';
 export const SIM_PREFIX = 'sim:';
 /** The repository's scenario directory (used when a config names none). */
-export const DEFAULT_SCENARIOS_DIR = fileURLToPath(new URL('../../scenarios', import.meta.url));
+export const DEFAULT_SCENARIOS_DIR = packagePath('scenarios');
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
