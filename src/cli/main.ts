@@ -13,14 +13,23 @@ import { registerIngest } from './commands/ingest.ts';
 import { registerRun } from './commands/run.ts';
 import { registerReport } from './commands/report.ts';
 import { STANDOFF_VERSION } from '../version.ts';
+import { usageLine } from './program.ts';
 
-export function buildProgram(): Command {
+/**
+ * The whole command tree. `output` redirects commander's own output (help, usage errors): a
+ * notebook block builds its own program with it.
+ */
+export function buildProgram(output: { writeOut?: (s: string) => void; writeErr?: (s: string) => void } = {}): Command {
   const program = new Command('standoff')
     .description('Run and analyse tool-using AI-agent evaluations with statistics people can trust.')
     .version(STANDOFF_VERSION)
+    // Options belong to the command they follow (`ci --format` vs `ci exact --format`).
+    .enablePositionalOptions()
     .exitOverride();
   program.configureOutput({
-    outputError: (str, write) => write(`${str.trim().replace(/^error:/, 'standoff: usage:')} (see --help)\n`),
+    ...output,
+    // One line: "standoff: usage: unknown option '--trace' (did you mean --traces?)".
+    outputError: (str, write) => write(`standoff: usage: ${usageLine(str)}\n`),
   });
   registerSql(program);
   registerSchema(program);

@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { DEFAULT_TRACES, action, withExamples } from '../program.ts';
-
-/** Prints a summary as JSON on stdout, or a few readable lines on stderr-free stdout. */
-function printSummary(summary: unknown, json: boolean, lines: string[]): void {
-  process.stdout.write(json ? JSON.stringify(summary, null, 2) + '\n' : lines.join('\n') + '\n');
-}
+import { action, withExamples } from '../program.ts';
+import { formatOption, storeOptions } from '../options.ts';
+import { printSummary } from '../output.ts';
+import type { Format } from '../../store/format.ts';
 
 const counts = (t: Partial<Record<string, number>>) =>
   Object.entries(t)
@@ -25,22 +23,26 @@ export function registerIngest(program: Command): void {
     .argument('<files...>', 'CSV files (UTF-8; a BOM and CRLF line endings are fine)')
     .option('--map <file>', 'mapping file (JSON; see docs/ingest-csv.md); without it, well-known column names are recognised and the mapping is printed')
     .option('--run-id <id>', 'run id (default: csv-<time>-<hash>)')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace an existing run with the same id')
-    .option('--json', 'print the summary as JSON')
     .action(
-      action(async (files: string[], o: { map?: string; runId?: string; traces: string; dryRun?: boolean; replace?: boolean; json?: boolean }) => {
+      action(async (files: string[], o: { map?: string; runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format }) => {
         const { ingestCsv } = await import('../../ingest/ingest-csv.ts');
         const s = await ingestCsv(files, { traces: o.traces, map: o.map, runId: o.runId, dryRun: o.dryRun, replace: o.replace });
         const detected = s.files.some((f) => f.detected);
-        if (detected && !o.json) process.stderr.write(`standoff: no --map given; detected mapping: ${s.mappingJson}\n`);
-        printSummary(s, !!o.json, [
-          `${s.dryRun ? 'would write' : 'wrote'} run ${s.runId} to ${s.store}: ${counts(s.tables)}`,
-          ...s.files.map((f) => `  ${f.file}: ${f.rows} rows -> ${f.table}${f.ignoredColumns.length ? ` (ignored columns: ${f.ignoredColumns.join(', ')})` : ''}`),
-        ]);
+        if (detected && o.format !== 'json') process.stderr.write(`standoff: no --map given; detected mapping: ${s.mappingJson}\n`);
+        printSummary(
+          s,
+          o.format,
+          [
+            `${s.dryRun ? 'would write' : 'wrote'} run ${s.runId} to ${s.store}: ${counts(s.tables)}`,
+            ...s.files.map((f) => `  ${f.file}: ${f.rows} rows -> ${f.table}${f.ignoredColumns.length ? ` (ignored columns: ${f.ignoredColumns.join(', ')})` : ''}`),
+          ],
+          s.files.map((f) => ({ run_id: s.runId, dry_run: s.dryRun, file: f.file, table: f.table, rows: f.rows, ignored_columns: f.ignoredColumns })),
+        );
       }),
     );
+  formatOption(storeOptions(csv, { runs: false })); // the shared options (src/cli/options.ts)
   withExamples(
     csv,
     'standoff ingest csv results.csv --map map.json --run-id vendor-a',
@@ -53,23 +55,23 @@ export function registerIngest(program: Command): void {
     .description('ingest Inspect AI logs (.eval archives, including crashed journal-only ones, and .json logs); one run per log')
     .argument('<paths...>', 'log files or directories')
     .option('--run-id <id>', 'run id (only with a single log; default: inspect-<eval run id>-<hash>)')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace runs that already exist')
-    .option('--json', 'print the summary as JSON')
     .action(
-      action(async (paths: string[], o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; json?: boolean }) => {
+      action(async (paths: string[], o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format }) => {
         const { ingestInspect } = await import('../../ingest/ingest-inspect.ts');
         const s = await ingestInspect(paths, { traces: o.traces, runId: o.runId, dryRun: o.dryRun, replace: o.replace, report: () => undefined });
         printSummary(
           s,
-          !!o.json,
+          o.format,
           s.runs.map(
             (r) =>
               `${s.dryRun ? 'would write' : 'wrote'} run ${r.runId} (${r.file}: ${r.suite}, ${r.model}, ${r.samples} samples${r.rebuiltFromJournal ? ', rebuilt from the journal' : ''}): ${counts(r.tables)}`,
           ),
+          s.runs.map((r) => ({ dry_run: s.dryRun, run_id: r.runId, file: r.file, suite: r.suite, model: r.model, samples: r.samples, rebuilt_from_journal: !!r.rebuiltFromJournal, ...r.tables })),
         );
       }),
     );
+  formatOption(storeOptions(inspect, { runs: false })); // the shared options (src/cli/options.ts)
   withExamples(inspect, 'standoff ingest inspect logs/', 'standoff ingest inspect logs/2026-08-10T15-02-57_task.eval --run-id o1-full --dry-run');
 }
