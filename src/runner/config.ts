@@ -36,6 +36,8 @@ import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path
 import { z } from 'zod';
 import { usageError } from '../errors.ts';
 import { packagePath } from '../paths.ts';
+import { didYouMean } from '../did-you-mean.ts';
+import { zodKeysAt } from '../schema/zod-keys.ts';
 import { RUN_ID_PATTERN } from '../schema/tables.ts';
 import { simFamily } from './sim/profiles.ts';
 
@@ -172,7 +174,7 @@ function zodMessage(err: z.ZodError, where: string): string {
     if (/^(api[-_]?key|apikey|key|token|authorization)$/i.test(key)) {
       return `${where}: field "${path ? `${path}.` : ''}${key}" is not allowed: put the key in an environment variable (or .env) and name that variable in "api_key_env"`;
     }
-    return `${where}: field "${path ? `${path}.` : ''}${key}" is not a known field`;
+    return `${where}: field "${path ? `${path}.` : ''}${key}" is not a known field${didYouMean(key, zodKeysAt(ConfigSchema, issue.path))}`;
   }
   return `${where}: field "${path || '(root)'}" ${issue.message.replace(/^Invalid input: /, '').toLowerCase()}`;
 }
