@@ -141,6 +141,8 @@ describe('usage errors', () => {
     const m = runCli(['ci', '--list-metrics', '--traces', 'traces', '--format', 'csv']);
     expect(m.code, m.stderr).toBe(0);
     expect(m.stdout.split('\n')[0]).toBe('metric,binary,description');
+    const missing = runCli(['ci', '--list-metrics', '--traces', 'no-such-store']);
+    expect([missing.code, missing.stderr]).toEqual([4, 'standoff: trace store no-such-store does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)\n']);
   });
 });
 

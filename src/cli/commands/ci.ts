@@ -1,8 +1,10 @@
+import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { action, collect, parseIntArg, usageError, withExamples } from '../program.ts';
 import { formatOption, levelOption, MEASURES, resamplingOptions, storeOptions } from '../options.ts';
 import { printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
+import { storeError } from '../../errors.ts';
 
 // Libraries load on first use (inside the action), so `standoff --help` and light commands start
 // fast: a command file imports only commander, ../program.ts, ../options.ts and ../output.ts
@@ -49,6 +51,10 @@ export function registerCi(program: Command): void {
       if (!opts.listMetrics) {
         ci.outputHelp();
         return;
+      }
+      // The list is the built-in metrics today; a --traces that names no store is still an error.
+      if (ci.getOptionValueSource('traces') === 'cli' && !existsSync(opts.traces)) {
+        throw storeError('store.missing', `trace store ${opts.traces} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
       }
       const { METRICS } = await import('../../report/metrics.ts');
       printResult(
