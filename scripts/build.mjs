@@ -7,9 +7,10 @@
  * - One ESM bundle for Node 20 with code splitting: `dist/cli.js` holds commander and the command
  *   definitions; every `await import(...)` inside a command's action becomes a chunk in
  *   `dist/chunks/` that loads only when that command runs (see src/cli/main.ts).
- * - Small pure-JS dependencies (commander, zod, @stdlib, ...) are bundled: @stdlib's beta quantile
- *   alone is ~850 CommonJS files, too slow to resolve at every start. Native and large packages
- *   stay external and load from node_modules when a command imports them (EXTERNAL below).
+ * - Pure-JS dependencies are bundled (commander, zod, @stdlib, DuckDB's JavaScript API, Arrow):
+ *   @stdlib's beta quantile alone is ~850 CommonJS files and @duckdb/node-api ~300, too slow to
+ *   resolve at every start. Native addons, and large packages only one command uses, stay external
+ *   and load from node_modules when that command imports them (EXTERNAL below).
  * - Worker threads: each entry in WORKERS becomes `dist/workers/<name>.js`; code starts it through
  *   `workerUrl(name, bootUrl)` from src/paths.ts. Add a worker here under the name it uses there.
  * - Files are written to temp names and renamed, chunks before the entries that import them, and
@@ -55,6 +56,9 @@ export async function build({ quiet = false } = {}) {
     // Bundled CommonJS dependencies may require() Node built-ins; ESM has no require of its own.
     banner: { js: "import { createRequire as __standoffRequire } from 'node:module'; const require = __standoffRequire(import.meta.url);" },
     metafile: true,
+    // Less to parse at every start; identifiers keep their names, so stack traces stay readable.
+    minifyWhitespace: true,
+    minifySyntax: true,
     write: false,
     logLevel: 'warning',
   });
