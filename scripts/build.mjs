@@ -40,6 +40,18 @@ export const EXTERNAL = ['@duckdb/node-bindings', '@resvg/resvg-js', 'vega', 've
 
 const STALE_CHUNK_MS = 10 * 60 * 1000;
 
+/**
+ * zod re-exports all of its ~40 message locales (`z.locales`), more than half of its code; Standoff
+ * uses English messages only, so the bundle's `z.locales` holds `en` alone.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (args.importer.includes(`${sep}node_modules${sep}zod${sep}`) ? { path: 'zod-locales', namespace: 'zod-en' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, () => ({ contents: "export { default as en } from 'zod/v4/locales/en.js';", resolveDir: ROOT }));
+  },
+};
+
 export async function build({ quiet = false } = {}) {
   const started = Date.now();
   const result = await esbuild.build({
@@ -56,6 +68,7 @@ export async function build({ quiet = false } = {}) {
     // Bundled CommonJS dependencies may require() Node built-ins; ESM has no require of its own.
     banner: { js: "import { createRequire as __standoffRequire } from 'node:module'; const require = __standoffRequire(import.meta.url);" },
     metafile: true,
+    plugins: [zodEnglishOnly],
     // Less to parse at every start; identifiers keep their names, so stack traces stay readable.
     minifyWhitespace: true,
     minifySyntax: true,
@@ -73,7 +86,7 @@ export async function build({ quiet = false } = {}) {
     written.add(f.path);
   }
   // Sources bundled (not node_modules) plus what else decides the output.
-  const inputs = Object.keys(result.metafile.inputs).filter((f) => !f.includes('node_modules'));
+  const inputs = Object.keys(result.metafile.inputs).filter((f) => !f.includes('node_modules') && !f.includes(':')); // not virtual modules
   const record = {};
   for (const f of [...inputs, 'scripts/build.mjs', 'package-lock.json'].sort()) {
     const st = statSync(join(ROOT, f));
