@@ -3,8 +3,8 @@
  * against a baseline measured in the same run (scipy / NLTK through Debian's python3, or a plain
  * DuckDB COPY). Each bench runs in its own process, so memory figures are not inflated by the
  * benches before it. Benches write to temp directories, use only 127.0.0.1, and never assert:
- * they report. Names: stats, alpha, ingest-csv, ingest-inspect, ingest-inspect-large, runner, report
- * (default: all).
+ * they report. Names: stats, alpha, ingest-csv, ingest-inspect, ingest-inspect-large, runner, report,
+ * cli (default: all).
  * A machine busy with other work gives noisy figures; the same-run ratios are the stable part.
  * Results: bench/out/<name>.json.
  */
@@ -20,6 +20,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   'ingest-inspect-large': async () => (await import('./ingest-inspect-large.ts')).benchIngestInspectLarge(),
   runner: async () => (await import('./runner.ts')).benchRunner(),
   report: async () => (await import('./report.ts')).benchReport(),
+  cli: async () => (await import('./cli.ts')).benchCli(),
 };
 
 const yesNo = (ok: boolean) => (ok ? 'ok' : 'MISSED');

@@ -1,6 +1,7 @@
 /**
- * `standoff` command-line entry point. Each command lives in `src/cli/commands/` and registers
- * itself here. Exit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 5 endpoint,
+ * The `standoff` program: each command lives in `src/cli/commands/` and registers itself here
+ * (`src/cli/bin.ts` runs it; notebooks parse their `standoff` blocks with the same definitions).
+ * Exit codes: 0 ok, 1 internal error, 2 usage/config, 3 data, 4 store/IO, 5 endpoint,
  * 130 interrupted (see src/errors.ts).
  */
 import { Command, CommanderError } from 'commander';
@@ -13,14 +14,23 @@ import { registerIngest } from './commands/ingest.ts';
 import { registerRun } from './commands/run.ts';
 import { registerReport } from './commands/report.ts';
 import { STANDOFF_VERSION } from '../version.ts';
+import { usageLine } from './program.ts';
 
-export function buildProgram(): Command {
+/**
+ * The whole command tree. `output` redirects commander's own output (help, usage errors): a
+ * notebook block builds its own program with it.
+ */
+export function buildProgram(output: { writeOut?: (s: string) => void; writeErr?: (s: string) => void } = {}): Command {
   const program = new Command('standoff')
     .description('Run and analyse tool-using AI-agent evaluations with statistics people can trust.')
     .version(STANDOFF_VERSION)
+    // Options belong to the command they follow (`ci --format` vs `ci exact --format`).
+    .enablePositionalOptions()
     .exitOverride();
   program.configureOutput({
-    outputError: (str, write) => write(`${str.trim().replace(/^error:/, 'standoff: usage:')} (see --help)\n`),
+    ...output,
+    // One line: "standoff: usage: unknown option '--trace' (did you mean --traces?)".
+    outputError: (str, write) => write(`standoff: usage: ${usageLine(str)}\n`),
   });
   registerSql(program);
   registerSchema(program);
@@ -52,5 +62,3 @@ export async function main(argv: string[]): Promise<void> {
     throw err;
   }
 }
-
-await main(process.argv);

@@ -6,6 +6,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { StandoffError, EXIT_CODES, oneLine, usageError } from '../errors.ts';
 import { FORMATS, type Format } from '../store/format.ts';
+import { currentSink } from './output.ts';
 
 export const DEFAULT_TRACES = 'traces';
 
@@ -33,6 +34,16 @@ export function parseNumberArg(name: string) {
 
 export const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
 
+/**
+ * A commander error message as one line: its "(Did you mean --x?)" line, if any, joins the first
+ * line; without one, the line points to --help.
+ */
+export function usageLine(message: string): string {
+  const [first, ...rest] = message.trim().replace(/^error:\s*/, '').split('\n');
+  const hint = /^\(Did you mean (.+)\?\)$/.exec(rest.join(' ').trim());
+  return hint ? `${first} (did you mean ${hint[1]}?)` : `${first} (see --help)`;
+}
+
 /** Adds an example block to a command's --help. */
 export function withExamples(cmd: Command, ...examples: string[]): Command {
   return cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
@@ -53,12 +64,16 @@ export function reportError(err: unknown): number {
   return EXIT_CODES.internal;
 }
 
-/** Wraps an action so errors become one line on stderr and a documented exit code. */
+/**
+ * Wraps an action so errors become one line on stderr and a documented exit code (or, when the
+ * caller asked for it, e.g. a notebook block, propagate; see src/cli/output.ts).
+ */
 export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | void) {
   return async (...args: A) => {
     try {
       await fn(...args);
     } catch (err) {
+      if (currentSink().rethrow) throw err;
       process.exitCode = reportError(err);
     }
   };

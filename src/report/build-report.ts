@@ -41,7 +41,7 @@ import { isOwnerAlive } from '../store/lock.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 import { cell, fmtCount } from './markdown.ts';
 import { renderFigures } from './render-figure.ts';
-import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeStacked, reliabilityPlot, sliceDots, type FigureSpec } from './figures.ts';
+import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots, type FigureSpec } from './figures.ts';
 import { REPORT_MEMORY_LIMIT, buildContext, materializeObservations, openReportStore, reportError, type ReportContext } from './sections/context.ts';
 import { renderGate, renderSummary, runSummary, type SummaryResult, type RunHash } from './sections/summary.ts';
 import { renderResults, resultsSection, type ResultsSection } from './sections/results.ts';
@@ -263,7 +263,7 @@ function buildFigures(ctx: ReportContext, r: ReportResults): FigureSpec[] {
     groundedHeatmap(r.grounded, ctx.subjects),
     sliceDots(r.slices, ctx.subjects, ctx.colours, ctx.level),
     r.pairwise.comparisons.some((c) => c.difference !== null) ? forestPlot(r.pairwise, ctx.level) : null,
-    r.probes.available ? probeStacked(r.probes, ctx.subjects) : null,
+    r.probes.available ? probeOutcomes(r.probes, ctx.subjects) : null,
     r.probes.available ? reliabilityPlot(r.probes, ctx.subjects, ctx.colours) : null,
     judgeMatrix(r.judges),
   ];

@@ -5,7 +5,6 @@
  */
 import { clopperPearson, type BinomialInterval, type Sided } from '../stats/clopper-pearson.ts';
 import { dataError } from '../errors.ts';
-import { lineOf, numericColumn, readInputFile } from './input-file.ts';
 
 /** Documented key order: counts, estimate, interval, then how it was computed. */
 export function orderedInterval(ci: BinomialInterval): BinomialInterval {
@@ -18,6 +17,8 @@ export function ciExactCounts(opts: { successes: number; trials: number; level?:
 }
 
 export async function ciExactInput(file: string, opts: { level?: number; sided?: Sided }): Promise<(BinomialInterval & { group: Record<string, string | null> })[]> {
+  // Loaded here, not at the top: `ci exact --successes K --trials N` must not load DuckDB.
+  const { lineOf, numericColumn, readInputFile } = await import('./input-file.ts');
   const t = await readInputFile(file, ['successes', 'trials']);
   const k = numericColumn(t, 'successes');
   const n = numericColumn(t, 'trials');

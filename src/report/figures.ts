@@ -1,7 +1,10 @@
 /**
  * Vega-Lite specs for the report's figures, data inlined. Every spec uses the bundled font
  * ({@link FONT_FAMILY}), a white background, titles, axis titles with units, and the same fixed
- * subject -> colour scale (`ReportContext.colours`), so a subject has one colour in every figure.
+ * subject -> colour scale (`ReportContext.colours`, from the colour-blind-safe `PALETTE` of
+ * sections/context.ts), so a subject has one colour in every figure. Colour never carries meaning
+ * alone: panels, axis labels and legends name what a colour stands for. Faceted figures wrap
+ * their panels ({@link wrapColumns}) so no figure grows wider than {@link MAX_FIGURE_WIDTH}.
  */
 import { FONT_FAMILY } from './render-figure.ts';
 import { METRIC_LABEL, type MainMetric } from './sections/context.ts';
@@ -42,6 +45,12 @@ export function subjectScale(subjects: string[], colours: Record<string, string>
 
 const pct100 = (x: number | null) => (x === null ? null : Math.round(x * 1e6) / 1e4);
 
+/** Figures stay about this wide (CSS pixels; the PNG is twice that): wider facet rows wrap. */
+export const MAX_FIGURE_WIDTH = 1000;
+
+/** Facet columns per row for panels about `panelWidth` wide (axis labels included). */
+export const wrapColumns = (panelWidth: number, panels: number): number => Math.max(1, Math.min(panels, Math.floor(MAX_FIGURE_WIDTH / panelWidth)));
+
 /** Metric bars with exact-interval whiskers, one panel per metric. */
 export function metricBars(r: ResultsSection, subjects: string[], colours: Record<string, string>, level: number): FigureSpec {
   const metrics: MainMetric[] = ['gathered_evidence', 'policy_action', 'alignment'];
@@ -67,7 +76,8 @@ export function metricBars(r: ResultsSection, subjects: string[], colours: Recor
       $schema: SCHEMA,
       title: { text: 'Results per subject', subtitle: `Bars: rate; whiskers: ${L}% interval (Clopper-Pearson; bootstrap for split judge medians)` },
       data: { values },
-      facet: { column: { field: 'metric', type: 'nominal', title: null, sort: metrics.map((m) => METRIC_LABEL[m]) } },
+      facet: { field: 'metric', type: 'nominal', title: null, sort: metrics.map((m) => METRIC_LABEL[m]) },
+      columns: wrapColumns(Math.max(200, 56 * subjects.length) + 90, metrics.length),
       spec: {
         width: Math.max(200, 56 * subjects.length),
         height: 220,
@@ -122,7 +132,8 @@ export function groundedHeatmap(g: GroundedSection, subjects: string[]): FigureS
       $schema: SCHEMA,
       title: { text: 'Grounded vs lucky', subtitle: 'Evidence gathered before deciding × policy-compliant action (non-ambiguous samples; counts and % of the subject\'s samples)' },
       data: { values },
-      facet: { column: { field: 'subject', type: 'nominal', title: 'Subject model', sort: subjects } },
+      facet: { field: 'subject', type: 'nominal', title: 'Subject model', sort: subjects },
+      columns: wrapColumns(170 + 150, subjects.length),
       spec: {
         width: 170,
         height: 130,
@@ -149,14 +160,15 @@ export function groundedHeatmap(g: GroundedSection, subjects: string[]): FigureS
   };
 }
 
-/** Slice dot plot with interval rules: rows = dimensions, columns = metrics. */
+/** Slice dot plot with interval rules: one panel per metric (wrapped), rows = slices grouped by dimension. */
 export function sliceDots(s: SlicesSection, subjects: string[], colours: Record<string, string>, level: number): FigureSpec {
   const dimLabel: Record<string, string> = { domain: 'Domain', decision_type: 'Decision type', variant: 'Variant' };
+  const metrics = (['gathered_evidence', 'policy_action', 'alignment'] as MainMetric[]).map((m) => METRIC_LABEL[m]);
   const values = s.rows
     .filter((r) => r.trials > 0)
     .map((r) => ({
       dimension: dimLabel[r.dimension],
-      slice: r.value,
+      slice: `${dimLabel[r.dimension]}: ${r.value}`,
       subject: r.subject,
       metric: METRIC_LABEL[r.metric],
       rate: pct100(r.estimate),
@@ -165,6 +177,9 @@ export function sliceDots(s: SlicesSection, subjects: string[], colours: Record<
       n: r.trials,
     }));
   const L = Math.round(level * 100);
+  const slices = [...new Set(values.map((v) => v.slice))];
+  const panelWidth = 220;
+  const labelWidth = 7 * Math.max(0, ...slices.map((x) => x.length)); // ~7 px per character at 11 px
   return {
     name: 'slices',
     caption: `Rates by domain, decision type and variant per subject, with ${L}% intervals.`,
@@ -172,16 +187,15 @@ export function sliceDots(s: SlicesSection, subjects: string[], colours: Record<
       $schema: SCHEMA,
       title: { text: 'Slices', subtitle: `Dots: rate; lines: ${L}% interval. Policy action has no ambiguous slice (NOANSWER).` },
       data: { values },
-      facet: {
-        row: { field: 'dimension', type: 'nominal', title: null, sort: ['Domain', 'Decision type', 'Variant'], header: { labelAngle: 0, labelAlign: 'left' } },
-        column: { field: 'metric', type: 'nominal', title: null, sort: ['gathered_evidence', 'policy_action', 'alignment'].map((m) => METRIC_LABEL[m as MainMetric]) },
-      },
-      resolve: { scale: { y: 'independent' } },
+      facet: { field: 'metric', type: 'nominal', title: null, sort: metrics, header: { labelFontSize: 13 } },
+      columns: wrapColumns(panelWidth + labelWidth + 40, metrics.length),
+      // Each panel its own slices (policy action has no ambiguous one) and its own rate axis.
+      resolve: { scale: { y: 'independent' }, axis: { x: 'independent' } },
       spec: {
-        width: 220,
+        width: panelWidth,
         height: { step: 10 },
         encoding: {
-          y: { field: 'slice', type: 'nominal', title: null, sort: [...new Set(values.map((v) => v.slice))] },
+          y: { field: 'slice', type: 'nominal', title: null, sort: slices },
           yOffset: { field: 'subject', type: 'nominal', sort: subjects },
           color: { field: 'subject', type: 'nominal', title: 'Subject model', scale: subjectScale(subjects, colours) },
         },
@@ -215,24 +229,39 @@ export function forestPlot(p: PairwiseSection, level: number): FigureSpec {
     caption: `Paired differences between subjects (A − B, percentage points) with ${L}% paired-bootstrap intervals.`,
     spec: {
       $schema: SCHEMA,
-      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by scenario × epoch; lines: ${L}% paired-bootstrap interval; dashed: no difference` },
+      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by scenario × epoch; lines: ${L}% paired-bootstrap interval; dashed line at 0: no difference` },
       data: { values },
-      facet: { row: { field: 'metric', type: 'nominal', title: null, sort: ['gathered_evidence', 'policy_action', 'alignment'].map((m) => METRIC_LABEL[m as MainMetric]), header: { labelAngle: 0, labelAlign: 'left' } } },
+      facet: {
+        row: {
+          field: 'metric',
+          type: 'nominal',
+          title: null,
+          sort: ['gathered_evidence', 'policy_action', 'alignment'].map((m) => METRIC_LABEL[m as MainMetric]),
+          header: { labelAngle: 0, labelAlign: 'left', labelAnchor: 'start', labelOrient: 'top', labelFontSize: 13, labelFontWeight: 'bold' },
+        },
+      },
       spec: {
-        width: 420,
+        width: 460,
         height: { step: 22 },
         layer: [
-          { mark: { type: 'rule', strokeDash: [4, 3], color: '#888' }, encoding: { x: { datum: 0, type: 'quantitative' } } },
+          { mark: { type: 'rule', strokeDash: [4, 3], strokeWidth: 1.5, color: '#444' }, encoding: { x: { datum: 0, type: 'quantitative' } } },
           {
-            mark: { type: 'rule', strokeWidth: 2, color: '#4E79A7' },
+            mark: { type: 'rule', strokeWidth: 2, color: '#0072B2' },
             encoding: {
               y: { field: 'pair', type: 'nominal', title: null, sort: pairs },
-              x: { field: 'lower', type: 'quantitative', title: 'Difference A − B (percentage points)', scale: { domain: [-100, 100] } },
+              x: {
+                field: 'lower',
+                type: 'quantitative',
+                title: 'Difference A − B (percentage points)',
+                scale: { domain: [-100, 100] },
+                // Ticks every 25 points, so the zero line is a labelled tick.
+                axis: { values: [-100, -75, -50, -25, 0, 25, 50, 75, 100], labelExpr: "datum.value === 0 ? '0 = no difference' : datum.label" },
+              },
               x2: { field: 'upper' },
             },
           },
           {
-            mark: { type: 'point', filled: true, size: 60, color: '#1f3b5c' },
+            mark: { type: 'point', filled: true, size: 60, color: '#0b3a5c' },
             encoding: { y: { field: 'pair', type: 'nominal', sort: pairs }, x: { field: 'difference', type: 'quantitative' }, tooltip: [{ field: 'pair' }, { field: 'difference' }, { field: 'p_holm' }] },
           },
         ],
@@ -243,36 +272,53 @@ export function forestPlot(p: PairwiseSection, level: number): FigureSpec {
 }
 
 export const OUTCOME_ORDER = ['Facts right, action right', 'Facts right, action wrong', 'Fact wrong, action right', 'Fact wrong, action wrong'];
-const OUTCOME_COLOURS = ['#59A14F', '#E15759', '#A0CBE8', '#9C755F'];
+/** Action right: blues, action wrong: oranges (Okabe-Ito); dark = facts right, light = a fact wrong. */
+export const OUTCOME_COLOURS = ['#0072B2', '#D55E00', '#56B4E9', '#E69F00'];
 
-/** Stacked bars of the four paired-probe outcomes per subject. */
-export function probeStacked(p: ProbesSection, subjects: string[]): FigureSpec {
+/** The four paired-probe outcomes per subject: share of states with its exact interval, one panel per outcome. */
+export function probeOutcomes(p: ProbesSection, subjects: string[]): FigureSpec {
   const values = p.subjects.flatMap((s) =>
     [s.cells.facts_right_action_right, s.cells.facts_right_action_wrong, s.cells.facts_wrong_action_right, s.cells.facts_wrong_action_wrong].map((c, i) => ({
       subject: s.subject,
       outcome: OUTCOME_ORDER[i],
-      order: i,
       share: pct100(c.rate),
+      lower: pct100(c.lower),
+      upper: pct100(c.upper),
+      label: c.rate === null ? 'n/a' : `${(c.rate * 100).toFixed(1)}% (${c.count}/${c.n})`,
       count: c.count,
       states: c.n,
     })),
   );
+  const L = Math.round(p.level * 100);
+  const shown = subjects.filter((s) => p.subjects.some((x) => x.subject === s));
+  const panelWidth = 300;
   return {
     name: 'probes',
-    caption: 'The four paired-probe outcomes per subject (share of states).',
+    caption: `The four paired-probe outcomes per subject: share of states with ${L}% Clopper-Pearson intervals.`,
     spec: {
       $schema: SCHEMA,
-      title: { text: 'Reading vs acting: paired-probe outcomes', subtitle: '"Facts right" = every factual probe on the state answered correctly; "action" = the decision question' },
+      title: {
+        text: 'Reading vs acting: paired-probe outcomes',
+        subtitle: [`Share of states; lines: ${L}% Clopper-Pearson interval`, '"Facts right" = every factual probe on the state answered correctly; "action" = the decision question'],
+      },
       data: { values },
-      width: 460,
-      height: { step: 34 },
-      mark: { type: 'bar' },
-      encoding: {
-        y: { field: 'subject', type: 'nominal', title: 'Subject model', sort: subjects.filter((s) => p.subjects.some((x) => x.subject === s)) },
-        x: { field: 'share', type: 'quantitative', title: 'Share of states (%)', stack: 'zero', scale: { domain: [0, 100] } },
-        color: { field: 'outcome', type: 'nominal', title: 'Outcome', sort: OUTCOME_ORDER, scale: { domain: OUTCOME_ORDER, range: OUTCOME_COLOURS }, legend: { orient: 'bottom', columns: 2 } },
-        order: { field: 'order', type: 'quantitative' },
-        tooltip: [{ field: 'subject' }, { field: 'outcome' }, { field: 'share' }, { field: 'count' }, { field: 'states' }],
+      facet: { field: 'outcome', type: 'nominal', title: null, sort: OUTCOME_ORDER, header: { labelFontSize: 13 } },
+      columns: wrapColumns(panelWidth + 160, OUTCOME_ORDER.length),
+      spec: {
+        width: panelWidth,
+        height: { step: 30 },
+        encoding: {
+          y: { field: 'subject', type: 'nominal', title: 'Subject model', sort: shown },
+          color: { field: 'outcome', type: 'nominal', sort: OUTCOME_ORDER, scale: { domain: OUTCOME_ORDER, range: OUTCOME_COLOURS }, legend: null },
+        },
+        layer: [
+          { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'lower', type: 'quantitative', title: 'Share of states (%)', scale: { domain: [0, 100] } }, x2: { field: 'upper' } } },
+          {
+            mark: { type: 'point', filled: true, size: 70, opacity: 1 },
+            encoding: { x: { field: 'share', type: 'quantitative' }, tooltip: [{ field: 'subject' }, { field: 'outcome' }, { field: 'label' }, { field: 'lower' }, { field: 'upper' }] },
+          },
+          { mark: { type: 'text', dy: -11, fontSize: 10, color: '#222' }, encoding: { x: { field: 'share', type: 'quantitative' }, text: { field: 'label' } } },
+        ],
       },
       config: baseConfig(),
     },

@@ -12,13 +12,11 @@
  *   rendered as a Markdown table (at most {@link MAX_ROWS} rows; the rest are counted).
  * - `vega-lite`: a Vega-Lite spec (JSON). Without `data`, it gets the previous `sql` block's rows
  *   inline. Rendered to `<name>-<n>.svg`, `.png` and `.vl.json` next to the output and linked.
- * - `standoff`: one statistics command, run through the library the CLI uses
- *   (`src/report/ci.ts`, `src/report/ci-bootstrap.ts`): `ci exact --metric M [--by COLS]
- *   [--sided S] [--aggregates]`, `ci bootstrap --metric M [--by COLS] [--cluster COL]
- *   [--method M]`, `ci paired --metric M --a X --b Y [--cluster COL] [--method M]`,
- *   `agreement [--scorer S] [--measure LEVEL]`, `probes [--by COLS]`, `judges [--scorer S]
- *   [--exclude-by W]` (totals). `--level`, `--seed` and `--resamples` are accepted; the store and
- *   runs are the notebook's (a block may not name its own `--traces`/`--run`).
+ * - `standoff`: one statistics command (`ci exact|bootstrap|paired`, `agreement`, `judges`,
+ *   `probes`), parsed and run by the CLI's own command definitions and actions: the caller passes
+ *   them as `options.standoff` (the CLI passes `runStandoffBlock` from src/cli/notebook-blocks.ts;
+ *   the library does not import the CLI). The store, runs, seed, resamples and level are the
+ *   notebook's; see docs/notebooks.md for what a block may and may not say.
  * Everything else is copied unchanged. Each block is kept in the output, followed by its result.
  *
  * Output: `<out>/<name>.md` plus its figures, written to a temp directory first and renamed into
@@ -36,8 +34,6 @@ import { toMarkdown } from '../store/format.ts';
 import { METRICS } from './metrics.ts';
 import { renderFigure } from './render-figure.ts';
 import { baseConfig } from './figures.ts';
-import { agreementFromStore, ciExactMetric, judgesFromStore, probesFromStore, type StoreSource } from './ci.ts';
-import { ciBootstrap, ciPaired } from './ci-bootstrap.ts';
 import { DEFAULT_REPORT_SEED, DEFAULT_RESAMPLES, DEFAULT_LEVEL, type BuildReportOptions } from './build-report.ts';
 
 export const MAX_ROWS = 200;
@@ -47,13 +43,34 @@ export const NOTEBOOK_BLOCKS = ['sql', 'vega-lite', 'standoff'] as const;
 export interface NotebookOptions extends Omit<BuildReportOptions, 'out'> {
   /** Output directory (default `reports/notebooks`), or a `FILE.md` path for the rendered notebook. */
   out?: string;
+  /** Runs `standoff` blocks (without it, a notebook with a `standoff` block is refused). */
+  standoff?: StandoffBlockRunner;
 }
+
+/** What a `standoff` block runs in: the notebook's store, runs and defaults, and its position. */
+export interface StandoffBlockContext {
+  /** `file:line` of the block, for error messages. */
+  where: string;
+  traces: string;
+  runs?: string[];
+  seed: number;
+  resamples: number;
+  level: number;
+}
+
+/** A block's output, in order: result tables and lines of text. */
+export type StandoffBlockOutput = ({ table: QueryResult } | { text: string })[];
+
+/** Runs one `standoff` block's command words (without a leading `standoff`). */
+export type StandoffBlockRunner = (words: string[], ctx: StandoffBlockContext) => Promise<StandoffBlockOutput>;
 
 export interface NotebookResult {
   /** Absolute path of the rendered Markdown. */
   output: string;
-  /** Files written (absolute paths), sorted. */
+  /** Files written (absolute paths), sorted: the rendered Markdown and its figure files. */
   files: string[];
+  /** Figures rendered (each is three files: .vl.json, .svg, .png). */
+  figures: number;
   /** Executed blocks by kind. */
   blocks: { sql: number; 'vega-lite': number; standoff: number };
 }
@@ -115,7 +132,6 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
   const resamples = options.resamples ?? DEFAULT_RESAMPLES;
   const level = options.level ?? DEFAULT_LEVEL;
   const pieces = parseNotebook(src);
-  const source: StoreSource = { traces: options.traces, runs: options.runs };
 
   let store;
   try {
@@ -157,7 +173,7 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
         }
         lastRows = r.rows;
         md.push('', renderRows(r));
-        log(`${where}: sql, ${r.rows.length} rows`);
+        log(`${where}: sql, ${r.rows.length} row${r.rows.length === 1 ? '' : 's'}`);
       } else if (p.kind === 'vega-lite') {
         let spec: Record<string, unknown>;
         try {
@@ -188,10 +204,26 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
         md.push('', `![${title}](${stem}.png)\n\n<sub>[SVG](${stem}.svg) · [Vega-Lite spec with data](${stem}.vl.json)</sub>\n`);
         log(`${where}: vega-lite, ${stem}.png`);
       } else {
-        const r = await runStandoffBlock(p.body, where, source, { seed, resamples, level });
-        lastRows = r.rows;
-        md.push('', renderRows(r));
-        log(`${where}: standoff ${p.body.trim().split(/\s+/).slice(0, 2).join(' ')}`);
+        const words = splitWords(p.body.replace(/\\\n/g, ' ').replace(/\n/g, ' ').trim());
+        if (words[0] === 'standoff') words.shift();
+        if (!options.standoff) throw usageError('notebook.badCommand', `${where}: standoff blocks need the CLI's commands (run the notebook with standoff notebook run)`);
+        let output: StandoffBlockOutput;
+        try {
+          output = await options.standoff(words, { where, traces: options.traces, runs: options.runs, seed, resamples, level });
+        } catch (err) {
+          // Errors of the command (a bad metric, a statistic of invalid data) keep their code and gain the position.
+          if (err instanceof StandoffError && !err.code.startsWith('notebook.')) throw new StandoffError(err.code, err.kind, `${where}: ${err.message}`, { cause: err });
+          throw err;
+        }
+        for (const piece of output) {
+          if ('text' in piece) md.push('', piece.text);
+          else {
+            lastRows = piece.table.rows;
+            md.push('', renderRows(piece.table));
+          }
+        }
+        const firstOption = words.findIndex((w) => w.startsWith('-'));
+        log(`${where}: standoff ${(firstOption < 0 ? words : words.slice(0, firstOption)).join(' ')}`);
       }
     }
     await writeFile(join(tmp, `${name}.md`), md.join('\n').replace(/\n{3,}/g, '\n\n').replace(/\n*$/, '\n'));
@@ -202,7 +234,7 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
     for (const f of produced) await rename(join(tmp, f), join(outDir, f));
     await rm(tmp, { recursive: true, force: true });
     tmp = null;
-    return { output: join(outDir, `${name}.md`), files: produced.map((f) => join(outDir, f)).sort(), blocks: counts };
+    return { output: join(outDir, `${name}.md`), files: produced.map((f) => join(outDir, f)).sort(), figures: fig, blocks: counts };
   } finally {
     store.close();
     if (tmp) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
@@ -227,121 +259,3 @@ export function splitWords(line: string): string[] {
   while ((m = re.exec(line))) out.push(m[1] ?? m[2] ?? m[3]);
   return out;
 }
-
-interface Parsed {
-  command: string[];
-  opts: Record<string, string | true>;
-}
-
-function parseCommand(body: string, where: string): Parsed {
-  const words = splitWords(body.replace(/\\\n/g, ' ').replace(/\n/g, ' ').trim());
-  if (words[0] === 'standoff') words.shift();
-  const command: string[] = [];
-  const opts: Record<string, string | true> = {};
-  for (let i = 0; i < words.length; i++) {
-    const w = words[i];
-    if (w.startsWith('--')) {
-      const eq = w.indexOf('=');
-      const key = eq > 0 ? w.slice(2, eq) : w.slice(2);
-      if (eq > 0) opts[key] = w.slice(eq + 1);
-      else if (i + 1 < words.length && !words[i + 1].startsWith('--')) opts[key] = words[++i];
-      else opts[key] = true;
-    } else if (Object.keys(opts).length === 0) command.push(w);
-    else throw usageError('notebook.badCommand', `${where}: unexpected word "${w}" in standoff block`);
-  }
-  for (const k of ['traces', 'run', 'input', 'format']) {
-    if (k in opts) throw usageError('notebook.badCommand', `${where}: --${k} is not allowed in a notebook block (the notebook's store and runs are used; output is a table)`);
-  }
-  return { command, opts };
-}
-
-const list = (v: string | true | undefined) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
-const num = (v: string | true | undefined, name: string, where: string, dflt: number): number => {
-  if (v === undefined) return dflt;
-  const n = Number(v);
-  if (typeof v !== 'string' || v.trim() === '' || !Number.isFinite(n)) throw usageError('notebook.badCommand', `${where}: --${name} must be a number, got "${v}"`);
-  return n;
-};
-const str = (v: string | true | undefined, name: string, where: string): string | undefined => {
-  if (v === true) throw usageError('notebook.badCommand', `${where}: --${name} needs a value`);
-  return v;
-};
-
-/** Flattens nested result objects into columns `a.b`; arrays become JSON text. */
-function flatten(obj: Record<string, unknown>, prefix = '', out: Record<string, Plain> = {}): Record<string, Plain> {
-  for (const [k, v] of Object.entries(obj)) {
-    const key = prefix ? `${prefix}.${k}` : k;
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) flatten(v as Record<string, unknown>, key, out);
-    else if (Array.isArray(v)) out[key] = JSON.stringify(v);
-    else out[key] = (typeof v === 'number' && !Number.isFinite(v) ? null : (v ?? null)) as Plain;
-  }
-  return out;
-}
-
-function toResult(items: object[], columns?: string[]): QueryResult {
-  const rows = items.map((r) => flatten(r as Record<string, unknown>));
-  const cols = columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  return { columns: cols, types: [], rows: rows.map((r) => Object.fromEntries(cols.map((c) => [c, r[c] ?? null]))) };
-}
-
-async function runStandoffBlock(body: string, where: string, src: StoreSource, d: { seed: number; resamples: number; level: number }): Promise<QueryResult> {
-  const { command, opts } = parseCommand(body, where);
-  const level = num(opts.level, 'level', where, d.level);
-  const seed = num(opts.seed, 'seed', where, d.seed);
-  const resamples = num(opts.resamples, 'resamples', where, d.resamples);
-  const method = (str(opts.method, 'method', where) ?? 'percentile') as 'percentile' | 'bca' | 'basic';
-  const key = command.join(' ');
-  try {
-    switch (key) {
-      case 'ci exact': {
-        const metric = str(opts.metric, 'metric', where);
-        if (!metric) throw usageError('notebook.badCommand', `${where}: ci exact needs --metric (counts with --successes/--trials need no notebook)`);
-        const sided = (str(opts.sided, 'sided', where) ?? 'two') as 'two' | 'upper' | 'lower';
-        return toResult(await ciExactMetric(src, { metric, by: list(opts.by), level, sided, aggregates: opts.aggregates === true }));
-      }
-      case 'ci bootstrap': {
-        const r = await ciBootstrap(src, { metric: str(opts.metric, 'metric', where), by: list(opts.by), cluster: str(opts.cluster, 'cluster', where), method, level, seed, resamples });
-        return toResult(Array.isArray(r) ? r : [r]);
-      }
-      case 'ci paired': {
-        const r = await ciPaired(src, { metric: str(opts.metric, 'metric', where), a: str(opts.a, 'a', where), b: str(opts.b, 'b', where), cluster: str(opts.cluster, 'cluster', where), method, level, seed, resamples });
-        return toResult([r]);
-      }
-      case 'agreement': {
-        const measure = (str(opts.measure, 'measure', where) ?? 'nominal') as 'nominal' | 'ordinal' | 'interval' | 'ratio';
-        return toResult([await agreementFromStore(src, { scorer: str(opts.scorer, 'scorer', where), level: measure, ciLevel: level, seed, resamples })]);
-      }
-      case 'judges': {
-        const r = await judgesFromStore(src, { scorer: str(opts.scorer, 'scorer', where), excludeBy: str(opts['exclude-by'], 'exclude-by', where) as 'model' | 'family' | 'none' | undefined });
-        return toResult([{ scorer: r.scorer, exclude_by: r.exclude_by, ...r.totals }]);
-      }
-      case 'probes': {
-        const r = await probesFromStore(src, { by: list(opts.by), level });
-        const share = (s: { count: number; n: number; rate: number | null }) => (s.rate === null ? `— (0/${s.n})` : `${(100 * s.rate).toFixed(1)}% (${s.count}/${s.n})`);
-        return toResult(
-          r.groups.map((g) => ({
-            group: g.group,
-            states: g.states,
-            facts_right_action_right: share(g.cells.factsRightActionRight),
-            facts_right_action_wrong: share(g.cells.factsRightActionWrong),
-            facts_wrong_action_right: share(g.cells.factsWrongActionRight),
-            facts_wrong_action_wrong: share(g.cells.factsWrongActionWrong),
-            errors_after_correct_reading: share(g.errorsAfterCorrectReading),
-            composed_minus_decision: g.composed ? g.composed.difference : null,
-          })),
-        );
-      }
-      default:
-        throw usageError(
-          'notebook.badCommand',
-          `${where}: unsupported standoff block "${key || body.trim()}"; supported: ci exact, ci bootstrap, ci paired, agreement, judges, probes`,
-        );
-    }
-  } catch (err) {
-    if (err instanceof StandoffError && !err.code.startsWith('notebook.')) {
-      throw new StandoffError(err.code, err.kind, `${where}: ${err.message}`, { cause: err });
-    }
-    throw err;
-  }
-}
-

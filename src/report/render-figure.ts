@@ -19,19 +19,17 @@
  * Text in the SVG is made inert as well: control and bidi characters become visible `\uXXXX`.
  */
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import { renderAsync } from '@resvg/resvg-js';
 import { StandoffError } from '../errors.ts';
 import { visibleControls } from '../escape.ts';
+import { packagePath } from '../paths.ts';
 
 export const FONT_FAMILY = 'DejaVu Sans';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
 const FONT_CANDIDATES: string[][] = [
-  [join(HERE, '..', '..', 'assets', 'fonts', 'DejaVuSans.ttf'), join(HERE, '..', '..', 'assets', 'fonts', 'DejaVuSans-Bold.ttf')],
+  [packagePath('assets', 'fonts', 'DejaVuSans.ttf'), packagePath('assets', 'fonts', 'DejaVuSans-Bold.ttf')],
   ['/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf'],
 ];
 

@@ -39,16 +39,18 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { usageError } from '../errors.ts';
+import { packagePath } from '../paths.ts';
+import { didYouMean } from '../did-you-mean.ts';
+import { zodKeysAt } from '../schema/zod-keys.ts';
 import { RUN_ID_PATTERN } from '../schema/tables.ts';
 import { simFamily } from './sim/profiles.ts';
 
 export const DEFAULT_CONFIG_FILE = 'standoff.config.json';
 export const SIM_PREFIX = 'sim:';
 /** The repository's scenario directory (used when a config names none). */
-export const DEFAULT_SCENARIOS_DIR = fileURLToPath(new URL('../../scenarios', import.meta.url));
+export const DEFAULT_SCENARIOS_DIR = packagePath('scenarios');
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -209,7 +211,7 @@ function zodMessage(err: z.ZodError, where: string): string {
     if (/^(api[-_]?key|apikey|key|token|authorization)$/i.test(key)) {
       return `${where}: field "${path ? `${path}.` : ''}${key}" is not allowed: put the key in an environment variable (or .env) and name that variable in "api_key_env"`;
     }
-    return `${where}: field "${path ? `${path}.` : ''}${key}" is not a known field`;
+    return `${where}: field "${path ? `${path}.` : ''}${key}" is not a known field${didYouMean(key, zodKeysAt(ConfigSchema, issue.path))}`;
   }
   return `${where}: field "${path || '(root)'}" ${issue.message.replace(/^Invalid input: /, '').toLowerCase()}`;
 }

@@ -1,16 +1,21 @@
 /**
  * Notebooks: the two shipped notebooks run on a demo-shaped synthetic store; sql blocks become
- * tables, vega-lite blocks figures (with text), standoff blocks the CLI library's results; bad
- * blocks are one-line errors naming file and line, and nothing is written then.
+ * tables, vega-lite blocks figures (with text), standoff blocks the CLI's own commands (parsed by
+ * its commander definitions, src/cli/notebook-blocks.ts); bad blocks are one-line errors naming
+ * file and line, and nothing is written then.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
-import { parseNotebook, runNotebook, splitWords } from '../../src/report/notebook.ts';
+import { parseNotebook, runNotebook as runNotebookLib, splitWords, type NotebookOptions } from '../../src/report/notebook.ts';
+import { runStandoffBlock } from '../../src/cli/notebook-blocks.ts';
 import { StandoffError } from '../../src/errors.ts';
-import { ROOT } from '../helpers/cli.ts';
+import { ROOT, runCli } from '../helpers/cli.ts';
+
+/** Notebooks as the CLI runs them: standoff blocks go through the CLI's commands. */
+const runNotebook = (file: string, o: NotebookOptions) => runNotebookLib(file, { standoff: runStandoffBlock, ...o });
 
 let root: string;
 let store: string;
@@ -70,6 +75,29 @@ describe('shipped notebooks', () => {
   }, 60_000);
 });
 
+describe('standoff notebook run (the CLI)', () => {
+  it('runs a shipped notebook by name from another directory and prints true counts', () => {
+    const out = join(root, 'cli-nb');
+    const r = runCli(['notebook', 'run', 'judge-disagreement', '--traces', store, '--out', out, '--resamples', '300'], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    const m = /^wrote (.+): (\d+) sql, (\d+) vega-lite and (\d+) standoff blocks; (\d+) figures \((\d+) files: \.png, \.svg, \.vl\.json\)$/.exec(r.stdout.trim());
+    expect(m, r.stdout).not.toBeNull();
+    const src = readFileSync(join(ROOT, 'notebooks', 'judge-disagreement.md'), 'utf8');
+    const fences = (kind: string) => (src.match(new RegExp(`^\`\`\`${kind}$`, 'gm')) ?? []).length;
+    expect(m!.slice(2, 5).map(Number)).toEqual([fences('sql'), fences('vega-lite'), fences('standoff')]);
+    const figureFiles = readdirSync(out).filter((f) => /^judge-disagreement-\d+\.(png|svg|vl\.json)$/.test(f));
+    expect(Number(m![6])).toBe(figureFiles.length);
+    expect(Number(m![5])).toBe(figureFiles.filter((f) => f.endsWith('.png')).length);
+    expect(m![1]).toBe(join(out, 'judge-disagreement.md'));
+  });
+
+  it('notebook list names the shipped notebooks', () => {
+    const r = runCli(['notebook', 'list', '--format', 'json'], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).map((n: { name: string }) => n.name)).toEqual(readdirSync(join(ROOT, 'notebooks')).filter((f) => f.endsWith('.md')).map((f) => f.slice(0, -3)).sort());
+  });
+});
+
 describe('blocks', () => {
   const write = (name: string, text: string) => {
     const p = join(root, name);
@@ -112,13 +140,59 @@ describe('blocks', () => {
     expect([e.code, e.kind]).toEqual(['notebook.badSpec', 'data']);
   });
 
-  it('an unsupported or malformed standoff block: notebook.badCommand (usage)', async () => {
-    for (const body of ['ci wilson --metric gathered_evidence', 'ci exact --metric gathered_evidence --traces other', 'ci exact --metric gathered_evidence --level abc']) {
+  it('an unsupported or malformed standoff block: notebook.badCommand (usage), with the reason', async () => {
+    const cases: [string, RegExp][] = [
+      ['ci wilson --metric gathered_evidence', /unsupported standoff block "ci wilson --metric gathered_evidence"; a block runs one of: ci exact, ci bootstrap, ci paired, agreement, judges, probes$/],
+      ['sql "SELECT 1"', /unsupported standoff block/],
+      ['ci exact --metric gathered_evidence --traces other', /--traces is not allowed in a standoff block: the notebook's store is used/],
+      ['ci exact --metric gathered_evidence --format csv', /--format is not allowed in a standoff block/],
+      ['agreement --json', /--json is not allowed in a standoff block/],
+      ['ci exact --metric gathered_evidence --level abc', /--level must be a number, got "abc"/],
+      ['agreement --level ordinal', /for the measurement level use --measure ordinal/],
+      // The commander definitions: misspelled options get the CLI's "did you mean".
+      ['ci bootstrap --metric policy_action --clustr scenario_id', /unknown option '--clustr' \(did you mean --cluster\?\)$/],
+      ['ci paired --help', /a standoff block must run a command, not print help/],
+    ];
+    for (const [body, why] of cases) {
       const p = write('bad-cmd.md', `\`\`\`standoff\n${body}\n\`\`\`\n`);
       const e = await runNotebook(p, { traces: store, out: join(root, 'bad-cmd') }).catch((x) => x);
       expect([e.code, e.kind], body).toEqual(['notebook.badCommand', 'usage']);
-      expect(e.message).toMatch(/bad-cmd\.md:1: /);
+      expect(e.message, body).toMatch(/bad-cmd\.md:1: /);
+      expect(e.message, body).toMatch(why);
+      expect(e.message).not.toContain('\n');
     }
+  });
+
+  it('--input in a block is refused with the documented reason and what to do instead', async () => {
+    const p = write('input.md', '```standoff\nci exact --input results.csv\n```\n');
+    const e = await runNotebook(p, { traces: store, out: join(root, 'input') }).catch((x) => x);
+    expect(e.code).toBe('notebook.badCommand');
+    expect(e.message).toBe(`${p}:1: --input is not allowed in a standoff block: a notebook reads only its store: ingest the file first (standoff ingest csv FILE --traces DIR), or run the command with --input outside the notebook`);
+    const doc = readFileSync(join(ROOT, 'docs', 'notebooks.md'), 'utf8');
+    expect(doc).toContain('`--input` is refused');
+  });
+
+  it('a block gives the same numbers as the command line, and takes every option the command has', async () => {
+    const args = ['ci', 'bootstrap', '--metric', 'policy_action', '--by', 'subject_model', '--method', 'bca', '--resamples', '400', '--seed', '9'];
+    const p = write('same.md', `\`\`\`standoff\nstandoff ${args.join(' ')}\n\`\`\`\n`);
+    const r = await runNotebook(p, { traces: store, out: join(root, 'same') });
+    const cli = runCli([...args, '--traces', store, '--format', 'markdown']);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(readFileSync(r.output, 'utf8')).toContain(cli.stdout.trim());
+    expect(cli.stdout).toContain('| bca |');
+  });
+
+  it('notebook seed, resamples and level are the defaults of standoff blocks; a block may override them', async () => {
+    const p = write('defaults.md', '```standoff\nci exact --metric gathered_evidence\n```\n\n```standoff\nci exact --metric gathered_evidence --level 0.8\n```\n');
+    const r = await runNotebook(p, { traces: store, out: join(root, 'defaults'), level: 0.9 });
+    const levels = [...readFileSync(r.output, 'utf8').matchAll(/\| (0\.\d+) \| clopper-pearson \|/g)].map((m) => m[1]);
+    expect(levels).toEqual(['0.9', '0.8']);
+  });
+
+  it('without the CLI runner a standoff block is refused (the library does not import the CLI)', async () => {
+    const p = write('no-runner.md', '```standoff\nprobes\n```\n');
+    const e = await runNotebookLib(p, { traces: store, out: join(root, 'no-runner') }).catch((x) => x);
+    expect(e.code).toBe('notebook.badCommand');
   });
 
   it('errors of the statistics library carry the block position', async () => {

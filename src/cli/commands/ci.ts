@@ -1,74 +1,35 @@
+import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { DEFAULT_TRACES, action, collect, parseIntArg, parseNumberArg, usageError, withExamples } from '../program.ts';
-import { formatResult, type Format } from '../../store/format.ts';
-import type { Plain } from '../../store/duckdb.ts';
+import { action, collect, parseIntArg, usageError, withExamples } from '../program.ts';
+import { formatOption, levelOption, MEASURES, resamplingOptions, storeOptions } from '../options.ts';
+import { printResult, printText } from '../output.ts';
+import type { Format } from '../../store/format.ts';
+import { storeError } from '../../errors.ts';
 
-// Libraries load on first use, so `standoff --help` and light commands start fast.
+// Libraries load on first use (inside the action), so `standoff --help` and light commands start
+// fast: a command file imports only commander, ../program.ts, ../options.ts and ../output.ts
+// statically, and everything else with `await import(...)` in its action (see src/cli/main.ts).
 const lib = () => import('../../report/ci.ts');
 const bootLib = () => import('../../report/ci-bootstrap.ts');
-
-const OUTPUT_FORMATS = ['table', 'json'] as const;
 
 interface Common {
   traces: string;
   run?: string[];
-  format: 'table' | 'json';
+  format: Format;
   level: number;
   seed: number;
   resamples: number;
 }
 
-const DEFAULT_SEED = 20261129;
-
-/** Options every statistics command shares. */
-const MEASURES = ['nominal', 'ordinal', 'interval', 'ratio'] as const;
 type Measure = (typeof MEASURES)[number];
 
-/** `--level`: a confidence level; for `agreement` it may also name the measurement level. */
-const parseLevel = (allowMeasure: boolean) => (value: string): number | Measure => {
-  if (allowMeasure && (MEASURES as readonly string[]).includes(value)) return value as Measure;
-  return parseNumberArg('--level')(value);
-};
-
-function common(cmd: Command, opts: { random?: boolean; measureLevel?: boolean } = { random: true }): Command {
-  cmd
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
-    .option('--run <id>', 'only these runs (repeatable, or comma-separated)', collect)
-    .addOption(new Option('-f, --format <format>', 'output: table or json').choices(OUTPUT_FORMATS).default('table'))
-    .option(
-      '--level <p>',
-      opts.measureLevel ? 'confidence level in (0, 1); or a measurement level (nominal|ordinal|interval|ratio), same as --measure' : 'confidence level, strictly between 0 and 1',
-      parseLevel(!!opts.measureLevel),
-      0.95,
-    );
-  if (opts.random) {
-    cmd
-      .option('--seed <n>', 'seed of the resampling (recorded in the output)', parseIntArg('--seed'), DEFAULT_SEED)
-      .option('--resamples <n>', 'bootstrap resamples', parseIntArg('--resamples'), 10000);
-  }
+/** Options every statistics command shares: store, format, confidence level (and seed, resamples). */
+function common(cmd: Command, opts: { random?: boolean } = { random: true }): Command {
+  storeOptions(cmd);
+  formatOption(cmd);
+  levelOption(cmd);
+  if (opts.random) resamplingOptions(cmd);
   return cmd;
-}
-
-/** Flattens nested result objects into table columns (a.b), arrays as JSON text. */
-function flatten(obj: Record<string, unknown>, prefix = '', out: Record<string, Plain> = {}): Record<string, Plain> {
-  for (const [k, v] of Object.entries(obj)) {
-    const key = prefix ? `${prefix}.${k}` : k;
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) flatten(v as Record<string, unknown>, key, out);
-    else if (Array.isArray(v)) out[key] = JSON.stringify(v);
-    else out[key] = (v ?? null) as Plain;
-  }
-  return out;
-}
-
-/** Prints a result (object or array of objects) as JSON or as a table. */
-export function printResult(result: unknown, format: 'table' | 'json' | Format, columns?: string[]): void {
-  if (format === 'json') {
-    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
-    return;
-  }
-  const list = (Array.isArray(result) ? result : [result]).map((r) => flatten(r as Record<string, unknown>));
-  const cols = columns ?? [...new Set(list.flatMap((r) => Object.keys(r)))];
-  process.stdout.write(formatResult({ columns: cols, types: [], rows: list.map((r) => Object.fromEntries(cols.map((c) => [c, r[c] ?? null]))) }, format as Format));
 }
 
 const checkSided = (s: string) => {
@@ -81,19 +42,27 @@ export function registerCi(program: Command): void {
     .command('ci')
     .description('confidence intervals: exact (Clopper-Pearson), bootstrap (percentile/BCa/basic, clustered), paired')
     .option('--list-metrics', 'list the metrics defined over the trace store')
-    .action(
-      action(async (opts: { listMetrics?: boolean }) => {
-        if (!opts.listMetrics) {
-          ci.outputHelp();
-          return;
-        }
-        const { METRICS } = await import('../../report/metrics.ts');
-        printResult(
-          Object.values(METRICS).map((m) => ({ metric: m.name, binary: m.binary, description: m.description })),
-          'table',
-        );
-      }),
-    );
+    // ci's own options (for --list-metrics) count only before a subcommand; after it they are the subcommand's.
+    .enablePositionalOptions();
+  storeOptions(ci);
+  formatOption(ci);
+  ci.action(
+    action(async (opts: { listMetrics?: boolean; traces: string; run?: string[]; format: Format }) => {
+      if (!opts.listMetrics) {
+        ci.outputHelp();
+        return;
+      }
+      // The list is the built-in metrics today; a --traces that names no store is still an error.
+      if (ci.getOptionValueSource('traces') === 'cli' && !existsSync(opts.traces)) {
+        throw storeError('store.missing', `trace store ${opts.traces} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
+      }
+      const { METRICS } = await import('../../report/metrics.ts');
+      printResult(
+        Object.values(METRICS).map((m) => ({ metric: m.name, binary: m.binary, description: m.description })),
+        opts.format,
+      );
+    }),
+  );
   withExamples(ci, 'standoff ci --list-metrics', 'standoff ci exact --successes 20 --trials 90');
 
   const exact = common(ci.command('exact').description('exact Clopper-Pearson interval for a proportion'), { random: false })
@@ -176,37 +145,42 @@ export function registerCi(program: Command): void {
     'standoff ci paired --input long.csv --item item --arm arm --value score --a A --b B --format json',
   );
 
-  const agreement = common(program.command('agreement').description("Krippendorff's alpha with a bootstrap CI over units (judges over the store, or any long-form file)"), { random: true, measureLevel: true })
+  const agreement = common(program.command('agreement').description("Krippendorff's alpha with a bootstrap CI over units (judges over the store, or any long-form file)"))
     .option('--scorer <name>', 'model-graded scorer', 'reasoning_action_alignment')
-    .addOption(new Option('--measure <level>', 'measurement level').choices(['nominal', 'ordinal', 'interval', 'ratio']).default('nominal'))
+    .addOption(new Option('--measure <level>', 'measurement level of the values').choices(MEASURES).default('nominal'))
     .option('--input <file>', 'a CSV or Parquet file with columns unit, rater, value (empty value = missing)')
     .option('--by <col>', 'with --input: one alpha per value of this column')
     .action(
-      action(async (o: Omit<Common, 'level'> & { level: number | Measure; scorer: string; measure: Measure; input?: string; by?: string }) => {
+      action(async (o: Common & { scorer: string; measure: Measure; input?: string; by?: string }) => {
         const { agreementFromInput, agreementFromStore } = await lib();
-        const measure = typeof o.level === 'string' ? o.level : o.measure;
-        const opts = { level: measure, ciLevel: typeof o.level === 'number' ? o.level : 0.95, seed: o.seed, resamples: o.resamples };
+        const opts = { level: o.measure, ciLevel: o.level, seed: o.seed, resamples: o.resamples };
         if (o.by && !o.input) throw usageError('ci.missingArg', '--by goes with --input');
         printResult(o.input ? await agreementFromInput(o.input, { ...opts, by: o.by }) : await agreementFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, ...opts }), o.format);
       }),
     );
-  withExamples(agreement, 'standoff agreement', 'standoff agreement --level ordinal', 'standoff agreement --input ratings.csv --measure interval --level 0.9 --format json');
+  withExamples(agreement, 'standoff agreement', 'standoff agreement --measure ordinal', 'standoff agreement --input ratings.csv --measure interval --level 0.9 --format json');
 
   const judges = common(program.command('judges').description('median of judges per sample with self-exclusion (judge of the subject\'s own model or family dropped)'), { random: false })
     .option('--scorer <name>', 'model-graded scorer', 'reasoning_action_alignment')
     .addOption(new Option('--exclude-by <what>', 'drop judges sharing the subject\'s model, family, or none').choices(['model', 'family', 'none']).default('model'))
     .option('--input <file>', 'a CSV or Parquet file with columns sample, subject_model, judge, judge_model, value (optional subject_family, judge_family)')
+    .option('--totals', 'print only the totals (not one row per sample)')
     .action(
-      action(async (o: Common & { scorer: string; excludeBy: 'model' | 'family' | 'none'; input?: string }) => {
+      action(async (o: Common & { scorer: string; excludeBy: 'model' | 'family' | 'none'; input?: string; totals?: boolean }) => {
         const { judgesFromInput, judgesFromStore } = await lib();
         const r = o.input ? await judgesFromInput(o.input, { excludeBy: o.excludeBy }) : await judgesFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, excludeBy: o.excludeBy });
-        if (o.format === 'json') return printResult(r, 'json');
-        printResult(r.samples, 'table', ['sample', 'subject_model', 'median', 'judges_used', 'judges_excluded']);
-        process.stdout.write('\n');
-        printResult(r.totals, 'table');
+        const scorer = o.input ? null : o.scorer;
+        if (o.format === 'json') return printResult(o.totals ? { scorer, exclude_by: r.exclude_by, totals: r.totals } : r, 'json');
+        const totals = () => printResult({ scorer, exclude_by: r.exclude_by, ...r.totals }, o.format);
+        if (o.totals) return totals();
+        printResult(r.samples, o.format, ['sample', 'subject_model', 'median', 'judges_used', 'judges_excluded']);
+        // csv holds one table: the per-sample rows (the totals are --totals, or in --format json).
+        if (o.format === 'csv') return;
+        printText('\n');
+        totals();
       }),
     );
-  withExamples(judges, 'standoff judges', 'standoff judges --exclude-by family', 'standoff judges --input verdicts.csv --format json');
+  withExamples(judges, 'standoff judges', 'standoff judges --exclude-by family --totals', 'standoff judges --input verdicts.csv --format json');
 
   const probes = common(program.command('probes').description('paired-probe outcomes: facts right/wrong x action right/wrong, with Clopper-Pearson intervals, coverage, composition and sufficiency'), { random: false })
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
@@ -232,10 +206,10 @@ export function registerCi(program: Command): void {
             'composed accuracy': g.composed ? pct(g.composed.composedAccuracy) : null,
             'decision accuracy': pct(g.decisionAccuracy),
           })),
-          'table',
+          o.format,
         );
-        if (r.sufficiency) {
-          process.stdout.write(
+        if (r.sufficiency && o.format !== 'csv') {
+          printText(
             `\nprobe sufficiency: ${r.sufficiency.sufficient ? 'sufficient' : 'NOT sufficient'} over ${r.sufficiency.states} states (${r.sufficiency.counterexamples.length} counterexample group${r.sufficiency.counterexamples.length === 1 ? '' : 's'})\n`,
           );
         }

@@ -1,11 +1,8 @@
-import { InvalidArgumentError, Option, type Command } from 'commander';
-import { FORMATS, type Format } from '../../store/format.ts';
-import { DEFAULT_TRACES, action, parseFormat, withExamples } from '../program.ts';
-
-/** Prints a summary as JSON on stdout, or a few readable lines on stderr-free stdout. */
-function printSummary(summary: unknown, json: boolean, lines: string[]): void {
-  process.stdout.write(json ? JSON.stringify(summary, null, 2) + '\n' : lines.join('\n') + '\n');
-}
+import { InvalidArgumentError, type Command } from 'commander';
+import { action, withExamples } from '../program.ts';
+import { formatOption, storeOptions } from '../options.ts';
+import { printSummary, printTable, printText } from '../output.ts';
+import type { Format } from '../../store/format.ts';
 
 const counts = (t: Partial<Record<string, number>>) =>
   Object.entries(t)
@@ -27,22 +24,26 @@ export function registerIngest(program: Command): void {
     .argument('<files...>', 'CSV files (UTF-8; a BOM and CRLF line endings are fine)')
     .option('--map <file>', 'mapping file (JSON; see docs/ingest-csv.md); without it, well-known column names are recognised and the mapping is printed')
     .option('--run-id <id>', 'run id (default: csv-<time>-<hash>)')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace an existing run with the same id')
-    .option('--json', 'print the summary as JSON')
     .action(
-      action(async (files: string[], o: { map?: string; runId?: string; traces: string; dryRun?: boolean; replace?: boolean; json?: boolean }) => {
+      action(async (files: string[], o: { map?: string; runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format }) => {
         const { ingestCsv } = await import('../../ingest/ingest-csv.ts');
         const s = await ingestCsv(files, { traces: o.traces, map: o.map, runId: o.runId, dryRun: o.dryRun, replace: o.replace });
         const detected = s.files.some((f) => f.detected);
-        if (detected && !o.json) process.stderr.write(`standoff: no --map given; detected mapping: ${s.mappingJson}\n`);
-        printSummary(s, !!o.json, [
-          `${s.dryRun ? 'would write' : 'wrote'} run ${s.runId} to ${s.store}: ${counts(s.tables)}`,
-          ...s.files.map((f) => `  ${f.file}: ${f.rows} rows -> ${f.table}${f.ignoredColumns.length ? ` (ignored columns: ${f.ignoredColumns.join(', ')})` : ''}`),
-        ]);
+        if (detected && o.format !== 'json') process.stderr.write(`standoff: no --map given; detected mapping: ${s.mappingJson}\n`);
+        printSummary(
+          s,
+          o.format,
+          [
+            `${s.dryRun ? 'would write' : 'wrote'} run ${s.runId} to ${s.store}: ${counts(s.tables)}`,
+            ...s.files.map((f) => `  ${f.file}: ${f.rows} rows -> ${f.table}${f.ignoredColumns.length ? ` (ignored columns: ${f.ignoredColumns.join(', ')})` : ''}`),
+          ],
+          s.files.map((f) => ({ run_id: s.runId, dry_run: s.dryRun, file: f.file, table: f.table, rows: f.rows, ignored_columns: f.ignoredColumns })),
+        );
       }),
     );
+  formatOption(storeOptions(csv, { runs: false })); // the shared options (src/cli/options.ts)
   withExamples(
     csv,
     'standoff ingest csv results.csv --map map.json --run-id vendor-a',
@@ -55,28 +56,28 @@ export function registerIngest(program: Command): void {
     .description('ingest Inspect AI logs (.eval archives, including crashed journal-only ones, and .json logs); one run per log')
     .argument('<paths...>', 'log files or directories')
     .option('--run-id <id>', 'run id (only with a single log; default: inspect-<eval run id>-<hash>)')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace runs that already exist')
-    .option('--json', 'print the summary as JSON')
     .option('--max-member-size <size>', 'largest a .eval member may inflate to, e.g. 512MB or 1GiB (default 256MiB; zip-bomb guard)', parseByteSize('--max-member-size'))
     .option('--max-ratio <n>', 'largest inflated/compressed ratio of a .eval member over 1 MiB (default 1000; zip-bomb guard)', parsePositiveNumber('--max-ratio'))
     .action(
-      action(async (paths: string[], o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; json?: boolean; maxMemberSize?: number; maxRatio?: number }) => {
+      action(async (paths: string[], o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format; maxMemberSize?: number; maxRatio?: number }) => {
         const { ingestInspect } = await import('../../ingest/ingest-inspect.ts');
         const { DEFAULT_ZIP_LIMITS } = await import('../../ingest/inspect/zip.ts');
         const zipLimits = { maxMemberBytes: o.maxMemberSize ?? DEFAULT_ZIP_LIMITS.maxMemberBytes, maxRatio: o.maxRatio ?? DEFAULT_ZIP_LIMITS.maxRatio };
         const s = await ingestInspect(paths, { traces: o.traces, runId: o.runId, dryRun: o.dryRun, replace: o.replace, zipLimits, report: () => undefined });
         printSummary(
           s,
-          !!o.json,
+          o.format,
           s.runs.map(
             (r) =>
               `${s.dryRun ? 'would write' : 'wrote'} run ${r.runId} (${r.file}: ${r.suite}, ${r.model}, ${r.samples} samples${r.rebuiltFromJournal ? ', rebuilt from the journal' : ''}): ${counts(r.tables)}`,
           ),
+          s.runs.map((r) => ({ dry_run: s.dryRun, run_id: r.runId, file: r.file, suite: r.suite, model: r.model, samples: r.samples, rebuilt_from_journal: !!r.rebuiltFromJournal, ...r.tables })),
         );
       }),
     );
+  formatOption(storeOptions(inspect, { runs: false })); // the shared options (src/cli/options.ts)
   withExamples(inspect, 'standoff ingest inspect logs/', 'standoff ingest inspect logs/2026-08-10T15-02-57_task.eval --run-id o1-full --dry-run');
 
   const lmEval = ingest
@@ -87,23 +88,20 @@ export function registerIngest(program: Command): void {
     )
     .argument('<dir>', 'the --output_path directory (searched recursively), or one results file')
     .option('--run-id <id>', 'run id (one task); with several tasks each run is <id>.<task> (default: lm-eval-<task>-<hash>)')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--dry-run', 'validate, reconcile and print what would be written; write nothing')
     .option('--replace', 'replace runs that already exist')
-    .option('-f, --format <format>', `output: ${FORMATS.join('|')} (table: the runs, then the reconciliation; csv and markdown: the reconciliation; json: everything)`, parseFormat, 'table')
-    .addOption(new Option('--json', 'same as --format json').hideHelp())
     .action(
-      action(async (dir: string, o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format; json?: boolean }) => {
+      action(async (dir: string, o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format }) => {
         const { ingestLmEval } = await import('../../ingest/ingest-lm-eval.ts');
         const { reconciliationTable } = await import('../../ingest/lm-eval/reconcile.ts');
         const { formatResult } = await import('../../store/format.ts');
         const s = await ingestLmEval(dir, { traces: o.traces, runId: o.runId, dryRun: o.dryRun, replace: o.replace, report: () => undefined });
-        const format: Format = o.json ? 'json' : o.format;
+        const format = o.format;
         const runLines = s.runs.map(
           (r) =>
             `${s.dryRun ? 'would write' : 'wrote'} run ${r.runId} (${r.task}, ${r.model}, ${r.docs} document${r.docs === 1 ? '' : 's'}, scorers ${r.scorers.join(', ') || 'none'}): ${counts(r.tables)}`,
         );
-        if (format === 'json') process.stdout.write(JSON.stringify(s, null, 2) + '\n');
+        if (format === 'json') printText(JSON.stringify(s, null, 2) + '\n');
         else if (format === 'table') {
           // One comparison per results file: the same task may come from several.
           const out = [...runLines, '', `reconciliation: reported vs recomputed from the samples; FLAG when |diff| > ${s.tolerance.abs} + ${s.tolerance.rel} x |reported|`];
@@ -111,10 +109,10 @@ export function registerIngest(program: Command): void {
             const model = s.runs.find((r) => r.resultsFile === file)?.model;
             out.push('', `${file}${model ? ` (${model})` : ''}`, formatResult(reconciliationTable(s.reconciliation.filter((r) => r.results_file === file)), 'table').trimEnd());
           }
-          process.stdout.write(out.join('\n') + '\n');
+          printText(out.join('\n') + '\n');
         } else {
           process.stderr.write(`${runLines.join('\n')}\n`);
-          process.stdout.write(formatResult(reconciliationTable(s.reconciliation, true), format));
+          printTable(reconciliationTable(s.reconciliation, true), format);
         }
         if (s.flagged > 0) {
           process.stderr.write(
@@ -123,6 +121,7 @@ export function registerIngest(program: Command): void {
         }
       }),
     );
+  formatOption(storeOptions(lmEval, { runs: false })); // the shared options (src/cli/options.ts)
   withExamples(
     lmEval,
     'lm_eval --model hf --model_args pretrained=gpt2 --tasks gsm8k,hellaswag --output_path out/ --log_samples   # writes the input',

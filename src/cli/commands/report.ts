@@ -1,19 +1,15 @@
 import type { Command } from 'commander';
-import { DEFAULT_TRACES, action, collect, parseIntArg, parseNumberArg, withExamples } from '../program.ts';
-
-const DEFAULT_SEED = 20261129;
+import { action, withExamples } from '../program.ts';
+import { formatOption, levelOption, resamplingOptions, storeOptions } from '../options.ts';
+import { printResult } from '../output.ts';
+import type { Format } from '../../store/format.ts';
 
 export function registerReport(program: Command): void {
   const report = withExamples(program.command('report').description('reports generated from the traces'), 'standoff report build');
   const build = report
     .command('build')
     .description('regenerate REPORT.md, figures (Vega-Lite spec, SVG, PNG) and results.json from the traces; deterministic for the same traces, options and seed')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
-    .option('--run <id>', 'only these runs (repeatable, or comma-separated)', collect)
     .option('--out <dir>', 'output directory (replaced atomically)', 'reports')
-    .option('--seed <n>', 'seed of every resampling procedure (recorded in results.json)', parseIntArg('--seed'), DEFAULT_SEED)
-    .option('--resamples <n>', 'bootstrap resamples', parseIntArg('--resamples'), 10000)
-    .option('--level <p>', 'confidence level of every interval', parseNumberArg('--level'), 0.95)
     .option('--quiet', 'no progress lines on stderr')
     .action(
       action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; quiet?: boolean }) => {
@@ -22,28 +18,45 @@ export function registerReport(program: Command): void {
         process.stdout.write(`wrote ${r.files.length} files to ${o.out} (REPORT.md, results.json, figures/)\n`);
       }),
     );
+  // The shared options (src/cli/options.ts).
+  levelOption(resamplingOptions(storeOptions(build), 'every resampling procedure'), 'confidence level of every interval');
   withExamples(build, 'standoff report build', 'standoff report build --traces other-store --run demo-s20260810 --out /tmp/report --seed 7');
 
   const notebook = withExamples(
-    program.command('notebook').description('Markdown notebooks of sql, vega-lite and standoff blocks'),
+    program.command('notebook').description('Markdown notebooks of sql, vega-lite and standoff blocks (docs/notebooks.md)'),
     'standoff notebook run notebooks/hasty-without-evidence.md',
+    'standoff notebook list',
   );
   const run = notebook
     .command('run')
     .description('execute a notebook against the store and write the rendered Markdown with result tables and figures')
-    .argument('<file>', 'notebook (Markdown with fenced sql / vega-lite / standoff blocks)')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
-    .option('--run <id>', 'only these runs (repeatable, or comma-separated)', collect)
+    .argument('<file>', 'notebook (Markdown with fenced sql / vega-lite / standoff blocks), or the name of a shipped one (standoff notebook list)')
     .option('--out <path>', 'output directory, or FILE.md', 'reports/notebooks')
-    .option('--seed <n>', 'seed for standoff blocks', parseIntArg('--seed'), DEFAULT_SEED)
-    .option('--resamples <n>', 'bootstrap resamples for standoff blocks', parseIntArg('--resamples'), 10000)
-    .option('--level <p>', 'confidence level for standoff blocks', parseNumberArg('--level'), 0.95)
     .action(
       action(async (file: string, o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number }) => {
         const { runNotebook } = await import('../../report/notebook.ts');
-        const r = await runNotebook(file, { traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, progress: true });
-        process.stdout.write(`wrote ${r.output} (${r.files.length} figure files)\n`);
+        const { runStandoffBlock } = await import('../notebook-blocks.ts');
+        const { resolveNotebook } = await import('../../report/shipped-notebooks.ts');
+        const r = await runNotebook(resolveNotebook(file), { traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, progress: true, standoff: runStandoffBlock });
+        const b = r.blocks;
+        const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
+        process.stdout.write(
+          `wrote ${r.output}: ${b.sql} sql, ${b['vega-lite']} vega-lite and ${n(b.standoff, 'standoff block')}; ${n(r.figures, 'figure')}${r.figures ? ` (${r.figures * 3} files: .png, .svg, .vl.json)` : ''}\n`,
+        );
       }),
     );
-  withExamples(run, 'standoff notebook run notebooks/hasty-without-evidence.md', 'standoff notebook run notebooks/judge-disagreement.md --out reports/judge-disagreement.md');
+  // The shared options (src/cli/options.ts); seed, resamples and level are the defaults of standoff blocks.
+  levelOption(resamplingOptions(storeOptions(run), 'standoff blocks'), 'confidence level of standoff blocks');
+  withExamples(run, 'standoff notebook run notebooks/hasty-without-evidence.md', 'standoff notebook run judge-disagreement --out reports/judge-disagreement.md');
+
+  const list = notebook
+    .command('list')
+    .description('the notebooks shipped with Standoff (run one by name: standoff notebook run NAME)')
+    .action(
+      action(async (o: { format: Format }) => {
+        const { listShippedNotebooks } = await import('../../report/shipped-notebooks.ts');
+        printResult(listShippedNotebooks(), o.format);
+      }),
+    );
+  formatOption(list);
 }

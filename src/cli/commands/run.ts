@@ -1,5 +1,8 @@
 import { Option, type Command } from 'commander';
-import { DEFAULT_TRACES, action, collect, parseIntArg, withExamples } from '../program.ts';
+import { action, collect, parseIntArg, withExamples } from '../program.ts';
+import { formatOption, storeOptions } from '../options.ts';
+import { printSummary } from '../output.ts';
+import type { Format } from '../../store/format.ts';
 import { dataError } from '../../errors.ts';
 
 export function registerRun(program: Command): void {
@@ -15,23 +18,23 @@ export function registerRun(program: Command): void {
     .option('--seed <n>', 'seed of the run (recorded; sent to endpoints per epoch)', parseIntArg('--seed'))
     .option('--run-id <id>', 'run id (default <config name>-s<seed>)')
     .option('--resume <id>', 'complete an interrupted run from its journal (missing episodes, and those that ended in error, run)')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--replace', 'overwrite an existing run with the same id')
     .option('--sim-latency <ms>', 'latency of each reply from the in-process sim endpoint (the reply is computed within it)', parseIntArg('--sim-latency'))
     .option('--max-errors <n>', 'stop once this many episodes have ended in error (default: the config\'s max_errors, 5); resume later', parseIntArg('--max-errors'))
     .option('--allow-truncated <n>', 'episodes cut off at the token limit the run\'s gate accepts (default 0)', parseIntArg('--allow-truncated'))
     .addOption(new Option('--progress <mode>', 'progress display on stderr').choices(['auto', 'bar', 'lines', 'none']).default('auto'))
     .action(
-      action(async (o: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; maxErrors?: number; allowTruncated?: number; progress: 'auto' | 'bar' | 'lines' | 'none' }) => {
+      action(async ({ format, json: _json, ...o }: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; maxErrors?: number; allowTruncated?: number; progress: 'auto' | 'bar' | 'lines' | 'none'; format: Format; json?: boolean }) => {
         const { runCommand, formatSummary, runVerdict } = await import('../../runner/run.ts');
         const { formatValidation } = await import('../../store/validate-run.ts');
         const s = await runCommand({ ...o, simLatencyMs: o.simLatency });
         const gate = s.gate ? ['gate (as standoff validate):', ...formatValidation(s.gate).map((l) => `  ${l}`)] : [];
-        process.stdout.write([...formatSummary(s), ...gate].join('\n') + '\n');
+        printSummary(s, format, [...formatSummary(s), ...gate], s.subjects);
         const verdict = runVerdict(s);
         if (verdict) throw verdict;
       }),
     );
+  formatOption(storeOptions(run, { runs: false })); // the shared options (src/cli/options.ts)
   withExamples(
     run,
     'standoff run --preset demo --traces traces',
@@ -43,18 +46,17 @@ export function registerRun(program: Command): void {
   const validate = program
     .command('validate')
     .description('the publication gate: run status, sample counts per subject, required scorers on every sample, zero sample errors, distinct subjects, no truncated episodes')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--run <id>', 'run to check (default: the most recent)')
     .option('--expected-samples <n>', 'samples each subject must have', parseIntArg('--expected-samples'))
     .option('--allow-truncated <n>', 'episodes cut off at the token limit the gate accepts (default 0)', parseIntArg('--allow-truncated'))
-    .option('--json', 'print the result as JSON')
     .action(
-      action(async (o: { traces: string; run?: string; expectedSamples?: number; allowTruncated?: number; json?: boolean }) => {
+      action(async (o: { traces: string; run?: string; expectedSamples?: number; allowTruncated?: number; format: Format }) => {
         const { validateRun, formatValidation } = await import('../../store/validate-run.ts');
         const r = await validateRun(o.traces, { runId: o.run, expectedSamples: o.expectedSamples, allowTruncated: o.allowTruncated });
-        process.stdout.write(o.json ? JSON.stringify(r, null, 2) + '\n' : formatValidation(r).join('\n') + '\n');
+        printSummary(r, o.format, formatValidation(r), r.checks.map((c) => ({ run_id: r.runId, ...c })));
         if (!r.ok) throw dataError('validate.failed', `run ${r.runId} failed ${r.failures.length} publication check(s): ${r.failures.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)).join(', ')}`);
       }),
     );
+  formatOption(storeOptions(validate, { runs: false })); // the shared options (src/cli/options.ts)
   withExamples(validate, 'standoff validate', 'standoff validate --run demo-s20260810 --expected-samples 90');
 }

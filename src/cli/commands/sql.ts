@@ -4,7 +4,9 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { DEFAULT_TRACES, action, collect, parseFormat, withExamples } from '../program.ts';
+import { action, withExamples } from '../program.ts';
+import { formatOption, storeOptions } from '../options.ts';
+import { printResult, printTable, printText } from '../output.ts';
 import { DEFAULT_MAX_ROWS, formatResult, FORMATS, type Format } from '../../store/format.ts';
 import type { TableName } from '../../schema/tables.ts';
 import { oneLine } from '../../errors.ts';
@@ -15,9 +17,6 @@ export function registerSql(program: Command): void {
     .command('sql')
     .description('run read-only SQL over the trace store (no query: interactive REPL)')
     .argument('[query]', 'SQL to run; tables: runs, episodes, messages, scores, judgments, probe_answers, probe_decisions, aggregates')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
-    .option('--run <id>', 'only these runs (repeatable, or comma-separated)', collect)
-    .option('-f, --format <format>', `output format: ${FORMATS.join('|')}`, parseFormat, 'table')
     .option('-o, --out <file>', 'write the result to FILE.csv|.json|.parquet|.arrow instead of printing (streamed; not inside the store)')
     .option('--max-rows <n>', `table format: rows shown before "... N more rows" (default ${DEFAULT_MAX_ROWS})`, parsePositiveInt('--max-rows'))
     .option('--csv-safe', "csv: prefix cells that start with = + - @ (a spreadsheet formula) with ' (default for --out FILE.csv)")
@@ -30,6 +29,7 @@ export function registerSql(program: Command): void {
         if (opts.out) process.stderr.write(`wrote ${rows} row${rows === 1 ? '' : 's'} to ${opts.out}\n`);
       }),
     );
+  formatOption(storeOptions(cmd)); // the shared options (src/cli/options.ts)
   withExamples(
     cmd,
     `standoff sql "SELECT subject_model, avg(gathered_evidence::int) AS gathered FROM episodes GROUP BY 1 ORDER BY 1"`,
@@ -42,21 +42,17 @@ export function registerSql(program: Command): void {
   const tables = program
     .command('tables')
     .description('list the tables with row counts, and the runs in the store')
-    .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
-    .option('-f, --format <format>', `output format: ${FORMATS.join('|')}`, parseFormat, 'table')
     .action(
       action(async (opts: { traces: string; format: Format }) => {
         const { readInventory } = await import('../../store/tables.ts');
         const inv = await readInventory(opts.traces);
-        if (opts.format === 'json') {
-          process.stdout.write(JSON.stringify({ tables: inv.tables.rows, runs: inv.runs.rows }, null, 2) + '\n');
-          return;
-        }
-        process.stdout.write(formatResult(inv.tables, opts.format));
-        process.stdout.write('\n');
-        process.stdout.write(formatResult(inv.runs, opts.format));
+        if (opts.format === 'json') return printResult({ tables: inv.tables.rows, runs: inv.runs.rows }, 'json');
+        printTable(inv.tables, opts.format);
+        printText('\n');
+        printTable(inv.runs, opts.format);
       }),
     );
+  formatOption(storeOptions(tables, { runs: false })); // the shared options (src/cli/options.ts)
   withExamples(tables, 'standoff tables', 'standoff tables --traces other-store --format json');
 }
 

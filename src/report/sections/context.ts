@@ -37,7 +37,12 @@ export const METRIC_LABEL: Record<MainMetric, string> = {
 };
 
 /** A fixed, colour-blind-friendly palette; subjects take colours in sorted order. */
-export const PALETTE = ['#4E79A7', '#F28E2B', '#59A14F', '#E15759', '#B07AA1', '#76B7B2', '#EDC948', '#FF9DA7', '#9C755F', '#BAB0AC'];
+/**
+ * Subject colours: the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"), which stays
+ * distinguishable with protanopia, deuteranopia and tritanopia (no red/green-only contrast; see
+ * tests/report/figures.test.ts). Yellow is last: weakest on white.
+ */
+export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#000000', '#F0E442'];
 
 export interface RunInfo {
   run_id: string;

@@ -29,8 +29,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { fileURLToPath } from 'node:url';
-import { dirname, resolve } from 'node:path';
+import { packagePath, workerUrl } from '../../paths.ts';
 import type { Scenario } from '../../schema/scenario.ts';
 import { loadScenarios } from '../scenarios.ts';
 import { buildScenarioIndex, requestKey, sha256Hex, simReply, u, type ScenarioIndex, type SimMode, type SimReply } from './behavior.ts';
@@ -45,7 +44,7 @@ import {
 } from './profiles.ts';
 
 /** `<repo>/scenarios`, located from this file (not the working directory). */
-export const DEFAULT_SCENARIOS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scenarios');
+export const DEFAULT_SCENARIOS_DIR = packagePath('scenarios');
 
 export interface SimServerOptions {
   /** Port on 127.0.0.1 (default 0 = ephemeral). */
@@ -492,7 +491,9 @@ interface SimHost {
 }
 
 let simHost: SimHost | null = null;
-const WORKER_ENTRY = new URL('./worker-boot.mjs', import.meta.url);
+// The worker's compiled entry is dist/workers/sim-worker.js (WORKERS in scripts/build.mjs); from the
+// sources it is the boot file next to this module. New worker threads follow this pattern (src/paths.ts).
+const WORKER_ENTRY = workerUrl('sim-worker', new URL('./worker-boot.mjs', import.meta.url));
 
 function hostRefresh(h: SimHost) {
   if (h.calls.size > 0) h.worker.ref();

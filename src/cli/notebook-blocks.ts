@@ -1,0 +1,85 @@
+/**
+ * A notebook's `standoff` block runs through the CLI itself: its words are parsed by the same
+ * commander definitions as `standoff <words>` on the command line (a fresh program from
+ * {@link buildProgram}), and the command's own action runs with a result sink that collects its
+ * tables instead of printing them. There is no second parser: every option a command gains is
+ * available in notebooks, with the same names, defaults, checks and "did you mean".
+ *
+ * What a block may run: {@link NOTEBOOK_COMMANDS}. The notebook decides the store (`--traces`),
+ * the runs (`--run`) and the output (`--format`, `--json`: Markdown tables); a block that names
+ * them is refused, and so is `--input` (a notebook reads only its store). `--seed`, `--resamples`
+ * and `--level` default to the notebook's (`standoff notebook run --seed ...`); a block may set them.
+ */
+import { CommanderError, type Command } from 'commander';
+import { oneLine, usageError } from '../errors.ts';
+import type { StandoffBlockContext, StandoffBlockOutput } from '../report/notebook.ts';
+import { buildProgram } from './main.ts';
+import { withSink, type ResultSink } from './output.ts';
+import { usageLine } from './program.ts';
+
+/** The commands a `standoff` block may run. */
+export const NOTEBOOK_COMMANDS = ['ci exact', 'ci bootstrap', 'ci paired', 'agreement', 'judges', 'probes'] as const;
+
+/** Options the notebook decides, and why a block may not give them. */
+export const NOTEBOOK_OWNED_OPTIONS: Readonly<Record<string, string>> = {
+  traces: "the notebook's store is used (standoff notebook run --traces DIR)",
+  run: "the notebook's runs are used (standoff notebook run --run ID)",
+  format: 'a block prints Markdown tables',
+  json: 'a block prints Markdown tables',
+  input: 'a notebook reads only its store: ingest the file first (standoff ingest csv FILE --traces DIR), or run the command with --input outside the notebook',
+};
+
+/** Finds the command a block's words name (the longest path of subcommand names). */
+function findCommand(program: Command, words: string[]): { cmd: Command; path: string } {
+  let cmd = program;
+  const path: string[] = [];
+  for (const w of words) {
+    const sub = cmd.commands.find((c) => c.name() === w || c.aliases().includes(w));
+    if (!sub) break;
+    cmd = sub;
+    path.push(sub.name());
+  }
+  return { cmd, path: path.join(' ') };
+}
+
+const hasOption = (cmd: Command, key: string) => cmd.options.some((o) => o.attributeName() === key);
+
+/** Runs one block: see the module comment. Errors are StandoffErrors naming the block's position. */
+export async function runStandoffBlock(words: string[], ctx: StandoffBlockContext): Promise<StandoffBlockOutput> {
+  // Commander's own output (help, usage errors) is dropped: its error comes back as a CommanderError.
+  const program = buildProgram({ writeOut: () => undefined, writeErr: () => undefined });
+  const { cmd, path } = findCommand(program, words);
+  if (!(NOTEBOOK_COMMANDS as readonly string[]).includes(path)) {
+    throw usageError('notebook.badCommand', `${ctx.where}: unsupported standoff block "${oneLine(words.join(' ')).slice(0, 80)}"; a block runs one of: ${NOTEBOOK_COMMANDS.join(', ')}`);
+  }
+  cmd.hook('preAction', (_hooked, actionCmd) => {
+    for (const [key, why] of Object.entries(NOTEBOOK_OWNED_OPTIONS)) {
+      if (actionCmd.getOptionValueSource(key) === 'cli') throw usageError('notebook.badCommand', `${ctx.where}: --${key} is not allowed in a standoff block: ${why}`);
+    }
+    const set = (key: string, value: unknown, onlyDefault: boolean) => {
+      if (!hasOption(actionCmd, key) || (onlyDefault && actionCmd.getOptionValueSource(key) === 'cli')) return;
+      actionCmd.setOptionValueWithSource(key, value, 'config');
+    };
+    set('traces', ctx.traces, false);
+    set('run', ctx.runs, false);
+    set('format', 'markdown', false);
+    set('seed', ctx.seed, true);
+    set('resamples', ctx.resamples, true);
+    set('level', ctx.level, true);
+  });
+  const output: StandoffBlockOutput = [];
+  const sink: ResultSink = {
+    rethrow: true,
+    table: (table) => output.push({ table }),
+    text: (text) => {
+      if (text.trim()) output.push({ text: text.trimEnd() + '\n' });
+    },
+  };
+  try {
+    await withSink(sink, () => program.parseAsync(words, { from: 'user' }));
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    throw usageError('notebook.badCommand', `${ctx.where}: ${err.exitCode === 0 ? 'a standoff block must run a command, not print help or the version' : usageLine(err.message)}`);
+  }
+  return output;
+}

@@ -1,0 +1,67 @@
+/**
+ * The options every command spells the same way. A command adds them with these helpers, never
+ * with its own `.option(...)` for the same flag:
+ *
+ * - {@link storeOptions}: `--traces DIR` (default `traces`) and `--run ID...`, on every command
+ *   that reads or writes a store;
+ * - {@link formatOption}: `-f, --format table|csv|json|markdown` on every command that prints
+ *   results, plus `--json`, a hidden alias of `--format json`;
+ * - {@link levelOption}: `--level P`, always the confidence level (the measurement level of
+ *   `agreement` is `--measure`);
+ * - {@link resamplingOptions}: `--seed N` and `--resamples N`.
+ *
+ * `tests/cli/dialect.test.ts` walks every command's `--help` and checks these.
+ */
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { FORMATS } from '../store/format.ts';
+import { DEFAULT_TRACES, collect, parseIntArg } from './program.ts';
+
+export const DEFAULT_SEED = 20261129;
+export const DEFAULT_RESAMPLES = 10000;
+export const DEFAULT_LEVEL = 0.95;
+export const MEASURES = ['nominal', 'ordinal', 'interval', 'ratio'] as const;
+
+/** `--traces DIR` and, unless `runs: false`, `--run ID` (repeatable or comma-separated). */
+export function storeOptions(cmd: Command, opts: { runs?: boolean | string } = {}): Command {
+  cmd.option('--traces <dir>', 'trace store directory', DEFAULT_TRACES);
+  if (opts.runs !== false) cmd.option('--run <id>', typeof opts.runs === 'string' ? opts.runs : 'only these runs (repeatable, or comma-separated)', collect);
+  return cmd;
+}
+
+/** `-f, --format` (default `table`) and the hidden `--json` (= `--format json`). */
+export function formatOption(cmd: Command, dflt: (typeof FORMATS)[number] = 'table'): Command {
+  return cmd
+    .addOption(new Option('-f, --format <format>', 'output format').choices(FORMATS).default(dflt))
+    .addOption(new Option('--json', 'same as --format json').hideHelp())
+    .hook('preAction', (self) => {
+      // `self` is the command this option belongs to (the hook also runs before its subcommands' actions).
+      if (!self.getOptionValue('json')) return;
+      const format = self.getOptionValue('format');
+      if (self.getOptionValueSource('format') === 'cli' && format !== 'json') {
+        self.error(`error: --json is --format json; it cannot go with --format ${format}`, { exitCode: 2, code: 'standoff.jsonAndFormat' });
+      }
+      self.setOptionValueWithSource('format', 'json', 'implied');
+    });
+}
+
+/** Parses `--level`: a confidence level; a measurement level gets a pointer to `--measure`. */
+export function parseLevel(value: string): number {
+  if ((MEASURES as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`--level is the confidence level (e.g. 0.95); for the measurement level use --measure ${value}`);
+  }
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`--level must be a number, got "${value}"`);
+  return n;
+}
+
+/** `--level P`: the confidence level, strictly between 0 and 1 (default 0.95). */
+export function levelOption(cmd: Command, description = 'confidence level, strictly between 0 and 1'): Command {
+  return cmd.option('--level <p>', description, parseLevel, DEFAULT_LEVEL);
+}
+
+/** `--seed N` and `--resamples N` of the resampling procedures. */
+export function resamplingOptions(cmd: Command, what = 'the resampling'): Command {
+  return cmd
+    .option('--seed <n>', `seed of ${what} (recorded in the output)`, parseIntArg('--seed'), DEFAULT_SEED)
+    .option('--resamples <n>', 'bootstrap resamples', parseIntArg('--resamples'), DEFAULT_RESAMPLES);
+}
