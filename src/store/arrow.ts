@@ -35,7 +35,11 @@ function convert(values: unknown[], type: DataType): unknown[] {
   return values;
 }
 
-/** Converts a materialized DuckDB result into an Arrow table (column order and names kept). */
+/**
+ * Converts a materialized DuckDB result into an Arrow table (column order and names kept). A
+ * result without rows is an empty table with the same typed columns (DuckDB hands back no column
+ * arrays at all then).
+ */
 export function resultToArrow(result: DuckDBResultReader): Table {
   const names = result.columnNames();
   const types = result.columnTypes().map((t) => t.toString());
@@ -43,7 +47,7 @@ export function resultToArrow(result: DuckDBResultReader): Table {
   const vectors: Record<string, Vector> = {};
   names.forEach((name, i) => {
     const type = arrowTypeFor(types[i]);
-    vectors[name] = vectorFromArray(convert(columns[i] as unknown[], type) as never, type);
+    vectors[name] = vectorFromArray(convert((columns[i] ?? []) as unknown[], type) as never, type);
   });
   return new Table(vectors);
 }
