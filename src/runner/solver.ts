@@ -542,7 +542,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     invalid_reason: error !== null ? null : analysis.invalid_reason,
     decision_tool: error !== null ? null : (analysis.decision_tool as DecisionTool | null),
     decision_args: error !== null ? null : analysis.decision_args,
-    gathered_evidence: error !== null ? false : analysis.gathered_evidence,
+    gathered_evidence: error !== null ? null : analysis.gathered_evidence, // errored: not measured
     log_reads: analysis.log_reads,
     turns: analysis.turns,
     input_tokens: inputTokens,
