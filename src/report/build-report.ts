@@ -66,6 +66,8 @@ export interface BuildReportOptions {
   resamples?: number;
   /** Confidence level of every interval (default 0.95). */
   level?: number;
+  /** ERROR verdicts (failed judge calls) a run may hold and still pass the gate (default 0). */
+  allowJudgeErrors?: number;
   /** Progress lines: true writes them to stderr; a function receives them. */
   progress?: boolean | ((line: string) => void);
 }
@@ -73,7 +75,7 @@ export interface BuildReportOptions {
 export interface ReportResults {
   schema: string;
   standoff_version: string;
-  options: { seed: number; resamples: number; level: number; runs: string[] };
+  options: { seed: number; resamples: number; level: number; allow_judge_errors: number; runs: string[] };
   inputs: RunHash[];
   summary: Omit<SummaryResult, 'hashes' | 'gate'>;
   gate: SummaryResult['gate'];
@@ -101,15 +103,17 @@ const OWNED = new Set(['REPORT.md', 'results.json', 'figures']);
 /** Directories that may live in the output directory and are carried over (notebook output). */
 const CARRIED_DIRS = new Set(['notebooks']);
 
-function checkOptions(o: BuildReportOptions): { seed: number; resamples: number; level: number } {
+function checkOptions(o: BuildReportOptions): { seed: number; resamples: number; level: number; allowJudgeErrors: number } {
   const seed = o.seed ?? DEFAULT_REPORT_SEED;
   const resamples = o.resamples ?? DEFAULT_RESAMPLES;
   const level = o.level ?? DEFAULT_LEVEL;
+  const allowJudgeErrors = o.allowJudgeErrors ?? 0;
   if (typeof o.traces !== 'string' || o.traces === '') throw reportError('badOption', 'usage', 'report build needs --traces DIR');
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw reportError('badOption', 'usage', `--seed must be an integer in [0, 4294967295], got ${seed}`);
   if (!Number.isInteger(resamples) || resamples < 100 || resamples > 10_000_000) throw reportError('badOption', 'usage', `--resamples must be an integer in [100, 10000000], got ${resamples}`);
   if (!(typeof level === 'number' && level > 0.5 && level < 1)) throw reportError('badOption', 'usage', `--level must be a number in (0.5, 1), got ${level}`);
-  return { seed, resamples, level };
+  if (!Number.isInteger(allowJudgeErrors) || allowJudgeErrors < 0) throw reportError('badOption', 'usage', `--allow-judge-errors must be a non-negative integer, got ${allowJudgeErrors}`);
+  return { seed, resamples, level, allowJudgeErrors };
 }
 
 function logger(progress: BuildReportOptions['progress']): (line: string) => void {
@@ -220,7 +224,7 @@ async function computeSections(ctx: ReportContext, step: (m: string) => void): P
   return {
     schema: RESULTS_SCHEMA,
     standoff_version: STANDOFF_VERSION,
-    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, runs: ctx.runIds },
+    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, allow_judge_errors: ctx.allowJudgeErrors, runs: ctx.runIds },
     inputs: hashes,
     summary: summaryRest,
     gate,

@@ -14,11 +14,12 @@ export function registerReport(program: Command): void {
     .option('--seed <n>', 'seed of every resampling procedure (recorded in results.json)', parseIntArg('--seed'), DEFAULT_SEED)
     .option('--resamples <n>', 'bootstrap resamples', parseIntArg('--resamples'), 10000)
     .option('--level <p>', 'confidence level of every interval', parseNumberArg('--level'), 0.95)
+    .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) a run may hold and still pass the gate (default 0)', parseIntArg('--allow-judge-errors'))
     .option('--quiet', 'no progress lines on stderr')
     .action(
-      action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; quiet?: boolean }) => {
+      action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; allowJudgeErrors?: number; quiet?: boolean }) => {
         const { buildReport } = await import('../../report/build-report.ts');
-        const r = await buildReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, progress: !o.quiet });
+        const r = await buildReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, allowJudgeErrors: o.allowJudgeErrors, progress: !o.quiet });
         process.stdout.write(`wrote ${r.files.length} files to ${o.out} (REPORT.md, results.json, figures/)\n`);
       }),
     );

@@ -39,14 +39,15 @@ export function registerRun(program: Command): void {
     .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--run <id>', 'run to check (default: the most recent)')
     .option('--expected-samples <n>', 'samples each subject must have', parseIntArg('--expected-samples'))
+    .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) the run may hold and still pass (default 0)', parseIntArg('--allow-judge-errors'))
     .option('--json', 'print the result as JSON')
     .action(
-      action(async (o: { traces: string; run?: string; expectedSamples?: number; json?: boolean }) => {
+      action(async (o: { traces: string; run?: string; expectedSamples?: number; allowJudgeErrors?: number; json?: boolean }) => {
         const { validateRun, formatValidation } = await import('../../store/validate-run.ts');
-        const r = await validateRun(o.traces, { runId: o.run, expectedSamples: o.expectedSamples });
+        const r = await validateRun(o.traces, { runId: o.run, expectedSamples: o.expectedSamples, allowJudgeErrors: o.allowJudgeErrors });
         process.stdout.write(o.json ? JSON.stringify(r, null, 2) + '\n' : formatValidation(r).join('\n') + '\n');
         if (!r.ok) throw dataError('validate.failed', `run ${r.runId} failed ${r.failures.length} publication check(s): ${r.failures.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)).join(', ')}`);
       }),
     );
-  withExamples(validate, 'standoff validate', 'standoff validate --run demo-s20260810 --expected-samples 90');
+  withExamples(validate, 'standoff validate', 'standoff validate --run demo-s20260810 --expected-samples 90', 'standoff validate --allow-judge-errors 3   # pass despite 3 failed judge calls');
 }

@@ -3,8 +3,9 @@
  * input hashes) and the structural gate.
  *
  * The gate is the project's publication gate (`validateRun`, src/store/validate-run.ts: run status,
- * sample counts, required scorers on every sample, zero sample errors, distinct subject models,
- * unique episode ids), run on every run with: the three O1 scorers required for runner and
+ * sample counts, required scorers present and measured on every sample, judge errors within the
+ * `--allow-judge-errors` allowance, zero sample errors, distinct subject models, unique episode
+ * ids), run on every run with: the three O1 scorers required for runner and
  * synthetic runs (for imported runs, every scorer that appears in the run), and scenarios x epochs
  * expected samples per subject where the run records its epochs. With several runs (arms) two
  * checks are added across them: equal sample counts per subject, and no subject model in two runs.
@@ -65,7 +66,12 @@ export interface SummaryResult {
   subjects: string[];
   judges: string[];
   hashes: RunHash[];
-  gate: { passed: boolean; checks: GateCheck[] };
+  gate: {
+    passed: boolean;
+    checks: GateCheck[];
+    /** Judge verdicts over the reported runs, how many are ERROR (failed judge calls), and the allowance. */
+    judge_verdicts: { total: number; errors: number; allowed: number };
+  };
 }
 
 async function sha256File(path: string): Promise<{ sha256: string; bytes: number }> {
@@ -170,16 +176,19 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
 async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promise<SummaryResult['gate']> {
   const checks: GateCheck[] = [];
   const several = runs.length > 1;
+  const verdicts = { total: 0, errors: 0, allowed: ctx.allowJudgeErrors };
   // The project's publication gate (src/store/validate-run.ts), run by run.
   const present = await ctx.q(`SELECT run_id, list(DISTINCT scorer ORDER BY scorer) AS scorers FROM scores GROUP BY run_id`);
   const presentBy = new Map(present.map((r) => [String(r.run_id), (r.scorers as string[]).map(String)]));
   for (const r of runs) {
     const requiredScorers = r.source === 'standoff' || r.source === 'synthetic' ? O1_SCORERS : (presentBy.get(r.run_id) ?? []);
     const expectedSamples = r.epochs !== null && r.scenarios > 0 ? r.scenarios * r.epochs : undefined;
-    const v = await validateRun(ctx.storeDir, { runId: r.run_id, requiredScorers, expectedSamples });
+    const v = await validateRun(ctx.storeDir, { runId: r.run_id, requiredScorers, expectedSamples, allowJudgeErrors: ctx.allowJudgeErrors });
     for (const c of v.checks) {
       checks.push({ check: several ? `${c.name} (${r.run_id})` : c.name, passed: c.ok, detail: c.detail, failures: c.ok ? [] : [c.detail] });
     }
+    verdicts.total += v.verdicts.total;
+    verdicts.errors += v.verdicts.errors;
   }
   if (several) {
     // Across runs (arms of one comparison): equal sample counts and distinct subject models.
@@ -202,7 +211,7 @@ async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promis
       failures: dup.map((r) => `${r.subject_model} appears in runs ${(r.runs as string[]).join(', ')}`),
     });
   }
-  return { passed: checks.every((c) => c.passed), checks };
+  return { passed: checks.every((c) => c.passed), checks, judge_verdicts: verdicts };
 }
 
 function temperatureText(r: RunSummaryRow): string {
