@@ -1,6 +1,7 @@
 import { dataError } from '../errors.ts';
 import { checkLevel, checkOptions, show } from './arg-checks.ts';
 import { clopperPearson } from './clopper-pearson.ts';
+import { probeTally } from './probe-tally.ts';
 
 /** One decision state answered by one system: the action question paired with its factual probes. */
 export interface ProbeRow {
@@ -133,50 +134,14 @@ function summarise(fn: string, group: string, rows: readonly ProbeRow[], level: 
     throw dataError('stats.badShape', `${fn} requires group ${JSON.stringify(group)} to be an array of rows, got ${show(rows)}`);
   }
   const seen = new Set<string>();
-  let frar = 0;
-  let fraw = 0;
-  let fwar = 0;
-  let fwaw = 0;
-  let statesWithoutProbes = 0;
-  let accSum = 0;
-  let pooledNum = 0;
-  let answered = 0;
-  let total = 0;
-  let cn = 0;
-  let composedRight = 0;
-  let decisionRightOnComposed = 0;
-  let repaired = 0;
-  let broken = 0;
   rows.forEach((row, i) => {
     checkRow(fn, group, row, i);
     if (seen.has(row.state_id)) {
       throw dataError('stats.duplicateId', `${fn} got state_id ${JSON.stringify(row.state_id)} twice in group ${JSON.stringify(group)}`);
     }
     seen.add(row.state_id);
-    if (row.probes_total === 0) {
-      statesWithoutProbes++;
-      return;
-    }
-    const facts = row.all_facts_correct;
-    const action = row.action_correct;
-    if (facts && action) frar++;
-    else if (facts) fraw++;
-    else if (action) fwar++;
-    else fwaw++;
-    accSum += row.probe_accuracy;
-    pooledNum += row.probe_accuracy * row.probes_total;
-    answered += row.probes_answered;
-    total += row.probes_total;
-    const composed = row.composed_correct;
-    if (composed !== null && composed !== undefined) {
-      cn++;
-      if (composed) composedRight++;
-      if (action) decisionRightOnComposed++;
-      if (composed && !action) repaired++;
-      if (!composed && action) broken++;
-    }
   });
-  return probeOutcomeFromTally(group, { frar, fraw, fwar, fwaw, statesWithoutProbes, accSum, pooledNum, answered, total, cn, composedRight, decisionRightOnComposed, repaired, broken }, { level });
+  return probeOutcomeFromTally(group, probeTally(rows.map((row) => ({ ...row, weight: 1 }))), { level });
 }
 
 /**
