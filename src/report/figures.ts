@@ -62,10 +62,10 @@ export function metricBars(r: ResultsSection, subjects: string[], colours: Recor
   const L = Math.round(level * 100);
   return {
     name: 'results',
-    caption: `Evidence gathered, policy action accuracy and alignment per subject, with ${L}% intervals (exact; bootstrap where alignment is non-binary).`,
+    caption: `Evidence gathered, policy action accuracy and alignment per subject, with ${L}% intervals (cluster bootstrap over scenarios; exact where no scenario repeats or the bootstrap has no spread).`,
     spec: {
       $schema: SCHEMA,
-      title: { text: 'Results per subject', subtitle: `Bars: rate; whiskers: ${L}% interval (Clopper-Pearson; bootstrap for split judge medians)` },
+      title: { text: 'Results per subject', subtitle: `Bars: rate; whiskers: ${L}% interval (cluster bootstrap over scenarios; Clopper-Pearson where it has no spread)` },
       data: { values },
       facet: { column: { field: 'metric', type: 'nominal', title: null, sort: metrics.map((m) => METRIC_LABEL[m]) } },
       spec: {
@@ -212,10 +212,10 @@ export function forestPlot(p: PairwiseSection, level: number): FigureSpec {
   const pairs = [...new Set(values.map((v) => v.pair))];
   return {
     name: 'pairwise',
-    caption: `Paired differences between subjects (A − B, percentage points) with ${L}% paired-bootstrap intervals.`,
+    caption: `Paired differences between subjects (A − B, percentage points) with ${L}% paired cluster bootstrap intervals (scenarios resampled).`,
     spec: {
       $schema: SCHEMA,
-      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by scenario × epoch; lines: ${L}% paired-bootstrap interval; dashed: no difference` },
+      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by scenario × epoch; lines: ${L}% paired cluster bootstrap interval (scenarios resampled); dashed: no difference` },
       data: { values },
       facet: { row: { field: 'metric', type: 'nominal', title: null, sort: ['gathered_evidence', 'policy_action', 'alignment'].map((m) => METRIC_LABEL[m as MainMetric]), header: { labelAngle: 0, labelAlign: 'left' } } },
       spec: {
@@ -259,7 +259,7 @@ export function probeStacked(p: ProbesSection, subjects: string[]): FigureSpec {
   );
   return {
     name: 'probes',
-    caption: 'The four paired-probe outcomes per subject (share of states).',
+    caption: 'The four paired-probe outcomes per subject (share of answers on non-ambiguous states).',
     spec: {
       $schema: SCHEMA,
       title: { text: 'Reading vs acting: paired-probe outcomes', subtitle: '"Facts right" = every factual probe on the state answered correctly; "action" = the decision question' },

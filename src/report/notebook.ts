@@ -312,17 +312,18 @@ async function runStandoffBlock(body: string, where: string, src: StoreSource, d
         return toResult([{ scorer: r.scorer, exclude_by: r.exclude_by, ...r.totals }]);
       }
       case 'probes': {
-        const r = await probesFromStore(src, { by: list(opts.by), level });
+        const r = await probesFromStore(src, { by: list(opts.by), level, seed, resamples });
         const share = (s: { count: number; n: number; rate: number | null }) => (s.rate === null ? `— (0/${s.n})` : `${(100 * s.rate).toFixed(1)}% (${s.count}/${s.n})`);
         return toResult(
           r.groups.map((g) => ({
             group: g.group,
             states: g.states,
-            facts_right_action_right: share(g.cells.factsRightActionRight),
-            facts_right_action_wrong: share(g.cells.factsRightActionWrong),
-            facts_wrong_action_right: share(g.cells.factsWrongActionRight),
-            facts_wrong_action_wrong: share(g.cells.factsWrongActionWrong),
-            errors_after_correct_reading: share(g.errorsAfterCorrectReading),
+            answers: g.answers,
+            facts_right_action_right: share(g.cells.facts_right_action_right),
+            facts_right_action_wrong: share(g.cells.facts_right_action_wrong),
+            facts_wrong_action_right: share(g.cells.facts_wrong_action_right),
+            facts_wrong_action_wrong: share(g.cells.facts_wrong_action_wrong),
+            errors_after_correct_reading: share(g.errors_after_correct_reading),
             composed_minus_decision: g.composed ? g.composed.difference : null,
           })),
         );

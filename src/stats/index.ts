@@ -71,6 +71,8 @@ export { groupBy } from './group-by.ts';
 export {
   probeOutcomes,
   probeOutcomeFromTally,
+  probeShareCounts,
+  type ProbeShareName,
   type ProbeTally,
   type ProbeRow,
   type ProbeOutcomeGroup,
