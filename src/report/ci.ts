@@ -109,11 +109,17 @@ export async function ciExactMetric(
       ).rows;
       if (rows.length === 0 || rows.every((r) => r.n === null || Number(r.n) + Number(r.missing) === 0)) throw dataError('metric.empty', `metric ${m.name} has no observations in this store`);
       const nonbinary = rows.reduce((a, r) => a + Number(r.nonbinary ?? 0), 0);
-      if (nonbinary > 0) throw usageError('metric.notBinary', `metric ${m.name} has ${nonbinary} value(s) that are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${m.name}`);
+      if (rows.every((r) => Number(r.nonbinary ?? 0) > 0)) throw usageError('metric.notBinary', `metric ${m.name} has ${nonbinary} value(s) that are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${m.name}`);
     }
     return rows.map((r) => {
       const group: Group = {};
       for (const c of by) group[c] = r[c] as string | number | null;
+      const nb = Number(r.nonbinary ?? 0);
+      if (nb > 0) {
+        // A group whose values are not all 0/1 has no binomial count: no exact interval, and the reason.
+        const none: ExactResult = { ...orderedInterval(clopperPearson(0, 0, { level: opts.level, sided: opts.sided })), trials: Number(r.n ?? 0), not_measured: Number(r.missing ?? 0), sampling: 'independent', note: `not binary: ${nb} value(s) are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${opts.metric}` };
+        return by.length ? { group, ...none } : none;
+      }
       const ci: ExactResult = orderedInterval(clopperPearson(Number(r.k ?? 0), Number(r.n ?? 0), { level: opts.level, sided: opts.sided }));
       if (!opts.aggregates) {
         const maxK = Number(r.max_k ?? 0);
