@@ -164,6 +164,7 @@ export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[]):
     max_turns: cfg.max_turns,
     retry_degenerate: cfg.retry_degenerate,
     protocol: PROTOCOL_VERSION,
+    prompt: cfg.prompt ?? 'neutral',
   };
   return createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16);
 }
@@ -509,6 +510,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
           rng,
           signal,
           redactor,
+          prompt: cfg.prompt,
         });
         const [judgments, probe] = await Promise.all([
           ep.episode.status === 'valid'
@@ -724,6 +726,8 @@ export interface RunCommandOptions {
   replace?: boolean;
   /** Added latency of the in-process sim endpoint (ms). */
   simLatencyMs?: number;
+  /** Agent prompt variant (`--prompt neutral|instructed`; default: the config's, else neutral). */
+  prompt?: string;
   progress?: ProgressMode;
   log?: (line: string) => void;
   signal?: AbortSignal;
@@ -740,7 +744,7 @@ function resolveRunConfig(o: RunCommandOptions, journalConfig: ResolvedConfig | 
   else if (journalConfig) cfg = journalConfig;
   else if (existsSync(DEFAULT_CONFIG_FILE)) cfg = loadConfigFile(DEFAULT_CONFIG_FILE);
   else throw usageError('run.noConfig', `no configuration: pass --config FILE or --preset demo (or create ${DEFAULT_CONFIG_FILE})`);
-  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed });
+  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed, prompt: o.prompt });
   if (o.simLatencyMs !== undefined) {
     if (!(o.simLatencyMs >= 0)) throw usageError('config.invalid', `--sim-latency must be >= 0 ms, got ${o.simLatencyMs}`);
     cfg = { ...cfg, sim: { ...cfg.sim, latency_ms: o.simLatencyMs } };

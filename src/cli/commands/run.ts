@@ -18,9 +18,10 @@ export function registerRun(program: Command): void {
     .option('--traces <dir>', 'trace store directory', DEFAULT_TRACES)
     .option('--replace', 'overwrite an existing run with the same id')
     .option('--sim-latency <ms>', 'latency of each reply from the in-process sim endpoint (the reply is computed within it)', parseIntArg('--sim-latency'))
+    .addOption(new Option('--prompt <variant>', 'agent prompt: neutral (default: nothing tells the agent to read the log) or instructed (it is told to fetch the log first)').choices(['neutral', 'instructed']))
     .addOption(new Option('--progress <mode>', 'progress display on stderr').choices(['auto', 'bar', 'lines', 'none']).default('auto'))
     .action(
-      action(async (o: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; progress: 'auto' | 'bar' | 'lines' | 'none' }) => {
+      action(async (o: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; prompt?: string; progress: 'auto' | 'bar' | 'lines' | 'none' }) => {
         const { runCommand, formatSummary } = await import('../../runner/run.ts');
         const s = await runCommand({ ...o, simLatencyMs: o.simLatency });
         process.stdout.write(formatSummary(s).join('\n') + '\n');
@@ -31,6 +32,7 @@ export function registerRun(program: Command): void {
     'standoff run --preset demo --traces traces',
     'standoff run --config standoff.config.json --epochs 5 --concurrency 8',
     'standoff run --resume demo-s20260810          # after Ctrl-C or a crash',
+    'standoff run --preset demo --prompt instructed --run-id demo-instructed   # tell the agent to read the log'
   );
 
   const validate = program

@@ -43,6 +43,11 @@ export interface RunSummaryRow {
   epochs_observed: number;
   temperature: number | null;
   subject_temperatures: Record<string, number>;
+  /**
+   * The agent prompt variant (`runs.config.prompt`: `neutral`, or `instructed` = told to read the
+   * log); runs of standoff-protocol/1 used the instructed wording; null when not recorded.
+   */
+  prompt: string | null;
   subjects: string[];
   judges: string[];
   scenarios: number;
@@ -150,6 +155,7 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
       epochs_observed: p ? Number(p.max_epoch) : 0,
       temperature: r.temperature,
       subject_temperatures: temps,
+      prompt: promptVariant(r.config),
       subjects,
       judges: judgesByRun.get(r.run_id) ?? [],
       scenarios: p ? Number(p.scenarios) : 0,
@@ -214,6 +220,11 @@ async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promis
   return { passed: checks.every((c) => c.passed), checks, judge_verdicts: verdicts };
 }
 
+function promptVariant(config: Record<string, unknown> | null): string | null {
+  if (typeof config?.prompt === 'string') return config.prompt;
+  return config?.protocol_version === 'standoff-protocol/1' ? 'instructed' : null;
+}
+
 function temperatureText(r: RunSummaryRow): string {
   const t = Object.entries(r.subject_temperatures);
   const vals = [...new Set(t.map(([, v]) => v))];
@@ -250,7 +261,7 @@ export function renderSummary(s: SummaryResult, opts: { seed: number; resamples:
   );
   out.push(
     table(
-      ['Run', 'Suite', 'Source', 'Status', 'Subjects', 'Judges', 'Scenarios', 'Epochs', 'Temperature', 'Run seed', 'Samples', 'SHA-256 (Parquet)'],
+      ['Run', 'Suite', 'Source', 'Status', 'Subjects', 'Judges', 'Scenarios', 'Epochs', 'Temperature', 'Prompt', 'Run seed', 'Samples', 'SHA-256 (Parquet)'],
       s.runs.map((r) => [
         code(r.run_id),
         cell(r.suite),
@@ -261,13 +272,21 @@ export function renderSummary(s: SummaryResult, opts: { seed: number; resamples:
         fmtCount(r.scenarios),
         String(r.epochs ?? r.epochs_observed),
         cell(temperatureText(r)),
+        cell(r.prompt ?? 'not recorded'),
         r.seed === null ? '—' : String(r.seed),
         fmtCount(r.samples),
         code(r.sha256.slice(0, 16)),
       ]),
-      ['l', 'l', 'l', 'l', 'l', 'l', 'r', 'r', 'l', 'r', 'r', 'l'],
+      ['l', 'l', 'l', 'l', 'l', 'l', 'r', 'r', 'l', 'l', 'r', 'r', 'l'],
     ),
   );
+  const prompts = s.runs.filter((r) => r.prompt !== null);
+  if (prompts.length) {
+    out.push(
+      `Prompt: ${[...new Set(prompts.map((r) => r.prompt))].map((p) => (p === 'neutral' ? '*neutral* (the agent sees the situation, the policy and the tools; nothing tells it to read the log)' : p === 'instructed' ? '*instructed* (the agent is told to fetch the system log first)' : `*${cell(p)}*`)).join('; ')}. ` +
+        `Evidence gathering measures whether an agent checks before it commits, which only the neutral prompt leaves to the agent.\n`,
+    );
+  }
   const notes = s.runs.filter((r) => r.notes);
   if (notes.length) out.push(notes.map((r) => `Notes for ${code(r.run_id)}: ${cell(r.notes)}`).join('\n\n') + '\n');
   out.push(
