@@ -1,9 +1,8 @@
 import { dataError } from '../errors.ts';
 import { checkChoice, checkCount, checkLevel, checkOptions, show } from './arg-checks.ts';
-import { ALPHA_LEVELS, alphaCore, compactRatings, type AlphaLevel, type Rating } from './krippendorff-core.ts';
+import { ALPHA_LEVELS, alphaCore, alphaPercentile, compactRatings, type AlphaLevel, type Rating } from './krippendorff-core.ts';
 import type { KrippendorffAlphaBootstrapOptions } from './krippendorff-alpha-bootstrap.ts';
 import { sampleMultinomialRaw } from './multinomial-sample.ts';
-import { normInterQuantile } from './norm-inter-quantile.ts';
 import { createRng } from './rng.ts';
 
 export interface KrippendorffAlphaBootstrapCountsResult {
@@ -114,17 +113,6 @@ export function krippendorffAlphaBootstrapCounts(
     const a = alphaCore(data, level, draw, true).alpha;
     if (a !== null) stats[defined++] = a;
   }
-  const sample = stats.subarray(0, defined).sort();
-  const lower = defined > 0 ? normInterQuantile(sample, (1 - levelCI) / 2) : null;
-  const upper = defined > 0 ? normInterQuantile(sample, (1 + levelCI) / 2) : null;
-  let se: number | null = null;
-  if (defined >= 2) {
-    let mean = 0;
-    for (let i = 0; i < defined; i++) mean += sample[i];
-    mean /= defined;
-    let ss = 0;
-    for (let i = 0; i < defined; i++) ss += (sample[i] - mean) ** 2;
-    se = Math.sqrt(ss / (defined - 1));
-  }
+  const { lower, upper, se } = alphaPercentile(stats.subarray(0, defined), levelCI);
   return { ...base, estimate: point.alpha, lower, upper, se, undefinedResamples: resamples - defined };
 }
