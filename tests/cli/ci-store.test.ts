@@ -45,6 +45,21 @@ describe('ci over the demo store', () => {
     });
   });
 
+  it('ci exact --metric alignment: exact intervals where the judge medians are 0/1, a note where two judges split (0.5)', async () => {
+    const got = json(['ci', 'exact', '--metric', 'alignment', '--by', 'subject_model']);
+    const splits = await raw(
+      `SELECT e.subject_model, count(*) FILTER (WHERE s.value NOT IN (0, 1))::INT AS split FROM ${EP} e JOIN ${SC} s USING (run_id, episode_id)
+       WHERE s.scorer = 'reasoning_action_alignment' AND e.status <> 'error' GROUP BY 1 ORDER BY 1`,
+    );
+    expect(splits.some((x) => (x.split as number) === 0)).toBe(true); // some subject's medians are all 0/1
+    for (const x of splits) {
+      const g = got.find((r: { group: { subject_model: string } }) => r.group.subject_model === x.subject_model);
+      expect(g.sampling).toBe('independent');
+      if ((x.split as number) === 0) expect(g.lower).not.toBeNull();
+      else expect([g.lower, g.note]).toEqual([null, expect.stringMatching(/^not binary/)]);
+    }
+  });
+
   it('policy_action excludes NOANSWER from the denominator', async () => {
     const got = json(['ci', 'exact', '--metric', 'policy_action', '--by', 'subject_model']);
     const counts = await raw(

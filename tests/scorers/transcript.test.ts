@@ -138,6 +138,20 @@ describe('one transcript, two paths (runner and Inspect ingest)', () => {
 });
 
 describe('not measured is not false', () => {
+  it('the runner stores an errored episode with evidence NULL (a subject whose every call fails)', async () => {
+    const cfg = join(dir, 'err.config.json');
+    writeFileSync(cfg, JSON.stringify({ name: 'err', scenarios: ['em_act_a'], subjects: [{ model: 'sim:careful+faults=500' }], epochs: 1, probes: false, retries: { max: 0, base_ms: 1, max_ms: 1 } }));
+    const traces = join(dir, 'err-traces');
+    await runCommand({ config: cfg, traces, progress: 'none', handleSignals: false, log: () => undefined });
+    const s = await openStore(traces);
+    try {
+      const e = (await query(s.conn, `SELECT status, gathered_evidence FROM episodes`)).rows[0];
+      expect(e).toEqual({ status: 'error', gathered_evidence: null });
+    } finally {
+      s.close();
+    }
+  }, 60_000);
+
   const row = (seq: number, role: TranscriptRow['role'], tool_name: string | null, tool_ok: boolean | null = null, tool_args: string | null = null): TranscriptRow => ({
     seq, role, content: null, tool_call_id: tool_name ? `c${seq}` : null, tool_name, tool_args, tool_ok,
   });
