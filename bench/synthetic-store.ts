@@ -462,7 +462,7 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
       yield {
         run_id: runId, state_id: `${sc.id}/${ep.epoch}`, subject_model: ep.subject, scenario_id: sc.id, epoch: ep.epoch,
         chosen_action: chosen, gold_actions: sc.gold, correct: chosen !== null && sc.gold.includes(chosen),
-        composed_action: composed, composed_correct: composedCorrect, option_probs: optionProbs,
+        composed_action: composed, composed_correct: composedCorrect, decision_rule: null, option_probs: optionProbs,
       };
     }
   }

@@ -69,6 +69,10 @@ export interface BuildReportOptions {
   resamples?: number;
   /** Confidence level of every interval (default 0.95). */
   level?: number;
+  /** ERROR verdicts (failed judge calls) a run may hold and still pass the gate (default 0). */
+  allowJudgeErrors?: number;
+  /** Episodes cut off at the token limit a run may have and still pass the gate (default 0). */
+  allowTruncated?: number;
   /** Progress lines: true writes them to stderr; a function receives them. */
   progress?: boolean | ((line: string) => void);
 }
@@ -76,7 +80,7 @@ export interface BuildReportOptions {
 export interface ReportResults {
   schema: string;
   standoff_version: string;
-  options: { seed: number; resamples: number; level: number; runs: string[] };
+  options: { seed: number; resamples: number; level: number; allow_judge_errors: number; allow_truncated: number; runs: string[] };
   inputs: RunHash[];
   summary: Omit<SummaryResult, 'hashes' | 'gate'>;
   gate: SummaryResult['gate'];
@@ -104,15 +108,19 @@ const OWNED = new Set(['REPORT.md', 'results.json', 'figures']);
 /** Directories that may live in the output directory and are carried over (notebook output). */
 const CARRIED_DIRS = new Set(['notebooks']);
 
-function checkOptions(o: BuildReportOptions): { seed: number; resamples: number; level: number } {
+function checkOptions(o: BuildReportOptions): { seed: number; resamples: number; level: number; allowJudgeErrors: number; allowTruncated: number } {
   const seed = o.seed ?? DEFAULT_REPORT_SEED;
   const resamples = o.resamples ?? DEFAULT_RESAMPLES;
   const level = o.level ?? DEFAULT_LEVEL;
+  const allowJudgeErrors = o.allowJudgeErrors ?? 0;
+  const allowTruncated = o.allowTruncated ?? 0;
   if (typeof o.traces !== 'string' || o.traces === '') throw reportError('badOption', 'usage', 'report build needs --traces DIR');
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw reportError('badOption', 'usage', `--seed must be an integer in [0, 4294967295], got ${seed}`);
   if (!Number.isInteger(resamples) || resamples < 100 || resamples > 10_000_000) throw reportError('badOption', 'usage', `--resamples must be an integer in [100, 10000000], got ${resamples}`);
   if (!(typeof level === 'number' && level > 0.5 && level < 1)) throw reportError('badOption', 'usage', `--level must be a number in (0.5, 1), got ${level}`);
-  return { seed, resamples, level };
+  if (!Number.isInteger(allowJudgeErrors) || allowJudgeErrors < 0) throw reportError('badOption', 'usage', `--allow-judge-errors must be a non-negative integer, got ${allowJudgeErrors}`);
+  if (!Number.isInteger(allowTruncated) || allowTruncated < 0) throw reportError('badOption', 'usage', `--allow-truncated must be a non-negative integer, got ${allowTruncated}`);
+  return { seed, resamples, level, allowJudgeErrors, allowTruncated };
 }
 
 function logger(progress: BuildReportOptions['progress']): (line: string) => void {
@@ -241,7 +249,7 @@ async function computeSections(ctx: ReportContext, step: (m: string) => void): P
   return {
     schema: RESULTS_SCHEMA,
     standoff_version: STANDOFF_VERSION,
-    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, runs: ctx.runIds },
+    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, allow_judge_errors: ctx.allowJudgeErrors, allow_truncated: ctx.allowTruncated, runs: ctx.runIds },
     inputs: hashes,
     summary: summaryRest,
     gate,
@@ -322,11 +330,13 @@ function methodNotes(ctx: Pick<ReportContext, 'seed' | 'resamples' | 'level'>, r
   const L = Math.round(ctx.level * 100);
   return [
     '## Method notes\n',
-    `- Exact intervals: two-sided ${L}% Clopper-Pearson (beta quantiles, as R \`binom.test\`).`,
-    `- Cluster intervals: percentile cluster bootstrap over scenarios (all epochs of a scenario resampled together; ratio estimator), ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed}. For 0/1 data the resampled counts are drawn exactly from their multinomial distribution (\`engine: multinomial\` in results.json), which is the same bootstrap distribution as resampling indices.`,
-    `- Pairwise: paired bootstrap of mean(A − B) over scenario × epoch pairs (percentile); p-values from the paired z statistic, Holm-adjusted; MDE at 80% power and α = ${(1 - ctx.level).toFixed(2)} from the paired SD (Miller 2024, "Adding Error Bars to Evals").`,
-    `- Judges: Krippendorff's alpha (nominal) with a percentile bootstrap over samples; pair agreement with Clopper-Pearson intervals and Cohen's kappa; alignment medians drop self-judgments (the judge shares the subject's model or family, as recorded in \`judgments.excluded_self\`).`,
-    `- Paired probes: four outcomes, conditional shares and code composition as in Li, Krishnan & Padman, "Reading Right, Acting Wrong" (§2.3, §5.1, §6.1); sufficiency per §2.4; ECE with 10 equal-width bins (Guo et al. 2017).`,
+    `- Sampling unit: the scenario (for probes, the distinct decision state). Epochs repeat a scenario and its outcomes are correlated, so every interval and test resamples or clusters on whole scenarios by default; an interval that does not (Clopper-Pearson, judge agreement) says that it treats samples as independent.`,
+    `- Cluster intervals: percentile cluster bootstrap over scenarios (all epochs of a scenario resampled together; ratio estimator; \`clusterBootstrapTotals\` on per-scenario sums), ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed}. For 0/1 data the resampled counts are drawn exactly from their multinomial distribution (\`engine: multinomial\` in results.json), which is the same bootstrap distribution as resampling indices. Same numbers as \`standoff ci bootstrap --metric M --by subject_model\` (it clusters on scenario_id by default).`,
+    `- Exact intervals: two-sided ${L}% Clopper-Pearson (beta quantiles, as R \`binom.test\`); they treat samples as independent (\`standoff ci exact\`).`,
+    `- Pairwise: paired cluster bootstrap of mean(A − B) over scenarios (pairs on scenario × epoch, a scenario's pairs resampled together; percentile); p-values from the z statistic on the cluster-robust (CR1) paired SE, Holm-adjusted; MDE at 80% power and α = ${(1 - ctx.level).toFixed(2)} at that SE (Miller 2024, "Adding Error Bars to Evals"). Same numbers as \`standoff ci paired --metric M --a A --b B\`.`,
+    `- Not measured is not failed: a value nobody measured (no judge verdict, no read_system_log protocol) is NULL, counted as "not measured" and left out of every denominator; the structural gate fails on it (and on ERROR verdicts) unless \`--allow-judge-errors N\` allows them.`,
+    `- Judges: Krippendorff's alpha (nominal) with a percentile bootstrap over samples (\`standoff agreement\`); pair agreement with Clopper-Pearson intervals and Cohen's kappa; alignment medians drop self-judgments (the judge shares the subject's model or family, as recorded in \`judgments.excluded_self\`).`,
+    `- Paired probes: four outcomes, conditional shares and code composition as in Li, Krishnan & Padman, "Reading Right, Acting Wrong" (§2.3, §5.1, §6.1), over distinct states with intervals that resample whole states (\`standoff probes\`); ambiguous states apart; sufficiency per §2.4 with states grouped by decision rule and correct answers; ECE with 10 equal-width bins (Guo et al. 2017).`,
     `- Reproduce: \`standoff report build --traces <store> ${runs.map((r) => `--run ${r}`).join(' ')} --seed ${ctx.seed} --resamples ${ctx.resamples}\` gives byte-identical REPORT.md, results.json and figures; the input hashes are in results.json.`,
     '',
   ].join('\n');

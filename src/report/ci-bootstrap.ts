@@ -4,28 +4,32 @@
  * `src/stats` with the given seed, which every result records. Analytic standard errors are
  * reported beside each bootstrap interval (CLT; clustered CR0/CR1/Miller with CR1 the one
  * Standoff reports, as Inspect AI does; the paired SE with its covariance term).
+ *
+ * Sampling unit: over the store, epochs repeat scenarios, so both commands cluster on
+ * `scenario_id` by default (`--cluster COL` picks another column, `--no-cluster` treats every
+ * observation or pair as independent and says so in `sampling` and `note`). Paired comparisons
+ * use `comparePaired` (the report's pairwise table uses it too): a paired cluster bootstrap and
+ * the clustered paired SE for p and the MDE. Values not measured (NULL) are left out and counted
+ * in `not_measured`.
  */
-import {
-  bootstrapMean,
-  clusterBootstrap,
-  clusteredStandardError,
-  cltStandardError,
-  minimumDetectableEffect,
-  pairedBootstrap,
-  pairedStandardError,
-} from '../stats/index.ts';
-import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
+import { bootstrapMean, clusterBootstrap, clusteredStandardError, cltStandardError } from '../stats/index.ts';
 import { StandoffError, dataError, usageError } from '../errors.ts';
-import { checkColumns, getMetric, loadMetric } from './metrics.ts';
+import { checkColumns, countNotMeasured, getMetric, loadMetric } from './metrics.ts';
+import { DEGENERATE, type Sampling } from './rates.ts';
+import { comparePaired, type PairedComparison } from './paired-comparison.ts';
 import { numericColumn, readInputFile, textColumn } from './input-file.ts';
 import { float64Column, withStore, type Group, type StoreSource } from './ci.ts';
 
 type Method = 'percentile' | 'bca' | 'basic';
 
+/** The default cluster column over the store: a scenario's epochs are correlated observations. */
+export const DEFAULT_CLUSTER = 'scenario_id';
+
 export interface BootstrapCiOptions {
   metric?: string;
   by?: string[];
-  cluster?: string;
+  /** Cluster column; over the store `undefined` means scenario_id, and `false` (`--no-cluster`) none. */
+  cluster?: string | false;
   input?: string;
   value?: string;
   method: Method;
@@ -38,6 +42,11 @@ export interface BootstrapCi {
   group?: Group;
   metric?: string;
   n: number;
+  /** Observations not measured (NULL), left out (store metrics only). */
+  not_measured?: number;
+  /** 'clustered': whole clusters resampled; 'independent': every observation treated as independent. */
+  sampling: Sampling;
+  cluster?: string;
   clusters?: number;
   estimate: number | null;
   lower: number | null;
@@ -58,8 +67,9 @@ export interface BootstrapCi {
 }
 
 /** One group's interval; a statistic that is undefined for the group becomes a null result with a note. */
-function intervalFor(values: Float64Array, clusters: string[] | null, o: BootstrapCiOptions): BootstrapCi {
-  const base = { n: values.length, estimate: null, lower: null, upper: null, level: o.level, method: o.method, resamples: o.resamples, seed: o.seed };
+function intervalFor(values: Float64Array, clusters: string[] | null, o: BootstrapCiOptions, clusterName?: string): BootstrapCi {
+  const sampling: Sampling = clusters ? 'clustered' : 'independent';
+  const base = { n: values.length, sampling, ...(clusters && clusterName ? { cluster: clusterName } : {}), estimate: null, lower: null, upper: null, level: o.level, method: o.method, resamples: o.resamples, seed: o.seed };
   try {
     const r = clusters
       ? clusterBootstrap(values, clusters, { resamples: o.resamples, level: o.level, method: o.method, seed: o.seed })
@@ -67,16 +77,20 @@ function intervalFor(values: Float64Array, clusters: string[] | null, o: Bootstr
     const out: BootstrapCi = {
       ...base,
       estimate: r.estimate,
-      lower: r.lower,
-      upper: r.upper,
+      lower: Number.isFinite(r.lower) ? r.lower : null,
+      upper: Number.isFinite(r.upper) ? r.upper : null,
       se: Number.isFinite(r.se) ? r.se : null,
       rng: r.rng,
       engine: r.engine,
       se_clt: values.length > 1 ? cltStandardError(values, { ddof: 1 }) : null,
       se_clt_ddof0: cltStandardError(values, { ddof: 0 }),
     };
-    if (values.every((v) => v === values[0])) {
-      out.note = 'every value is identical, so the bootstrap has no spread and the interval has zero width; for 0/1 data, ci exact gives an honest interval';
+    if (r.note) out.note = r.note;
+    else if (clusters ? r.se === 0 : values.every((v) => v === values[0])) {
+      // No spread: a [p, p] interval would understate the uncertainty (the report says the same).
+      out.lower = null;
+      out.upper = null;
+      out.note = clusters ? DEGENERATE : 'not reported: every value is identical, so the bootstrap has no spread; for 0/1 data, ci exact gives an honest interval';
     }
     if (clusters) {
       out.clusters = (r as unknown as { clusters: number }).clusters;
@@ -96,25 +110,36 @@ function intervalFor(values: Float64Array, clusters: string[] | null, o: Bootstr
   }
 }
 
+/** `--cluster` over the store: the column, scenario_id by default, or none with `--no-cluster`. */
+function storeCluster(cluster: string | false | undefined): string | null {
+  if (cluster === false) return null;
+  const c = cluster ?? DEFAULT_CLUSTER;
+  checkColumns([c], '--cluster');
+  return c;
+}
+
 export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
   if (o.input) {
     if (o.metric) throw usageError('ci.conflict', 'give either --input or --metric, not both');
     if (!o.value) throw usageError('ci.missingArg', '--input needs --value COL (the numeric column)');
     if (o.by?.length) throw usageError('ci.conflict', '--by works over the store; with --input, split the file first');
-    const t = await readInputFile(o.input, [o.value, ...(o.cluster ? [o.cluster] : [])]);
+    const cluster = o.cluster || null;
+    const t = await readInputFile(o.input, [o.value, ...(cluster ? [cluster] : [])]);
     const values = numericColumn(t, o.value);
     if (values.length < 2) throw dataError('ci.tooFew', `input file ${o.input}: column "${o.value}" has ${values.length} value; a bootstrap needs at least 2`);
-    return intervalFor(values, o.cluster ? textColumn(t, o.cluster) : null, o);
+    return intervalFor(values, cluster ? textColumn(t, cluster) : null, o, cluster ?? undefined);
   }
   if (!o.metric) throw usageError('ci.missingArg', 'give --metric NAME (see standoff ci --list-metrics) or --input FILE --value COL');
   const by = o.by ?? [];
-  if (o.cluster) checkColumns([o.cluster], '--cluster');
+  const cluster = storeCluster(o.cluster);
   return withStore(src, async (conn) => {
     const table = await loadMetric(conn, o.metric!, by);
-    if (table.numRows === 0) throw dataError('metric.empty', `metric ${o.metric} has no observations in this store`);
+    const missing = await countNotMeasured(conn, o.metric!, by);
+    if (table.numRows === 0) throw dataError('metric.empty', `metric ${o.metric} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
     const values = float64Column(table, 'value');
     const key = (i: number) => by.map((c) => String(table.getChild(c)!.get(i))).join('\u0000');
-    const clusterCol = o.cluster ? table.getChild(o.cluster)! : null;
+    const clusterCol = cluster ? table.getChild(cluster)! : null;
+    const scenario = table.getChild('scenario_id')!;
     const results: BootstrapCi[] = [];
     let start = 0;
     for (let i = 1; i <= table.numRows; i++) {
@@ -122,7 +147,14 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
       const group: Group = {};
       for (const c of by) group[c] = table.getChild(c)!.get(start) as string | number | null;
       const clusters = clusterCol ? Array.from({ length: i - start }, (_, j) => String(clusterCol.get(start + j))) : null;
-      const r = intervalFor(values.subarray(start, i), clusters, o);
+      const r = intervalFor(values.subarray(start, i), clusters, o, cluster ?? undefined);
+      r.not_measured = missing.get(key(start)) ?? 0;
+      if (!clusters) {
+        const perScenario = new Map<string, number>();
+        for (let j = start; j < i; j++) perScenario.set(String(scenario.get(j)), (perScenario.get(String(scenario.get(j))) ?? 0) + 1);
+        const maxK = Math.max(...perScenario.values());
+        if (maxK > 1) r.note = `${r.note ? `${r.note}; ` : ''}--no-cluster: epochs repeat scenarios (up to ${maxK} observations of one scenario) and this interval treats them as independent, so it is too narrow`;
+      }
       results.push(by.length ? { group, metric: o.metric, ...r } : { metric: o.metric, ...r });
       start = i;
     }
@@ -134,7 +166,8 @@ export interface PairedCiOptions {
   metric?: string;
   a?: string;
   b?: string;
-  cluster?: string;
+  /** Cluster column; over the store `undefined` means scenario_id, and `false` (`--no-cluster`) none. */
+  cluster?: string | false;
   input?: string;
   item?: string;
   arm?: string;
@@ -145,89 +178,19 @@ export interface PairedCiOptions {
   resamples: number;
 }
 
-export interface PairedCi {
-  a: string;
-  b: string;
-  metric?: string;
-  n: number;
-  dropped_unpaired: number;
-  clusters?: number;
-  mean_a: number;
-  mean_b: number;
-  mean_diff: number;
-  lower: number | null;
-  upper: number | null;
-  level: number;
-  method: Method;
-  resamples: number;
-  seed: number;
-  se_bootstrap: number | null;
-  se_paired: number;
-  se_paired_ddof0: number;
-  se_unpaired: number;
-  se_clustered?: number | null;
-  correlation: number | null;
-  /** Two-sided normal-approximation p-value of mean_diff / se (clustered SE when --cluster). */
-  p_value: number | null;
-  /** Smallest true difference detectable with 80% power at alpha 0.05 (two-sided) at this n and spread. */
-  mde: number | null;
-  note?: string;
-}
+/** `ci paired`: the arms, the metric, how many items could not be paired, then `comparePaired`'s fields. */
+export type PairedCi = { a: string; b: string; metric?: string; dropped_unpaired: number } & PairedComparison;
 
-function pairedFrom(a: string, b: string, keys: string[], va: Map<string, number>, vb: Map<string, number>, clusterOf: Map<string, string> | null, o: PairedCiOptions, metric?: string): PairedCi {
+function pairedFrom(a: string, b: string, keys: string[], va: Map<string, number>, vb: Map<string, number>, clusterOf: Map<string, string> | null, clusterName: string | null, o: PairedCiOptions, metric?: string): PairedCi {
   const shared = keys.filter((k) => va.has(k) && vb.has(k));
   const dropped = new Set([...va.keys(), ...vb.keys()]).size - shared.length;
   if (shared.length === 0) throw dataError('paired.noPairs', `--a "${a}" and --b "${b}" share no paired items`);
   const xa = Float64Array.from(shared, (k) => va.get(k)!);
   const xb = Float64Array.from(shared, (k) => vb.get(k)!);
   if (shared.length < 2) throw dataError('paired.tooFew', `--a "${a}" and --b "${b}" share ${shared.length} paired item; a paired interval needs at least 2`);
-  const se = pairedStandardError(xa, xb, { ddof: 1 });
-  const se0 = pairedStandardError(xa, xb, { ddof: 0 });
-  const opts = { resamples: o.resamples, level: o.level, method: o.method, seed: o.seed };
-  let lower: number | null;
-  let upper: number | null;
-  let seBoot: number | null;
-  let clusters: number | undefined;
-  let seClustered: number | null | undefined;
-  if (clusterOf) {
-    const diff = Float64Array.from(shared, (_, i) => xa[i] - xb[i]);
-    const ids = shared.map((k) => clusterOf.get(k)!);
-    const r = clusterBootstrap(diff, ids, opts);
-    [lower, upper, seBoot, clusters] = [r.lower, r.upper, r.se, r.clusters];
-    seClustered = clusters > 1 ? clusteredStandardError(diff, ids, { variant: 'cr1' }) : null;
-  } else {
-    const r = pairedBootstrap(xa, xb, opts);
-    [lower, upper, seBoot] = [r.lower, r.upper, r.se];
-  }
-  const seTest = clusterOf ? (seClustered ?? null) : se.sePaired;
-  const z = seTest && seTest > 0 ? Math.abs(se.meanDiff) / seTest : null;
-  const out: PairedCi = {
-    a,
-    b,
-    ...(metric ? { metric } : {}),
-    n: shared.length,
-    dropped_unpaired: dropped,
-    ...(clusters !== undefined ? { clusters } : {}),
-    mean_a: se.meanA,
-    mean_b: se.meanB,
-    mean_diff: se.meanDiff,
-    lower,
-    upper,
-    level: o.level,
-    method: o.method,
-    resamples: o.resamples,
-    seed: o.seed,
-    se_bootstrap: seBoot !== null && Number.isFinite(seBoot) ? seBoot : null,
-    se_paired: se.sePaired,
-    se_paired_ddof0: se0.sePaired,
-    se_unpaired: se.seUnpaired,
-    ...(clusterOf ? { se_clustered: seClustered ?? null } : {}),
-    correlation: Number.isFinite(se.correlation) ? se.correlation : null,
-    p_value: z === null ? null : 2 * normalCdf(-z, 0, 1),
-    mde: se.sdDiff > 0 ? minimumDetectableEffect({ n: shared.length, sdDiff: se.sdDiff }) : null,
-  };
-  if (se.sdDiff === 0) out.note = 'every paired difference is identical: the interval has zero width and no p-value is defined';
-  return out;
+  const ids = clusterOf ? shared.map((k) => clusterOf.get(k)!) : null;
+  const r = comparePaired(xa, xb, ids, clusterName, { level: o.level, seed: o.seed, resamples: o.resamples, method: o.method });
+  return { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, ...r };
 }
 
 export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<PairedCi> {
@@ -235,11 +198,12 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
   if (o.a === o.b) throw usageError('ci.sameArms', `--a and --b are both "${o.a}"`);
   if (o.input) {
     for (const f of ['item', 'arm', 'value'] as const) if (!o[f]) throw usageError('ci.missingArg', `--input needs --${f} COL`);
-    const t = await readInputFile(o.input, [o.item!, o.arm!, o.value!, ...(o.cluster ? [o.cluster] : [])]);
+    const cluster = o.cluster || null;
+    const t = await readInputFile(o.input, [o.item!, o.arm!, o.value!, ...(cluster ? [cluster] : [])]);
     const items = textColumn(t, o.item!);
     const arms = textColumn(t, o.arm!);
     const values = numericColumn(t, o.value!);
-    const clusterCol = o.cluster ? textColumn(t, o.cluster) : null;
+    const clusterCol = cluster ? textColumn(t, cluster) : null;
     for (const arm of [o.a, o.b]) {
       if (!arms.includes(arm)) throw dataError('paired.noArm', `input file ${o.input}: no rows with ${o.arm} = "${arm}" (arms: ${[...new Set(arms)].slice(0, 10).join(', ')})`);
     }
@@ -255,18 +219,18 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
       if (clusterOf) clusterOf.set(item, clusterCol![i]);
       if (!va.has(item) || !vb.has(item)) order.push(item);
     });
-    return pairedFrom(o.a, o.b, [...new Set(order)], va, vb, clusterOf, o);
+    return pairedFrom(o.a, o.b, [...new Set(order)], va, vb, clusterOf, cluster, o);
   }
   if (!o.metric) throw usageError('ci.missingArg', 'give --metric NAME, or --input FILE --item COL --arm COL --value COL');
   getMetric(o.metric);
-  if (o.cluster) checkColumns([o.cluster], '--cluster');
+  const cluster = storeCluster(o.cluster);
   return withStore(src, async (conn) => {
     const table = await loadMetric(conn, o.metric!);
     const subj = table.getChild('subject_model')!;
     const scen = table.getChild('scenario_id')!;
     const ep = table.getChild('epoch')!;
     const val = float64Column(table, 'value');
-    const clusterCol = o.cluster ? table.getChild(o.cluster)! : null;
+    const clusterCol = cluster ? table.getChild(cluster)! : null;
     const va = new Map<string, number>();
     const vb = new Map<string, number>();
     const clusterOf = clusterCol ? new Map<string, string>() : null;
@@ -286,6 +250,10 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
     for (const [flag, s] of [['--a', o.a!], ['--b', o.b!]] as const) {
       if (!subjects.has(s)) throw dataError('paired.noArm', `${flag} "${s}" has no ${o.metric} values (subjects: ${[...subjects].sort().join(', ')})`);
     }
-    return pairedFrom(o.a!, o.b!, [...new Set(keys)].sort(), va, vb, clusterOf, o, o.metric);
+    const r = pairedFrom(o.a!, o.b!, [...new Set(keys)].sort(), va, vb, clusterOf, cluster, o, o.metric);
+    if (!clusterOf && new Set([...va.keys()].map((k) => k.slice(0, k.lastIndexOf('/')))).size < va.size) {
+      r.note = `${r.note ? `${r.note}; ` : ''}--no-cluster: epochs repeat scenarios and this interval, p and MDE treat the pairs as independent, so they are too optimistic`;
+    }
+    return r;
   });
 }

@@ -7,8 +7,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   clopperPearson,
-  krippendorffAlpha,
-  krippendorffAlphaBootstrap,
   medianOfJudges,
   probeOutcomes,
   probeSufficiency,
@@ -25,6 +23,8 @@ import { float64Column } from '../store/arrow.ts';
 import { dataError, usageError } from '../errors.ts';
 import { checkColumns, getMetric, loadMetric } from './metrics.ts';
 import { orderedInterval } from './ci-exact.ts';
+import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from './judge-patterns.ts';
+import { PROBE_GROUP_COLUMNS, loadProbeTables, type ProbeTables } from './probe-tables.ts';
 import { numericColumn, readInputFile, textColumn } from './input-file.ts';
 
 export interface StoreSource {
@@ -47,14 +47,27 @@ export type Group = Record<string, string | number | null>;
 
 export interface ExactResult extends BinomialInterval {
   group?: Group;
+  /** Observations whose value was not measured (NULL): in no denominator (metrics only). */
+  not_measured?: number;
+  /** Clopper-Pearson treats every observation as independent. */
+  sampling?: 'independent';
+  /** Most observations of one scenario in the group (epochs that repeat it; metrics only). */
+  max_per_scenario?: number;
+  note?: string;
 }
 
 export { ciExactCounts, ciExactInput, orderedInterval } from './ci-exact.ts';
 
+/** The plain statement every exact interval over repeated scenarios carries. */
+export const exactRepeatsNote = (metric: string, k: number) =>
+  `epochs repeat scenarios (up to ${k} observations of one scenario): this exact interval treats them as independent and is too narrow; standoff ci bootstrap --metric ${metric} clusters on scenario_id`;
+
 /**
  * `ci exact --metric M [--by COLS]` over the store: successes and trials counted in DuckDB per
- * group. With `aggregates: true`, reads the `aggregates` table (rows ingested from a published
- * results table) for metric names as stored there.
+ * group (measured values only; NULL = not measured is counted apart). A metric that is not binary
+ * by definition (alignment) is accepted when every measured value is 0 or 1. With
+ * `aggregates: true`, reads the `aggregates` table (rows ingested from a published results table)
+ * for metric names as stored there.
  */
 export async function ciExactMetric(
   src: StoreSource,
@@ -80,22 +93,41 @@ export async function ciExactMetric(
       }
     } else {
       const m = getMetric(opts.metric);
-      if (!m.binary) throw usageError('metric.notBinary', `metric ${m.name} is not binary; use standoff ci bootstrap --metric ${m.name}`);
       checkColumns(by, '--by');
       const keys = by.map(quoteIdent);
       const sel = keys.length ? `${keys.join(', ')}, ` : '';
+      const grp = keys.length ? `GROUP BY ${keys.join(', ')} ORDER BY ${keys.join(', ')}` : '';
       rows = (
         await query(
           conn,
-          `SELECT ${sel}CAST(sum(value) AS BIGINT) AS k, CAST(count(*) AS BIGINT) AS n FROM (${m.sql}) ${keys.length ? `GROUP BY ${keys.join(', ')} ORDER BY ${keys.join(', ')}` : ''}`,
+          `SELECT ${sel}CAST(sum(k) AS BIGINT) AS k, CAST(sum(n) AS BIGINT) AS n, CAST(sum(missing) AS BIGINT) AS missing,
+                  CAST(sum(nonbinary) AS BIGINT) AS nonbinary, CAST(max(n) AS BIGINT) AS max_k
+           FROM (SELECT ${sel}scenario_id, sum(value) FILTER (WHERE value = 1) AS k, count(value) AS n, count(*) - count(value) AS missing,
+                        count(*) FILTER (WHERE value NOT IN (0, 1)) AS nonbinary
+                 FROM (${m.sql}) GROUP BY ALL) ${grp}`,
         )
       ).rows;
-      if (rows.length === 0 || rows.every((r) => r.n === 0)) throw dataError('metric.empty', `metric ${m.name} has no observations in this store`);
+      if (rows.length === 0 || rows.every((r) => r.n === null || Number(r.n) + Number(r.missing) === 0)) throw dataError('metric.empty', `metric ${m.name} has no observations in this store`);
+      const nonbinary = rows.reduce((a, r) => a + Number(r.nonbinary ?? 0), 0);
+      if (rows.every((r) => Number(r.nonbinary ?? 0) > 0)) throw usageError('metric.notBinary', `metric ${m.name} has ${nonbinary} value(s) that are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${m.name}`);
     }
     return rows.map((r) => {
       const group: Group = {};
       for (const c of by) group[c] = r[c] as string | number | null;
-      const ci = orderedInterval(clopperPearson(Number(r.k ?? 0), Number(r.n ?? 0), { level: opts.level, sided: opts.sided }));
+      const nb = Number(r.nonbinary ?? 0);
+      if (nb > 0) {
+        // A group whose values are not all 0/1 has no binomial count: no exact interval, and the reason.
+        const none: ExactResult = { ...orderedInterval(clopperPearson(0, 0, { level: opts.level, sided: opts.sided })), trials: Number(r.n ?? 0), not_measured: Number(r.missing ?? 0), sampling: 'independent', note: `not binary: ${nb} value(s) are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${opts.metric}` };
+        return by.length ? { group, ...none } : none;
+      }
+      const ci: ExactResult = orderedInterval(clopperPearson(Number(r.k ?? 0), Number(r.n ?? 0), { level: opts.level, sided: opts.sided }));
+      if (!opts.aggregates) {
+        const maxK = Number(r.max_k ?? 0);
+        ci.not_measured = Number(r.missing ?? 0);
+        ci.sampling = 'independent';
+        ci.max_per_scenario = maxK;
+        if (maxK > 1) ci.note = exactRepeatsNote(opts.metric, maxK);
+      }
       return by.length ? { group, ...ci } : ci;
     });
   });
@@ -103,22 +135,7 @@ export async function ciExactMetric(
 
 /* ----------------------------------------------------------------- agreement */
 
-export interface AgreementResult {
-  alpha: number | null;
-  lower: number | null;
-  upper: number | null;
-  level: number;
-  se: number | null;
-  measurement: AlphaLevel;
-  units: number;
-  raters: number;
-  pairable_values: number;
-  resamples: number;
-  undefined_resamples: number;
-  seed: number;
-  method: 'percentile';
-  note?: string;
-}
+export type { AgreementResult } from './judge-patterns.ts';
 
 /** Builds a raters x units matrix from long-form (unit, rater, value) triples. */
 export function longToMatrix(units: string[], raters: string[], values: (number | string | null)[]): (number | string | null)[][] {
@@ -137,26 +154,9 @@ export function longToMatrix(units: string[], raters: string[], values: (number 
   return m;
 }
 
+/** Alpha and its bootstrap interval for a raters x units matrix (each unit counted once). */
 function agreementOf(matrix: (number | string | null)[][], opts: { level: AlphaLevel; ciLevel?: number; seed: number; resamples: number }): AgreementResult {
-  const point = krippendorffAlpha(matrix, opts.level);
-  const boot = krippendorffAlphaBootstrap(matrix, opts.level, { resamples: opts.resamples, levelCI: opts.ciLevel, seed: opts.seed });
-  const out: AgreementResult = {
-    alpha: point.alpha,
-    lower: boot.lower,
-    upper: boot.upper,
-    level: boot.level,
-    se: boot.se,
-    measurement: opts.level,
-    units: point.units,
-    raters: point.raters,
-    pairable_values: point.pairableValues,
-    resamples: boot.resamples,
-    undefined_resamples: boot.undefinedResamples,
-    seed: boot.seed,
-    method: 'percentile',
-  };
-  if (point.alpha === null) out.note = 'alpha is undefined: no unit has two values, or the pairable values show no variation';
-  return out;
+  return agreementFromCounts(matrix, new Array<number>(matrix[0]?.length ?? 0).fill(1), opts);
 }
 
 /**
@@ -183,18 +183,18 @@ export async function agreementFromInput(
   });
 }
 
-/** `agreement` over the store: units are episodes, raters are judge models, values the judgments' values. */
+/**
+ * `agreement` over the store: units are episodes, raters are judge models, values the judgments'
+ * values (self-excluded verdicts included: they are still the judge's reading; ERROR verdicts have
+ * none). The judgments are counted as patterns in SQL (`loadJudgePatterns`), as the report does.
+ */
 export async function agreementFromStore(src: StoreSource, opts: { scorer?: string; level: AlphaLevel; ciLevel?: number; seed: number; resamples: number }): Promise<AgreementResult & { scorer: string }> {
   const scorer = opts.scorer ?? 'reasoning_action_alignment';
   return withStore(src, async (conn) => {
-    const { rows } = await query(
-      conn,
-      `SELECT run_id || '/' || episode_id AS unit, judge_model AS rater, value FROM judgments WHERE scorer = $scorer AND value IS NOT NULL ORDER BY unit, rater`,
-      { scorer },
-    );
-    if (rows.length === 0) throw dataError('agreement.noJudgments', `no judgments with a value for scorer "${scorer}" in this store`);
-    const m = longToMatrix(rows.map((r) => String(r.unit)), rows.map((r) => String(r.rater)), rows.map((r) => r.value as number));
-    return { scorer, ...agreementOf(m, opts) };
+    const p = await loadJudgePatterns(async (sql) => (await query(conn, sql)).rows, scorer);
+    const matrix = patternMatrix(p);
+    if (!matrix.some((row) => row.some((v) => v !== null))) throw dataError('agreement.noJudgments', `no judgments with a value for scorer "${scorer}" in this store`);
+    return { scorer, ...agreementFromCounts(matrix, p.patterns.map((x) => x.count), opts) };
   });
 }
 
@@ -299,61 +299,27 @@ export async function judgesFromStore(src: StoreSource, opts: { scorer?: string;
 
 /* -------------------------------------------------------------------- probes */
 
-export const PROBE_STATE_SQL = `
-  SELECT d.run_id, d.subject_model, d.state_id, d.scenario_id, d.epoch, e.domain, e.decision_type, e.variant,
-         coalesce(a.all_correct, false) AS all_facts_correct, d.correct AS action_correct,
-         CAST(coalesce(a.answered, 0) AS INTEGER) AS probes_answered, CAST(coalesce(a.total, 0) AS INTEGER) AS probes_total,
-         coalesce(a.accuracy, 0) AS probe_accuracy, d.composed_correct
-  FROM probe_decisions d
-  LEFT JOIN (SELECT run_id, subject_model, state_id, bool_and(correct) AS all_correct, count(answer) AS answered, count(*) AS total, avg(correct::INT) AS accuracy
-             FROM probe_answers GROUP BY ALL) a USING (run_id, subject_model, state_id)
-  LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant FROM episodes) e USING (run_id, scenario_id)`;
-
-export interface ProbesResult {
-  by: string[];
-  groups: ReturnType<typeof probeOutcomes>;
-  sufficiency: ReturnType<typeof probeSufficiency> | null;
+export interface ProbesResult extends ProbeTables {
+  level: number;
+  seed: number;
+  resamples: number;
 }
 
-/** `probes [--by COLS]`: the paired-probe four-outcome table, plus probe sufficiency over the states. */
-export async function probesFromStore(src: StoreSource, opts: { by?: string[]; level?: number } = {}): Promise<ProbesResult> {
+/**
+ * `probes [--by COLS]`: the paired-probe tables (`loadProbeTables`, the report's probe section
+ * uses it too): distinct states and their answers, the four outcomes with intervals that resample
+ * whole states, composition, ambiguous states apart, and sufficiency over the distinct states.
+ */
+export async function probesFromStore(src: StoreSource, opts: { by?: string[]; level?: number; seed?: number; resamples?: number } = {}): Promise<ProbesResult> {
   const by = opts.by ?? ['subject_model'];
-  for (const c of by) if (!['subject_model', 'scenario_id', 'domain', 'decision_type', 'variant', 'run_id', 'epoch'].includes(c)) throw usageError('metric.unknownColumn', `--by column "${c}" does not exist; use subject_model, scenario_id, domain, decision_type, variant, run_id or epoch`);
+  for (const c of by) if (!(PROBE_GROUP_COLUMNS as readonly string[]).includes(c)) throw usageError('metric.unknownColumn', `--by column "${c}" does not exist; use ${PROBE_GROUP_COLUMNS.join(', ')}`);
+  const level = opts.level ?? 0.95;
+  const seed = opts.seed ?? 20261129;
+  const resamples = opts.resamples ?? 10_000;
   return withStore(src, async (conn) => {
-    const { rows } = await query(conn, `SELECT * FROM (${PROBE_STATE_SQL}) ORDER BY ${[...by, 'run_id', 'subject_model', 'state_id'].map(quoteIdent).join(', ')}`);
-    if (rows.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
-    const grouped: Record<string, ProbeRow[]> = {};
-    for (const r of rows) {
-      const key = by.map((c) => String(r[c])).join(' / ');
-      (grouped[key] ??= []).push({
-        state_id: `${r.run_id}/${r.subject_model}/${r.state_id}`,
-        subject_model: String(r.subject_model),
-        all_facts_correct: Boolean(r.all_facts_correct),
-        action_correct: Boolean(r.action_correct),
-        probes_answered: Number(r.probes_answered),
-        probes_total: Number(r.probes_total),
-        probe_accuracy: Number(r.probe_accuracy),
-        composed_correct: r.composed_correct === null ? null : Boolean(r.composed_correct),
-      });
-    }
-    // Sufficiency is a property of the states (correct answers and gold sets), not of a subject.
-    const states = (
-      await query(
-        conn,
-        `SELECT d.run_id || '/' || d.scenario_id AS state_id, any_value(d.gold_actions) AS gold, list(DISTINCT a.probe_id || '=' || a.expected ORDER BY a.probe_id || '=' || a.expected) AS answers
-         FROM probe_decisions d JOIN probe_answers a USING (run_id, subject_model, state_id) GROUP BY 1 ORDER BY 1`,
-      )
-    ).rows;
-    const suff = states.length
-      ? probeSufficiency(
-          states.map((s) => ({
-            state_id: String(s.state_id),
-            gold_actions: (s.gold as string[]).length ? (s.gold as string[]) : ['(none)'],
-            probe_answers: Object.fromEntries((s.answers as string[]).map((x) => [x.slice(0, x.indexOf('=')), x.slice(x.indexOf('=') + 1)])),
-          })),
-        )
-      : null;
-    return { by, groups: probeOutcomes(grouped, { level: opts.level }), sufficiency: suff };
+    const t = await loadProbeTables(async (sql) => (await query(conn, sql)).rows, { by, level, seed, resamples });
+    if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
+    return { ...t, level, seed, resamples };
   });
 }
 

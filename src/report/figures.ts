@@ -71,10 +71,10 @@ export function metricBars(r: ResultsSection, subjects: string[], colours: Recor
   const L = Math.round(level * 100);
   return {
     name: 'results',
-    caption: `Evidence gathered, policy action accuracy and alignment per subject, with ${L}% intervals (exact; bootstrap where alignment is non-binary).`,
+    caption: `Evidence gathered, policy action accuracy and alignment per subject, with ${L}% intervals (cluster bootstrap over scenarios; exact where no scenario repeats or the bootstrap has no spread).`,
     spec: {
       $schema: SCHEMA,
-      title: { text: 'Results per subject', subtitle: `Bars: rate; whiskers: ${L}% interval (Clopper-Pearson; bootstrap for split judge medians)` },
+      title: { text: 'Results per subject', subtitle: `Bars: rate; whiskers: ${L}% interval (cluster bootstrap over scenarios; Clopper-Pearson where it has no spread)` },
       data: { values },
       facet: { field: 'metric', type: 'nominal', title: null, sort: metrics.map((m) => METRIC_LABEL[m]) },
       columns: wrapColumns(Math.max(200, 56 * subjects.length) + 90, metrics.length),
@@ -226,10 +226,10 @@ export function forestPlot(p: PairwiseSection, level: number): FigureSpec {
   const pairs = [...new Set(values.map((v) => v.pair))];
   return {
     name: 'pairwise',
-    caption: `Paired differences between subjects (A − B, percentage points) with ${L}% paired-bootstrap intervals.`,
+    caption: `Paired differences between subjects (A − B, percentage points) with ${L}% paired cluster bootstrap intervals (scenarios resampled).`,
     spec: {
       $schema: SCHEMA,
-      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by scenario × epoch; lines: ${L}% paired-bootstrap interval; dashed line at 0: no difference` },
+      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by scenario × epoch; lines: ${L}% paired cluster bootstrap interval (scenarios resampled); dashed line at 0: no difference` },
       data: { values },
       facet: {
         row: {
@@ -282,11 +282,12 @@ export function probeOutcomes(p: ProbesSection, subjects: string[]): FigureSpec 
       subject: s.subject,
       outcome: OUTCOME_ORDER[i],
       share: pct100(c.rate),
-      lower: pct100(c.lower),
-      upper: pct100(c.upper),
+      lower: pct100(c.interval.lower),
+      upper: pct100(c.interval.upper),
       label: c.rate === null ? 'n/a' : `${(c.rate * 100).toFixed(1)}% (${c.count}/${c.n})`,
       count: c.count,
-      states: c.n,
+      answers: c.n,
+      interval: c.interval.sampling === 'clustered' ? 'cluster bootstrap over states' : 'Clopper-Pearson',
     })),
   );
   const L = Math.round(p.level * 100);
@@ -294,12 +295,12 @@ export function probeOutcomes(p: ProbesSection, subjects: string[]): FigureSpec 
   const panelWidth = 300;
   return {
     name: 'probes',
-    caption: `The four paired-probe outcomes per subject: share of states with ${L}% Clopper-Pearson intervals.`,
+    caption: `The four paired-probe outcomes per subject: share of answers on non-ambiguous states, with ${L}% intervals (a cluster bootstrap over states where epochs repeat a state, else Clopper-Pearson).`,
     spec: {
       $schema: SCHEMA,
       title: {
         text: 'Reading vs acting: paired-probe outcomes',
-        subtitle: [`Share of states; lines: ${L}% Clopper-Pearson interval`, '"Facts right" = every factual probe on the state answered correctly; "action" = the decision question'],
+        subtitle: [`Share of answers on non-ambiguous states; lines: ${L}% interval (states resampled where epochs repeat them)`, '"Facts right" = every factual probe on the state answered correctly; "action" = the decision question'],
       },
       data: { values },
       facet: { field: 'outcome', type: 'nominal', title: null, sort: OUTCOME_ORDER, header: { labelFontSize: 13 } },
@@ -312,10 +313,10 @@ export function probeOutcomes(p: ProbesSection, subjects: string[]): FigureSpec 
           color: { field: 'outcome', type: 'nominal', sort: OUTCOME_ORDER, scale: { domain: OUTCOME_ORDER, range: OUTCOME_COLOURS }, legend: null },
         },
         layer: [
-          { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'lower', type: 'quantitative', title: 'Share of states (%)', scale: { domain: [0, 100] } }, x2: { field: 'upper' } } },
+          { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'lower', type: 'quantitative', title: 'Share of answers (%)', scale: { domain: [0, 100] } }, x2: { field: 'upper' } } },
           {
             mark: { type: 'point', filled: true, size: 70, opacity: 1 },
-            encoding: { x: { field: 'share', type: 'quantitative' }, tooltip: [{ field: 'subject' }, { field: 'outcome' }, { field: 'label' }, { field: 'lower' }, { field: 'upper' }] },
+            encoding: { x: { field: 'share', type: 'quantitative' }, tooltip: [{ field: 'subject' }, { field: 'outcome' }, { field: 'label' }, { field: 'lower' }, { field: 'upper' }, { field: 'interval' }] },
           },
           { mark: { type: 'text', dy: -11, fontSize: 10, color: '#222' }, encoding: { x: { field: 'share', type: 'quantitative' }, text: { field: 'label' } } },
         ],

@@ -46,6 +46,7 @@ import { didYouMean } from '../did-you-mean.ts';
 import { zodKeysAt } from '../schema/zod-keys.ts';
 import { RUN_ID_PATTERN } from '../schema/tables.ts';
 import { simFamily } from './sim/profiles.ts';
+import { PROMPT_VARIANTS, type PromptVariant } from './protocol.ts';
 
 export const DEFAULT_CONFIG_FILE = 'standoff.config.json';
 export const SIM_PREFIX = 'sim:';
@@ -125,6 +126,12 @@ export const ConfigSchema = z.strictObject({
   judge_exclusion: z.enum(['model', 'family']).default('family'),
   /** Run probe mode (paired factual probes) for every subject x scenario x epoch. */
   probes: z.boolean().default(true),
+  /**
+   * Agent prompt variant: `neutral` (default; the agent sees the situation, the policy and the
+   * tools, and nothing tells it to read the log) or `instructed` (it is told to fetch the log
+   * first). Recorded in `runs.config.prompt`.
+   */
+  prompt: z.enum(PROMPT_VARIANTS).default('neutral'),
   /** Turns the solver allows for log retrieval before the episode is invalid (seed: 3). */
   max_turns: z.int().min(1).max(20).default(3),
   /**
@@ -341,6 +348,8 @@ export interface ConfigOverrides {
   concurrency?: number;
   seed?: number;
   maxErrors?: number;
+  /** `--prompt neutral|instructed`. */
+  prompt?: string;
 }
 
 /** Applies command-line overrides (subjects/judges by model name; `none` clears the judges). */
@@ -363,6 +372,10 @@ export function applyOverrides(cfg: ResolvedConfig, o: ConfigOverrides): Resolve
   out.concurrency = int(o.concurrency, '--concurrency', 1, 1024) ?? out.concurrency;
   out.seed = int(o.seed, '--seed', 0, 0xffffffff) ?? out.seed;
   out.max_errors = int(o.maxErrors, '--max-errors', 1, 1_000_000) ?? out.max_errors ?? DEFAULT_MAX_ERRORS;
+  if (o.prompt !== undefined) {
+    if (!(PROMPT_VARIANTS as readonly string[]).includes(o.prompt)) throw usageError('config.invalid', `--prompt must be one of ${PROMPT_VARIANTS.join(', ')}, got "${o.prompt}"`);
+    out.prompt = o.prompt as PromptVariant;
+  }
   return out;
 }
 
@@ -406,6 +419,7 @@ export function configRecord(cfg: ResolvedConfig, extra: Record<string, unknown>
     timeouts: cfg.timeouts,
     judge_exclusion: cfg.judge_exclusion,
     probes: cfg.probes,
+    prompt: cfg.prompt ?? 'neutral',
     max_turns: cfg.max_turns,
     retry_degenerate: cfg.retry_degenerate,
     max_errors: cfg.max_errors,

@@ -41,6 +41,15 @@ import { parseScenario } from './scenarios.ts';
  * fact must change the action for some assignment. Each state then passes the same schema and
  * semantic checks as authored scenarios (`parseScenario`).
  *
+ * What "sufficient" covers: the priority order (which rule facts, in which order) is drawn per
+ * state and is part of the visible state (the policy lists the checks in order), so two states can
+ * share every probe answer and rightly need different actions. The probes are sufficient for
+ * states under the same rule table; the runner records each state's table in
+ * `probe_decisions.decision_rule`, and the sufficiency check (`standoff probes`, the report) groups
+ * states by rule table and answers. Grouped by answers alone, 1,200 refund states at seed 7 show 80
+ * "counterexample" groups that are only different priority orders
+ * (tests/runner/generate-sufficiency.test.ts).
+ *
  * Seeds and splits: a run `(split, seed)` seeds a master MT19937 stream with `seed`; each state gets
  * its own 32-bit state seed drawn from that stream, with the top bit forced by the split:
  * **dev state seeds lie in [0, 2^31), test state seeds in [2^31, 2^32)**. A state is a pure function

@@ -155,6 +155,7 @@ export async function runProbeState(ctx: ProbeStateContext): Promise<ProbeStateR
     correct: chosen !== null && gold.includes(chosen),
     composed_action: composed,
     composed_correct: gold.includes(composed) || composed === scenario.target,
+    decision_rule: JSON.stringify(scenario.decision_rule),
     option_probs: probs ? JSON.stringify(probs) : null,
   };
   const truncated = [decisionAsk, ...probeAsks].filter((a) => a.truncated).length;

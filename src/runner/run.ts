@@ -178,6 +178,7 @@ export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[]):
     max_turns: cfg.max_turns,
     retry_degenerate: cfg.retry_degenerate,
     protocol: PROTOCOL_VERSION,
+    prompt: cfg.prompt ?? 'neutral',
   };
   return createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16);
 }
@@ -611,6 +612,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
           rng,
           signal,
           redactor,
+          prompt: cfg.prompt,
         });
         const [judgments, probe] = await Promise.all([
           ep.episode.status === 'valid'
@@ -854,11 +856,15 @@ export interface RunCommandOptions {
   replace?: boolean;
   /** Added latency of the in-process sim endpoint (ms). */
   simLatencyMs?: number;
+  /** Agent prompt variant (`--prompt neutral|instructed`; default: the config's, else neutral). */
+  prompt?: string;
   progress?: ProgressMode;
   /** Stop once this many episodes have ended in error (overrides the config's `max_errors`). */
   maxErrors?: number;
   /** Truncated episodes the run's gate allows (`--allow-truncated N`, default 0). */
   allowTruncated?: number;
+  /** ERROR verdicts the run's gate allows (`--allow-judge-errors N`, default 0). */
+  allowJudgeErrors?: number;
   log?: (line: string) => void;
   signal?: AbortSignal;
   /** Install the SIGINT handler for the duration of the run (default true). */
@@ -874,7 +880,7 @@ function resolveRunConfig(o: RunCommandOptions, journalConfig: ResolvedConfig | 
   else if (journalConfig) cfg = journalConfig;
   else if (existsSync(DEFAULT_CONFIG_FILE)) cfg = loadConfigFile(DEFAULT_CONFIG_FILE);
   else throw usageError('run.noConfig', `no configuration: pass --config FILE or --preset demo (or create ${DEFAULT_CONFIG_FILE})`);
-  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed, maxErrors: o.maxErrors });
+  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed, maxErrors: o.maxErrors, prompt: o.prompt });
   if (o.simLatencyMs !== undefined) {
     if (!(o.simLatencyMs >= 0)) throw usageError('config.invalid', `--sim-latency must be >= 0 ms, got ${o.simLatencyMs}`);
     cfg = { ...cfg, sim: { ...cfg.sim, latency_ms: o.simLatencyMs } };
@@ -930,8 +936,8 @@ export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
     process.removeAllListeners('SIGINT');
     process.on('SIGINT', onSigint);
   }
-  if (o.allowTruncated !== undefined && !(Number.isInteger(o.allowTruncated) && o.allowTruncated >= 0)) {
-    throw usageError('config.invalid', `--allow-truncated must be a non-negative integer, got ${o.allowTruncated}`);
+  for (const [flag, v] of [['--allow-truncated', o.allowTruncated], ['--allow-judge-errors', o.allowJudgeErrors]] as const) {
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw usageError('config.invalid', `${flag} must be a non-negative integer, got ${v}`);
   }
   try {
     const summary = await runEvaluation({
@@ -946,7 +952,7 @@ export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
       verifierFaults: o.verifierFaults,
     });
     // The run ends with the publication gate, exactly as `standoff validate` runs it.
-    summary.gate = await validateRun(o.traces, { runId, expectedSamples: summary.samplesPerSubject, allowTruncated: o.allowTruncated });
+    summary.gate = await validateRun(o.traces, { runId, expectedSamples: summary.samplesPerSubject, allowTruncated: o.allowTruncated, allowJudgeErrors: o.allowJudgeErrors });
     return summary;
   } finally {
     o.signal?.removeEventListener('abort', onOuter);

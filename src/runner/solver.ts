@@ -55,7 +55,7 @@ import type { DecisionTool, Scenario } from '../schema/scenario.ts';
 import type { EpisodeRow, MessageRow } from '../schema/tables.ts';
 import { createRng, type Rng } from '../stats/rng.ts';
 import { readSystemLog, type RegisterOptions, type Verifier } from '../../verifier/server.ts';
-import { AGENT_TOOLS, DECISION_TOOLS, INFORMATION_TOOL, buildAgentMessages, buildLogReadFailure, isDecisionTool, messageReasoning } from './protocol.ts';
+import { AGENT_TOOLS, DECISION_TOOLS, INFORMATION_TOOL, buildAgentMessages, buildLogReadFailure, isDecisionTool, messageReasoning, type PromptVariant } from './protocol.ts';
 import type { ResolvedModel } from './config.ts';
 import { createRedactor, type Redactor } from './redact.ts';
 import { nodeFetch } from './http.ts';
@@ -529,6 +529,8 @@ export interface EpisodeContext {
   rng: Rng;
   signal?: AbortSignal;
   redactor?: Redactor;
+  /** Agent prompt variant (default neutral: nothing tells the agent to read the log). */
+  prompt?: PromptVariant;
 }
 
 export interface EpisodeResult {
@@ -617,7 +619,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       }),
     );
   };
-  const chat: ChatCompletionMessageParam[] = buildAgentMessages(scenario);
+  const chat: ChatCompletionMessageParam[] = buildAgentMessages(scenario, ctx.prompt);
   for (const m of chat) push({ role: m.role as 'system' | 'user', content: contentText(m.content) });
 
   const reg = ctx.verifier.register(scenario.log, { label: episodeId, ...(ctx.register ?? {}) });

@@ -103,3 +103,19 @@ export function checkBinomialArgs(
   const sided = checkChoice<Sided>(fn, 'sided', opts.sided ?? 'two', ['two', 'upper', 'lower']);
   return { level, sided };
 }
+
+/**
+ * Optional per-item weights (multiplicities): absent -> null; else one non-negative integer per
+ * item (`n` of them), so a weighted statistic equals the statistic of the expanded data.
+ */
+export function checkWeights(fn: string, name: string, weights: ArrayLike<number> | undefined, n: number): ArrayLike<number> | null {
+  if (weights === undefined) return null;
+  if (weights === null || typeof weights !== 'object' || weights.length !== n) {
+    throw dataError('stats.badShape', `${fn} requires ${name} to hold one weight per item (${n}), got ${show(weights)}`);
+  }
+  for (let i = 0; i < n; i++) {
+    const w = weights[i];
+    if (typeof w !== 'number' || !Number.isInteger(w) || w < 0) throw dataError('stats.badCount', `${fn} requires ${name}[${i}] to be an integer >= 0, got ${show(w)}`);
+  }
+  return weights;
+}

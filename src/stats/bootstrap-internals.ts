@@ -31,6 +31,8 @@ export interface BcaDetails {
   acceleration: number;
   /** 'percentile' when z0 was infinite and the percentile interval was reported instead. */
   fallback: 'percentile' | null;
+  /** Set when BCa is undefined and no interval is given (degenerate data: every replicate equal). */
+  note?: string;
 }
 
 export interface BootstrapResult {
@@ -51,6 +53,8 @@ export interface BootstrapResult {
   /** 'resample': indices drawn with replacement; 'multinomial': exact counts over distinct values. */
   engine: 'resample' | 'multinomial';
   bca: BcaDetails | null;
+  /** Why `lower` and `upper` are NaN, when they are (BCa on degenerate data). */
+  note?: string;
   /** Present when `returnReplicates` was set. */
   replicates?: Float64Array;
 }

@@ -14,6 +14,10 @@ export interface BootstrapIntervalOptions {
   acceleration?: number | (() => number);
 }
 
+/** Why BCa gives no interval when every replicate is the same value. */
+export const DEGENERATE_BCA_NOTE =
+  'BCa is undefined on degenerate data: every bootstrap replicate equals the estimate (scipy returns NaN with a DegenerateDataWarning; R boot.ci stops)';
+
 export interface BootstrapInterval {
   lower: number;
   upper: number;
@@ -37,8 +41,11 @@ export interface BootstrapInterval {
  * intervals (oracle fields `bca_strict` vs `bca`). The adjusted levels are
  * alpha_j = pnorm(z0 + (z0 + z_j) / (1 - a (z0 + z_j))) for z_j = qnorm((1 -+ level) / 2).
  *
- * Degenerate cases: all replicates equal -> a zero-width interval [t, t] for percentile and BCa
- * (basic gives [2 t0 - t, 2 t0 - t]). BCa when no replicate, or every replicate, lies strictly
+ * Degenerate cases: all replicates equal -> a zero-width interval [t, t] for percentile (basic
+ * gives [2 t0 - t, 2 t0 - t]), as scipy; for BCa there is no interval: lower and upper are NaN
+ * (null in JSON) with `bca.note` = {@link DEGENERATE_BCA_NOTE}, as scipy.stats.bootstrap returns
+ * NaN (DegenerateDataWarning) and R `boot.ci` stops ("All values of t are equal"). BCa when no
+ * replicate, or every replicate, lies strictly
  * below the estimate: z0 is infinite and BCa undefined (R stops with "estimated adjustment 'w' is
  * infinite"); this falls back to the percentile interval and says so in `bca.fallback`. An
  * undefined acceleration is taken as 0 (see `jackknifeAcceleration`). As in R, nothing special
@@ -89,6 +96,9 @@ export function bootstrapInterval(
     bca: null,
   });
   if (method === 'percentile') return percentile();
+  if (sorted[0] === sorted[R - 1]) {
+    return { lower: NaN, upper: NaN, se, bca: { z0: NaN, acceleration: NaN, fallback: null, note: DEGENERATE_BCA_NOTE } };
+  }
 
   // replicates strictly below the estimate (binary search in the sorted copy)
   let lo = 0;
@@ -144,6 +154,7 @@ export function toBootstrapResult(
     engine: run.engine,
     bca: ci.bca,
   };
+  if (ci.bca?.note) result.note = ci.bca.note;
   if (opts.returnReplicates) result.replicates = reps;
   return result;
 }

@@ -1,5 +1,5 @@
 import { dataError } from '../errors.ts';
-import { show } from './arg-checks.ts';
+import { checkWeights, show } from './arg-checks.ts';
 import { isLabel, type Label } from './judge-panel.ts';
 
 export interface CohenKappaResult {
@@ -30,8 +30,12 @@ export interface CohenKappaResult {
  * null; both raters used one and the same label throughout (p_e = 1) -> kappa null (0/0; perfect
  * raw agreement is still visible as observedAgreement 1). Kappa can be negative (worse than chance).
  *
- * Throws `dataError` ('stats.badShape') when the two arrays differ in length and
- * ('stats.badValue') for a label that is not a string, finite number or boolean.
+ * With `weights`, item i counts weights[i] times (a non-negative integer): the kappa of the
+ * expanded data, for callers that hold distinct label pairs with their counts.
+ *
+ * Throws `dataError` ('stats.badShape') when the two arrays (or the weights) differ in length,
+ * ('stats.badValue') for a label that is not a string, finite number or boolean, and
+ * ('stats.badCount') for a weight that is not a non-negative integer.
  *
  * @example
  * import { cohenKappa } from './cohen-kappa.ts';
@@ -40,6 +44,7 @@ export interface CohenKappaResult {
 export function cohenKappa(
   a: ReadonlyArray<Label | null | undefined>,
   b: ReadonlyArray<Label | null | undefined>,
+  weights?: ArrayLike<number>,
 ): CohenKappaResult {
   const fn = 'cohenKappa';
   if (!Array.isArray(a) || !Array.isArray(b)) {
@@ -48,6 +53,7 @@ export function cohenKappa(
   if (a.length !== b.length) {
     throw dataError('stats.badShape', `${fn} requires two arrays of the same length, got ${a.length} and ${b.length}`);
   }
+  const w8 = checkWeights(fn, 'weights', weights, a.length);
   const ca = new Map<Label, number>();
   const cb = new Map<Label, number>();
   let n = 0;
@@ -57,11 +63,12 @@ export function cohenKappa(
     const y = b[i];
     if (x !== null && x !== undefined && !isLabel(x)) throw dataError('stats.badValue', `${fn} requires labels to be strings, finite numbers or booleans, got ${show(x)} at a[${i}]`);
     if (y !== null && y !== undefined && !isLabel(y)) throw dataError('stats.badValue', `${fn} requires labels to be strings, finite numbers or booleans, got ${show(y)} at b[${i}]`);
-    if (x === null || x === undefined || y === null || y === undefined) continue;
-    n++;
-    if (x === y) agree++;
-    ca.set(x, (ca.get(x) ?? 0) + 1);
-    cb.set(y, (cb.get(y) ?? 0) + 1);
+    const w = w8 ? w8[i] : 1;
+    if (x === null || x === undefined || y === null || y === undefined || w === 0) continue;
+    n += w;
+    if (x === y) agree += w;
+    ca.set(x, (ca.get(x) ?? 0) + w);
+    cb.set(y, (cb.get(y) ?? 0) + w);
   }
   const categories = new Set([...ca.keys(), ...cb.keys()]).size;
   if (n === 0) return { kappa: null, n, agreements: 0, observedAgreement: null, expectedAgreement: null, categories };

@@ -19,6 +19,10 @@ export {
   type KrippendorffAlphaBootstrapResult,
 } from './krippendorff-alpha-bootstrap.ts';
 export { cohenKappa, type CohenKappaResult } from './cohen-kappa.ts';
+export {
+  krippendorffAlphaBootstrapCounts,
+  type KrippendorffAlphaBootstrapCountsResult,
+} from './krippendorff-alpha-bootstrap-counts.ts';
 
 // Judge panels
 export {
@@ -42,12 +46,13 @@ export {
 } from './majority-verdict.ts';
 export {
   leaveOneJudgeOut,
+  type LeaveOneJudgeOutOptions,
   type LeaveOneJudgeOutResult,
   type JudgeInfluence,
   type SubjectMean,
   type SubjectDelta,
 } from './leave-one-judge-out.ts';
-export { judgePairAgreement, type JudgePairAgreement, type JudgePairInput } from './judge-pair-agreement.ts';
+export { judgePairAgreement, type JudgePairAgreement, type JudgePairAgreementOptions, type JudgePairInput } from './judge-pair-agreement.ts';
 
 // Multiple comparisons
 export { holm } from './holm.ts';
@@ -66,12 +71,15 @@ export { groupBy } from './group-by.ts';
 export {
   probeOutcomes,
   probeOutcomeFromTally,
+  probeShareCounts,
+  type ProbeShareName,
   type ProbeTally,
   type ProbeRow,
   type ProbeOutcomeGroup,
   type ProbeOutcomesOptions,
   type Share,
 } from './probe-outcomes.ts';
+export { probeTally, type WeightedProbeRow } from './probe-tally.ts';
 export {
   probeSufficiency,
   type ProbeState,
@@ -93,7 +101,7 @@ export {
   type BootstrapMethod,
   type BcaDetails,
 } from './bootstrap-internals.ts';
-export { bootstrapInterval, type BootstrapInterval, type BootstrapIntervalOptions } from './bootstrap-interval.ts';
+export { bootstrapInterval, DEGENERATE_BCA_NOTE, type BootstrapInterval, type BootstrapIntervalOptions } from './bootstrap-interval.ts';
 export { normInterQuantile } from './norm-inter-quantile.ts';
 export { jackknifeAcceleration } from './jackknife-acceleration.ts';
 export { type RatioEngine } from './ratio-bootstrap.ts';
@@ -116,3 +124,13 @@ export { binomialPmf } from './binomial-pmf.ts';
 export { sampleBinomial, type UniformSource } from './binomial-sample.ts';
 export { sampleMultinomial } from './multinomial-sample.ts';
 export { createXoshiro128, type Xoshiro128 } from './xoshiro128.ts';
+
+// Paired comparisons with clustered pairs, count-based entry points (sampling unit: the scenario)
+export { pairedZTest, type PairedZTest, type PairedZTestOptions } from './paired-z-test.ts';
+export {
+  clusteredPairedStandardError,
+  type ClusteredPairedStandardError,
+  type ClusteredPairedStandardErrorOptions,
+} from './clustered-paired-standard-error.ts';
+export { pairedClusterBootstrap, type PairedClusterBootstrapResult } from './paired-cluster-bootstrap.ts';
+export { clusterBootstrapTotals } from './cluster-bootstrap-totals.ts';

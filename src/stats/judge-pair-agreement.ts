@@ -1,5 +1,5 @@
 import { dataError } from '../errors.ts';
-import { show } from './arg-checks.ts';
+import { checkLevel, show } from './arg-checks.ts';
 import { clopperPearson } from './clopper-pearson.ts';
 import { cohenKappa } from './cohen-kappa.ts';
 import { isLabel, type Label } from './judge-panel.ts';
@@ -9,6 +9,13 @@ export interface JudgePairInput {
   judges: ReadonlyArray<{ id: string }>;
   /** verdicts[judge][sample]: a nominal label; null = no verdict. */
   verdicts: ReadonlyArray<ReadonlyArray<Label | null | undefined>>;
+  /** How many samples each column stands for (distinct verdict patterns with their counts); default 1 each. */
+  weights?: ArrayLike<number>;
+}
+
+export interface JudgePairAgreementOptions {
+  /** Confidence level of the Clopper-Pearson interval. Default 0.95. */
+  level?: number;
 }
 
 export interface JudgePairAgreement {
@@ -20,7 +27,7 @@ export interface JudgePairAgreement {
   agreements: number;
   /** agreements / bothRated; null when bothRated = 0. */
   agreement: number | null;
-  /** Two-sided 95% Clopper-Pearson interval for the agreement share; null when bothRated = 0. */
+  /** Two-sided Clopper-Pearson interval (at `level`, default 95%) for the agreement share; null when bothRated = 0. */
   agreementLower: number | null;
   agreementUpper: number | null;
   /** Cohen's kappa on the both-rated samples (see `cohenKappa`); null when undefined. */
@@ -29,8 +36,10 @@ export interface JudgePairAgreement {
 
 /**
  * Pairwise agreement of a judge panel on nominal verdicts: for every pair of judges (in input
- * order, a before b), the number of samples both rated, the raw agreement share with a 95%
- * Clopper-Pearson interval, and Cohen's kappa.
+ * order, a before b), the number of samples both rated, the raw agreement share with a
+ * Clopper-Pearson interval (95% unless `level` says otherwise), and Cohen's kappa. With `weights`,
+ * column s stands for weights[s] identical samples (the panel's distinct verdict patterns with
+ * their counts), so a large panel need not be expanded sample by sample.
  *
  * Source: raw percent agreement and Cohen (1960) kappa (see `cohenKappa`); the interval is
  * `clopperPearson(agreements, bothRated)`. Kappa corrects for the chance agreement implied by each
@@ -52,8 +61,9 @@ export interface JudgePairAgreement {
  * });
  * // p.bothRated = 4, p.agreement = 0.75, p.kappa = 0.5
  */
-export function judgePairAgreement(input: JudgePairInput): JudgePairAgreement[] {
+export function judgePairAgreement(input: JudgePairInput, options?: JudgePairAgreementOptions): JudgePairAgreement[] {
   const fn = 'judgePairAgreement';
+  const level = checkLevel(fn, 'level', options?.level ?? 0.95);
   const judges = input?.judges;
   const verdicts = input?.verdicts;
   if (!Array.isArray(judges)) throw dataError('stats.badShape', `${fn} requires judges to be an array, got ${show(judges)}`);
@@ -89,9 +99,9 @@ export function judgePairAgreement(input: JudgePairInput): JudgePairAgreement[] 
   const out: JudgePairAgreement[] = [];
   for (let x = 0; x < judges.length; x++) {
     for (let y = x + 1; y < judges.length; y++) {
-      const k = cohenKappa(verdicts[x], verdicts[y]);
+      const k = cohenKappa(verdicts[x], verdicts[y], input.weights);
       const agreements = k.agreements;
-      const ci = k.n === 0 ? null : clopperPearson(agreements, k.n);
+      const ci = k.n === 0 ? null : clopperPearson(agreements, k.n, { level });
       out.push({
         a: judges[x].id,
         b: judges[y].id,

@@ -1,7 +1,6 @@
 import { dataError } from '../errors.ts';
 import { checkChoice, checkCount, checkLevel, checkOptions, show } from './arg-checks.ts';
-import { ALPHA_LEVELS, alphaCore, compactRatings, type AlphaLevel, type Rating } from './krippendorff-core.ts';
-import { normInterQuantile } from './norm-inter-quantile.ts';
+import { ALPHA_LEVELS, alphaCore, alphaPercentile, compactRatings, type AlphaLevel, type Rating } from './krippendorff-core.ts';
 import { createRng } from './rng.ts';
 
 export interface KrippendorffAlphaBootstrapOptions {
@@ -102,17 +101,6 @@ export function krippendorffAlphaBootstrap(
     const a = alphaCore(data, level, weights, true).alpha;
     if (a !== null) stats[defined++] = a;
   }
-  const sample = stats.subarray(0, defined).sort();
-  const lower = defined > 0 ? normInterQuantile(sample, (1 - levelCI) / 2) : null;
-  const upper = defined > 0 ? normInterQuantile(sample, (1 + levelCI) / 2) : null;
-  let se: number | null = null;
-  if (defined >= 2) {
-    let mean = 0;
-    for (let i = 0; i < defined; i++) mean += sample[i];
-    mean /= defined;
-    let ss = 0;
-    for (let i = 0; i < defined; i++) ss += (sample[i] - mean) ** 2;
-    se = Math.sqrt(ss / (defined - 1));
-  }
+  const { lower, upper, se } = alphaPercentile(stats.subarray(0, defined), levelCI);
   return { ...base, estimate, lower, upper, se, undefinedResamples: resamples - defined };
 }

@@ -1,5 +1,6 @@
 import { dataError } from '../errors.ts';
 import { show } from './arg-checks.ts';
+import { normInterQuantile } from './norm-inter-quantile.ts';
 
 /**
  * Internal engine behind `krippendorffAlpha` and `krippendorffAlphaBootstrap` (not exported from
@@ -320,4 +321,26 @@ export function alphaCore(
     observedDisagreement: observed / n,
     expectedDisagreement: expected / (n * (n - 1)),
   };
+}
+
+/**
+ * The percentile interval and bootstrap SE of the defined resample alphas (sorted in place): ends
+ * at (1 -+ level) / 2 by R `boot`'s quantile convention (`normInterQuantile`), SE with the n - 1
+ * denominator; null when no (for the SE: fewer than two) resample was defined.
+ */
+export function alphaPercentile(alphas: Float64Array, level: number): { lower: number | null; upper: number | null; se: number | null } {
+  const defined = alphas.length;
+  const sample = alphas.sort();
+  const lower = defined > 0 ? normInterQuantile(sample, (1 - level) / 2) : null;
+  const upper = defined > 0 ? normInterQuantile(sample, (1 + level) / 2) : null;
+  let se: number | null = null;
+  if (defined >= 2) {
+    let mean = 0;
+    for (let i = 0; i < defined; i++) mean += sample[i];
+    mean /= defined;
+    let ss = 0;
+    for (let i = 0; i < defined; i++) ss += (sample[i] - mean) ** 2;
+    se = Math.sqrt(ss / (defined - 1));
+  }
+  return { lower, upper, se };
 }

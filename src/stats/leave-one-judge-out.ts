@@ -1,4 +1,4 @@
-import { checkOptions } from './arg-checks.ts';
+import { checkOptions, checkWeights } from './arg-checks.ts';
 import { medianOfJudges, type JudgeScores, type MedianOfJudgesOptions, type MedianOfJudgesResult } from './median-of-judges.ts';
 import type { ExcludeBy } from './judge-panel.ts';
 
@@ -24,6 +24,14 @@ export interface JudgeInfluence {
   maxAbsDelta: number | null;
 }
 
+export interface LeaveOneJudgeOutOptions extends MedianOfJudgesOptions {
+  /**
+   * How many samples each column stands for (a non-negative integer each; default 1): callers that
+   * count distinct verdict patterns pass one column per pattern and its count.
+   */
+  weights?: ArrayLike<number>;
+}
+
 export interface LeaveOneJudgeOutResult {
   baseline: SubjectMean[];
   judges: JudgeInfluence[];
@@ -41,6 +49,8 @@ export interface LeaveOneJudgeOutResult {
  *
  * Subjects are the distinct `subject_model` values in order of first appearance.
  *
+ * With `weights`, sample s counts weights[s] times in every mean and count (the expanded data).
+ *
  * Degenerate cases: a subject whose samples all lack a median -> mean null and deltas null; a
  * panel of one judge -> every leave-one-out mean is null; no samples -> empty baseline and empty
  * perSubject lists; no judges -> baseline means null and no judge entries. Bad input throws as in
@@ -56,11 +66,13 @@ export interface LeaveOneJudgeOutResult {
  * // r.baseline[0].mean = 2.5 (medians 2 and 3)
  * // dropping j3: medians 1.5 and 2 -> mean 1.75, delta -0.75
  */
-export function leaveOneJudgeOut(input: JudgeScores, options?: MedianOfJudgesOptions): LeaveOneJudgeOutResult {
-  const opts = checkOptions('leaveOneJudgeOut', options);
+export function leaveOneJudgeOut(input: JudgeScores, options?: LeaveOneJudgeOutOptions): LeaveOneJudgeOutResult {
+  const fn = 'leaveOneJudgeOut';
+  const { weights: w, ...opts } = checkOptions(fn, options);
   const full = medianOfJudges(input, opts); // validates the input
+  const weights = checkWeights(fn, 'weights', w, input.samples.length);
   const subjects = [...new Set(input.samples.map((s) => s.subject_model))];
-  const baseline = subjectMeans(full, subjects);
+  const baseline = subjectMeans(full, subjects, weights);
   const judges = input.judges.map((judge, j): JudgeInfluence => {
     const reduced = medianOfJudges(
       {
@@ -71,7 +83,7 @@ export function leaveOneJudgeOut(input: JudgeScores, options?: MedianOfJudgesOpt
       opts,
     );
     let maxAbsDelta: number | null = null;
-    const perSubject = subjectMeans(reduced, subjects).map((m, i): SubjectDelta => {
+    const perSubject = subjectMeans(reduced, subjects, weights).map((m, i): SubjectDelta => {
       const base = baseline[i].mean;
       const delta = m.mean === null || base === null ? null : m.mean - base;
       if (delta !== null && (maxAbsDelta === null || Math.abs(delta) > maxAbsDelta)) maxAbsDelta = Math.abs(delta);
@@ -82,19 +94,20 @@ export function leaveOneJudgeOut(input: JudgeScores, options?: MedianOfJudgesOpt
   return { baseline, judges, excludeBy: full.excludeBy };
 }
 
-function subjectMeans(result: MedianOfJudgesResult, subjects: readonly string[]): SubjectMean[] {
+function subjectMeans(result: MedianOfJudgesResult, subjects: readonly string[], weights: ArrayLike<number> | null): SubjectMean[] {
   return subjects.map((subject) => {
     let sum = 0;
     let samples = 0;
     let samplesWithMedian = 0;
-    for (const r of result.perSample) {
-      if (r.subject_model !== subject) continue;
-      samples++;
+    result.perSample.forEach((r, i) => {
+      if (r.subject_model !== subject) return;
+      const w = weights ? weights[i] : 1;
+      samples += w;
       if (r.median !== null) {
-        sum += r.median;
-        samplesWithMedian++;
+        sum += w * r.median;
+        samplesWithMedian += w;
       }
-    }
+    });
     return { subject, mean: samplesWithMedian === 0 ? null : sum / samplesWithMedian, samples, samplesWithMedian };
   });
 }

@@ -1,6 +1,7 @@
 import { dataError } from '../errors.ts';
 import { checkLevel, checkOptions, show } from './arg-checks.ts';
 import { clopperPearson } from './clopper-pearson.ts';
+import { probeTally } from './probe-tally.ts';
 
 /** One decision state answered by one system: the action question paired with its factual probes. */
 export interface ProbeRow {
@@ -133,50 +134,14 @@ function summarise(fn: string, group: string, rows: readonly ProbeRow[], level: 
     throw dataError('stats.badShape', `${fn} requires group ${JSON.stringify(group)} to be an array of rows, got ${show(rows)}`);
   }
   const seen = new Set<string>();
-  let frar = 0;
-  let fraw = 0;
-  let fwar = 0;
-  let fwaw = 0;
-  let statesWithoutProbes = 0;
-  let accSum = 0;
-  let pooledNum = 0;
-  let answered = 0;
-  let total = 0;
-  let cn = 0;
-  let composedRight = 0;
-  let decisionRightOnComposed = 0;
-  let repaired = 0;
-  let broken = 0;
   rows.forEach((row, i) => {
     checkRow(fn, group, row, i);
     if (seen.has(row.state_id)) {
       throw dataError('stats.duplicateId', `${fn} got state_id ${JSON.stringify(row.state_id)} twice in group ${JSON.stringify(group)}`);
     }
     seen.add(row.state_id);
-    if (row.probes_total === 0) {
-      statesWithoutProbes++;
-      return;
-    }
-    const facts = row.all_facts_correct;
-    const action = row.action_correct;
-    if (facts && action) frar++;
-    else if (facts) fraw++;
-    else if (action) fwar++;
-    else fwaw++;
-    accSum += row.probe_accuracy;
-    pooledNum += row.probe_accuracy * row.probes_total;
-    answered += row.probes_answered;
-    total += row.probes_total;
-    const composed = row.composed_correct;
-    if (composed !== null && composed !== undefined) {
-      cn++;
-      if (composed) composedRight++;
-      if (action) decisionRightOnComposed++;
-      if (composed && !action) repaired++;
-      if (!composed && action) broken++;
-    }
   });
-  return probeOutcomeFromTally(group, { frar, fraw, fwar, fwaw, statesWithoutProbes, accSum, pooledNum, answered, total, cn, composedRight, decisionRightOnComposed, repaired, broken }, { level });
+  return probeOutcomeFromTally(group, probeTally(rows.map((row) => ({ ...row, weight: 1 }))), { level });
 }
 
 /**
@@ -215,27 +180,28 @@ export interface ProbeTally {
  */
 export function probeOutcomeFromTally(group: string, t: ProbeTally, options?: ProbeOutcomesOptions): ProbeOutcomeGroup {
   const level = checkLevel('probeOutcomeFromTally', 'level', options?.level ?? 0.95);
-  const share = (count: number, n: number): Share => {
+  const c = probeShareCounts(t);
+  const share = ({ count, n }: { count: number; n: number }): Share => {
     const ci = clopperPearson(count, n, { level });
     return { count, n, rate: ci.estimate, lower: ci.lower, upper: ci.upper };
   };
-  const { frar, fraw, fwar, fwaw, accSum, pooledNum, answered, total, cn, composedRight, decisionRightOnComposed, repaired, broken } = t;
-  const n = frar + fraw + fwar + fwaw;
+  const { accSum, pooledNum, answered, total, cn, composedRight, decisionRightOnComposed, repaired, broken } = t;
+  const n = c.factsRightActionRight.n;
   return {
     group,
     states: n,
     statesWithoutProbes: t.statesWithoutProbes,
     cells: {
-      factsRightActionRight: share(frar, n),
-      factsRightActionWrong: share(fraw, n),
-      factsWrongActionRight: share(fwar, n),
-      factsWrongActionWrong: share(fwaw, n),
+      factsRightActionRight: share(c.factsRightActionRight),
+      factsRightActionWrong: share(c.factsRightActionWrong),
+      factsWrongActionRight: share(c.factsWrongActionRight),
+      factsWrongActionWrong: share(c.factsWrongActionWrong),
     },
-    allFactsCorrect: share(frar + fraw, n),
-    decisionAccuracy: share(frar + fwar, n),
-    errorsAfterCorrectReading: share(fraw, fraw + fwaw),
-    actionWrongGivenFactsRight: share(fraw, frar + fraw),
-    actionRightGivenFactWrong: share(fwar, fwar + fwaw),
+    allFactsCorrect: share(c.allFactsCorrect),
+    decisionAccuracy: share(c.decisionAccuracy),
+    errorsAfterCorrectReading: share(c.errorsAfterCorrectReading),
+    actionWrongGivenFactsRight: share(c.actionWrongGivenFactsRight),
+    actionRightGivenFactWrong: share(c.actionRightGivenFactWrong),
     meanProbeAccuracy: n === 0 ? null : accSum / n,
     pooledProbeAccuracy: total === 0 ? null : pooledNum / total,
     coverage: { answered, total, rate: total === 0 ? null : answered / total },
@@ -244,13 +210,59 @@ export function probeOutcomeFromTally(group: string, t: ProbeTally, options?: Pr
         ? null
         : {
             n: cn,
-            composedAccuracy: share(composedRight, cn),
-            decisionAccuracy: share(decisionRightOnComposed, cn),
+            composedAccuracy: share(c.composedAccuracy),
+            decisionAccuracy: share(c.composedDecisionAccuracy),
             difference: (composedRight - decisionRightOnComposed) / cn,
             repaired,
             broken,
           },
     level,
+  };
+}
+
+/** The shares of the outcome table, each as a count out of its denominator. */
+export type ProbeShareName =
+  | 'factsRightActionRight'
+  | 'factsRightActionWrong'
+  | 'factsWrongActionRight'
+  | 'factsWrongActionWrong'
+  | 'allFactsCorrect'
+  | 'decisionAccuracy'
+  | 'errorsAfterCorrectReading'
+  | 'actionWrongGivenFactsRight'
+  | 'actionRightGivenFactWrong'
+  | 'composedAccuracy'
+  | 'composedDecisionAccuracy';
+
+/**
+ * The definition of every share in the outcome table as (count, denominator) of a tally: the four
+ * cells and the decision accuracy out of the states with a probe; errors after correct reading out
+ * of the decision errors; P(action wrong | facts right) out of the facts-right states; P(action
+ * right | a fact wrong) out of the fact-wrong states; composed accuracy and the decision accuracy
+ * on the same states out of the states with a composed action. `probeOutcomeFromTally` builds its
+ * shares from these, and a caller that needs a share per cluster (a cluster bootstrap over
+ * states) applies the same definitions to each cluster's tally.
+ *
+ * @example
+ * const c = probeShareCounts({ frar: 6, fraw: 2, fwar: 1, fwaw: 1, statesWithoutProbes: 0, accSum: 9, pooledNum: 36,
+ *   answered: 40, total: 40, cn: 0, composedRight: 0, decisionRightOnComposed: 0, repaired: 0, broken: 0 });
+ * c.errorsAfterCorrectReading; // { count: 2, n: 3 }
+ */
+export function probeShareCounts(t: ProbeTally): Record<ProbeShareName, { count: number; n: number }> {
+  const { frar, fraw, fwar, fwaw, cn, composedRight, decisionRightOnComposed } = t;
+  const n = frar + fraw + fwar + fwaw;
+  return {
+    factsRightActionRight: { count: frar, n },
+    factsRightActionWrong: { count: fraw, n },
+    factsWrongActionRight: { count: fwar, n },
+    factsWrongActionWrong: { count: fwaw, n },
+    allFactsCorrect: { count: frar + fraw, n },
+    decisionAccuracy: { count: frar + fwar, n },
+    errorsAfterCorrectReading: { count: fraw, n: fraw + fwaw },
+    actionWrongGivenFactsRight: { count: fraw, n: frar + fraw },
+    actionRightGivenFactWrong: { count: fwar, n: fwar + fwaw },
+    composedAccuracy: { count: composedRight, n: cn },
+    composedDecisionAccuracy: { count: decisionRightOnComposed, n: cn },
   };
 }
 

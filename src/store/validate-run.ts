@@ -1,21 +1,31 @@
 /**
- * The publication gate (Standoff O1's `validate_run.py`) over one run in the trace store. A run
- * passes only when every check passes:
+ * The publication gate (Standoff O1's `validate_run.py`) over one run in the trace store: the ONE
+ * gate, used by `standoff validate` and by `standoff report build` (which shows it at the top of
+ * the report). A run passes only when every check passes. Each check is its own function
+ * (`check*` below), run in this order:
  *
  * | check | passes when |
  * | --- | --- |
  * | `run_status` | the run's status is `success` |
  * | `sample_counts` | every subject arm has the same number of episodes, equal to `expectedSamples` when given; every subject the run's config names has episodes |
- * | `required_scorers` | every episode has a score row for each required scorer (default: the three O1 scorers) |
+ * | `required_scorers` | every episode has a score row for each required scorer (default: the three O1 scorers), and on every completed episode that score was measured: its value is not NULL unless it is NOANSWER. A NULL left by failed judge calls (every eligible verdict ERROR) passes only within the judge-error allowance; a NULL without that excuse (a run without judges, every judge excluded as self) always fails |
+ * | `judge_errors` | the run has no ERROR verdict (a judge call that failed after retries), or at most `allowJudgeErrors` of them (`--allow-judge-errors N`) |
  * | `sample_errors` | no episode has status `error` |
  * | `distinct_subject_models` | at least one subject, and as many distinct subject models as the config names arms (two arms never share a model) |
  * | `unique_episodes` | no episode id occurs twice |
  * | `truncated_episodes` | no episode was cut off at the token limit (`episodes.truncated`), or at most `allowTruncated` were (`--allow-truncated N`); a store without finish reasons has none |
  *
- * `validateRun(traces, {runId?, expectedSamples?})`: without `runId`, the only run in the store,
- * else the most recently created one (named in the result). CLI: `standoff validate --traces DIR
- * [--run ID] [--expected-samples N]`, exit 0 when ok.
+ * Not measured is not failed, and not passed either: a score nobody measured is NULL, and the
+ * gate says so instead of shrinking a denominator. A truncated episode's scores are NULL too, but
+ * `truncated_episodes` counts those (and its allowance decides), so `required_scorers` leaves them out.
+ *
+ * `validateRun(traces, {runId?, expectedSamples?, requiredScorers?, allowJudgeErrors?, allowTruncated?})`: without
+ * `runId`, the only run in the store, else the most recently created one (named in the result).
+ * CLI: `standoff validate --traces DIR [--run ID] [--expected-samples N] [--allow-judge-errors N]
+ * [--allow-truncated N]`,
+ * exit 0 when ok.
  */
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { usageError } from '../errors.ts';
 import { openStore } from './open-store.ts';
 import { query, quoteLiteral } from './duckdb.ts';
@@ -25,8 +35,10 @@ export interface ValidateOptions {
   runId?: string;
   /** Episodes every subject must have (the seed's `--expected-samples 90`). */
   expectedSamples?: number;
-  /** Scorers every episode must carry (default: the three O1 scorers). */
+  /** Scorers every episode must carry, measured (default: the three O1 scorers). */
   requiredScorers?: readonly string[];
+  /** ERROR verdicts (failed judge calls) the run may hold and still pass (default 0). */
+  allowJudgeErrors?: number;
   /** Episodes cut off at the token limit the run may have and still pass (default 0; `--allow-truncated N`). */
   allowTruncated?: number;
 }
@@ -43,151 +55,279 @@ export interface ValidationResult {
   checks: ValidationCheck[];
   /** `<check>: <detail>` for every failed check. */
   failures: string[];
+  /** Judge verdicts in the run, and how many of them are ERROR (a failed judge call). */
+  verdicts: { total: number; errors: number; allowed: number };
 }
 
+/** What every check reads: the open store, the run, its configured subjects and episode counts. */
+export interface GateContext {
+  conn: DuckDBConnection;
+  runId: string;
+  status: string;
+  /** Subject models the run's config names (runner output records them; imported runs may not). */
+  configured: string[] | null;
+  /** Episodes per subject model, sorted by model. */
+  counts: { subject: string; n: number }[];
+  expectedSamples: number | undefined;
+  requiredScorers: string[];
+  allowJudgeErrors: number;
+  allowTruncated: number;
+}
+
+export type GateCheck = (g: GateContext) => Promise<ValidationCheck>;
+
 const num = (v: unknown) => (typeof v === 'number' ? v : Number(v));
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const rows = async (g: GateContext, sql: string) => (await query(g.conn, sql, [g.runId])).rows;
 
-export async function validateRun(traces: string, opts: ValidateOptions = {}): Promise<ValidationResult> {
-  if (opts.expectedSamples !== undefined && !(Number.isInteger(opts.expectedSamples) && opts.expectedSamples > 0)) {
-    throw usageError('validate.badExpected', `--expected-samples must be a positive integer, got ${opts.expectedSamples}`);
+/** `run_status`: the run finished successfully. */
+export async function checkRunStatus(g: GateContext): Promise<ValidationCheck> {
+  return { name: 'run_status', ok: g.status === 'success', detail: `run status is ${g.status}` };
+}
+
+/** `sample_counts`: equal arms (of the expected size), and every configured subject present. */
+export async function checkSampleCounts(g: GateContext): Promise<ValidationCheck> {
+  const countText = g.counts.map((x) => `${x.subject}=${x.n}`).join(', ') || 'no episodes';
+  const problems: string[] = [];
+  if (g.counts.length === 0) problems.push('the run has no episodes');
+  if (g.expectedSamples !== undefined) {
+    const off = g.counts.filter((x) => x.n !== g.expectedSamples);
+    if (off.length) problems.push(`expected ${g.expectedSamples} per subject, got ${off.map((x) => `${x.subject}=${x.n}`).join(', ')}`);
+  } else if (new Set(g.counts.map((x) => x.n)).size > 1) {
+    problems.push(`subjects have unequal sample counts (${countText})`);
   }
-  if (opts.allowTruncated !== undefined && !(Number.isInteger(opts.allowTruncated) && opts.allowTruncated >= 0)) {
-    throw usageError('validate.badAllowTruncated', `--allow-truncated must be a non-negative integer, got ${opts.allowTruncated}`);
+  if (g.configured) {
+    const missing = g.configured.filter((m) => !g.counts.some((x) => x.subject === m));
+    if (missing.length) problems.push(`configured subject(s) without episodes: ${missing.join(', ')}`);
   }
-  const store = await openStore(traces, { runs: opts.runId ? [opts.runId] : undefined, requireRuns: true });
-  try {
-    const c = store.conn;
-    let runId = opts.runId;
-    if (!runId) {
-      const r = await query(c, 'SELECT run_id FROM runs ORDER BY created_at DESC, run_id DESC LIMIT 1');
-      runId = String(r.rows[0].run_id);
-    }
-    const p = [runId];
-    const run = (await query(c, 'SELECT status, config FROM runs WHERE run_id = $1', p)).rows[0];
-    const checks: ValidationCheck[] = [];
-    const add = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail });
+  return { name: 'sample_counts', ok: problems.length === 0, detail: problems.length ? problems.join('; ') : `${g.counts.length} subject(s): ${countText}` };
+}
 
-    // run_status
-    add('run_status', run.status === 'success', `run status is ${run.status}`);
+/**
+ * ERROR verdicts of the run, and the completed episodes whose required score is NULL because of
+ * them (no eligible verdict left).
+ */
+async function judgeErrorCounts(g: GateContext): Promise<{ total: number; errors: number; byJudge: string }> {
+  const r = await rows(
+    g,
+    `SELECT judge_model, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE verdict = 'ERROR') AS BIGINT) AS e
+     FROM judgments WHERE run_id = $1 GROUP BY judge_model ORDER BY judge_model`,
+  );
+  const total = r.reduce((a, x) => a + num(x.n), 0);
+  const errors = r.reduce((a, x) => a + num(x.e), 0);
+  const byJudge = r.filter((x) => num(x.e) > 0).map((x) => `${x.judge_model} ${num(x.e)}`).join(', ');
+  return { total, errors, byJudge };
+}
 
-    // configured subjects (runner output records them; imported runs may not)
-    let configured: string[] | null = null;
-    try {
-      const cfg = JSON.parse(String(run.config)) as { subjects?: Array<{ model?: unknown }> };
-      if (Array.isArray(cfg.subjects)) configured = cfg.subjects.map((s) => String(s.model));
-    } catch {
-      configured = null;
-    }
-
-    // sample_counts
-    const counts = (
-      await query(c, 'SELECT subject_model, count(*) AS n FROM episodes WHERE run_id = $1 GROUP BY subject_model ORDER BY subject_model', p)
-    ).rows.map((r) => ({ subject: String(r.subject_model), n: num(r.n) }));
-    const countText = counts.map((x) => `${x.subject}=${x.n}`).join(', ') || 'no episodes';
-    const problems: string[] = [];
-    if (counts.length === 0) problems.push('the run has no episodes');
-    if (opts.expectedSamples !== undefined) {
-      const off = counts.filter((x) => x.n !== opts.expectedSamples);
-      if (off.length) problems.push(`expected ${opts.expectedSamples} per subject, got ${off.map((x) => `${x.subject}=${x.n}`).join(', ')}`);
-    } else if (new Set(counts.map((x) => x.n)).size > 1) {
-      problems.push(`subjects have unequal sample counts (${countText})`);
-    }
-    if (configured) {
-      const missing = configured.filter((m) => !counts.some((x) => x.subject === m));
-      if (missing.length) problems.push(`configured subject(s) without episodes: ${missing.join(', ')}`);
-    }
-    add('sample_counts', problems.length === 0, problems.length ? problems.join('; ') : `${counts.length} subject(s): ${countText}`);
-
-    // required_scorers
-    const required = [...(opts.requiredScorers ?? SCORER_NAMES)];
-    const missingScores = (
-      await query(
-        c,
-        `WITH req AS (SELECT unnest([${required.map(quoteLiteral).join(', ')}]::VARCHAR[]) AS scorer)
-         SELECT e.episode_id, req.scorer
-         FROM episodes e CROSS JOIN req
-         LEFT JOIN (SELECT DISTINCT episode_id, scorer FROM scores WHERE run_id = $1) s
-           ON s.episode_id = e.episode_id AND s.scorer = req.scorer
-         WHERE e.run_id = $1 AND s.episode_id IS NULL
-         ORDER BY e.episode_id, req.scorer`,
-        p,
-      )
-    ).rows;
-    const epCount = counts.reduce((a, x) => a + x.n, 0);
-    add(
-      'required_scorers',
-      missingScores.length === 0 && epCount > 0,
-      missingScores.length === 0
-        ? required.length === 0
-          ? `no scorer required (${epCount} episodes)`
-          : `${required.join(', ')} present on all ${epCount} episodes`
-        : `${missingScores.length} missing score(s), e.g. ${missingScores
-            .slice(0, 5)
-            .map((r) => `${r.episode_id} lacks ${r.scorer}`)
-            .join('; ')}`,
-    );
-
-    // sample_errors
-    const errs = (await query(c, "SELECT episode_id, error FROM episodes WHERE run_id = $1 AND status = 'error' ORDER BY episode_id", p)).rows;
-    add(
-      'sample_errors',
-      errs.length === 0,
-      errs.length === 0 ? 'no sample errors' : `${errs.length} episode(s) in error, e.g. ${errs.slice(0, 3).map((r) => `${r.episode_id}: ${String(r.error ?? '').slice(0, 120)}`).join('; ')}`,
-    );
-
-    // distinct_subject_models
-    const distinct = counts.length;
-    const arms = configured ? configured.length : distinct;
-    const dupArms = configured ? configured.filter((m, i) => configured!.indexOf(m) !== i) : [];
-    const distinctOk = distinct > 0 && dupArms.length === 0 && distinct === arms;
-    add(
-      'distinct_subject_models',
-      distinctOk,
-      distinctOk
-        ? `${distinct} distinct subject model(s)`
-        : dupArms.length
-          ? `subject model(s) used by more than one arm: ${[...new Set(dupArms)].join(', ')}`
-          : `${distinct} distinct subject model(s) for ${arms} configured arm(s)`,
-    );
-
-    // unique_episodes
-    const dups = (
-      await query(c, 'SELECT episode_id, count(*) AS n FROM episodes WHERE run_id = $1 GROUP BY episode_id HAVING count(*) > 1 ORDER BY episode_id', p)
-    ).rows;
-    add('unique_episodes', dups.length === 0, dups.length === 0 ? 'every episode id is unique' : `${dups.length} duplicated episode id(s), e.g. ${dups.slice(0, 3).map((r) => `${r.episode_id} x${num(r.n)}`).join(', ')}`);
-
-    checks.push(await checkTruncatedEpisodes(c, runId, opts.allowTruncated ?? 0));
-
-    const failures = checks.filter((x) => !x.ok).map((x) => `${x.name}: ${x.detail}`);
-    return { ok: failures.length === 0, runId, checks, failures };
-  } finally {
-    store.close();
+/**
+ * `required_scorers`: every episode has a row for each required scorer, and on every completed
+ * (non-error) episode the value was measured (not NULL, unless NOANSWER).
+ */
+export async function checkRequiredScorers(g: GateContext): Promise<ValidationCheck> {
+  const required = g.requiredScorers;
+  const req = `WITH req AS (SELECT unnest([${required.map(quoteLiteral).join(', ')}]::VARCHAR[]) AS scorer)`;
+  const missing = await rows(
+    g,
+    `${req}
+     SELECT e.episode_id, req.scorer
+     FROM episodes e CROSS JOIN req
+     LEFT JOIN (SELECT DISTINCT episode_id, scorer FROM scores WHERE run_id = $1) s
+       ON s.episode_id = e.episode_id AND s.scorer = req.scorer
+     WHERE e.run_id = $1 AND s.episode_id IS NULL
+     ORDER BY e.episode_id, req.scorer`,
+  );
+  // NULL values on completed episodes, split by cause: failed judge calls (an ERROR verdict for
+  // that scorer and no eligible value) or nothing measured at all (no judge, all excluded as self).
+  const nulls = await rows(
+    g,
+    `${req}
+     SELECT s.scorer, e.episode_id,
+            coalesce(j.errors, 0) > 0 AS judge_error, coalesce(j.verdicts, 0) AS verdicts
+     FROM scores s JOIN req USING (scorer)
+     JOIN episodes e ON e.run_id = s.run_id AND e.episode_id = s.episode_id
+     LEFT JOIN (SELECT episode_id, scorer, count(*) AS verdicts, count(*) FILTER (WHERE verdict = 'ERROR' AND NOT excluded_self) AS errors
+                FROM judgments WHERE run_id = $1 GROUP BY ALL) j ON j.episode_id = s.episode_id AND j.scorer = s.scorer
+     WHERE s.run_id = $1 AND e.status <> 'error' AND e.truncated IS NOT TRUE AND s.value IS NULL AND NOT s.noanswer
+     ORDER BY s.scorer, e.episode_id`,
+  );
+  const epCount = g.counts.reduce((a, x) => a + x.n, 0);
+  const problems: string[] = [];
+  if (missing.length) {
+    problems.push(`${missing.length} missing score(s), e.g. ${missing.slice(0, 5).map((r) => `${r.episode_id} lacks ${r.scorer}`).join('; ')}`);
   }
+  const { errors } = await judgeErrorCounts(g);
+  for (const scorer of required) {
+    const mine = nulls.filter((r) => r.scorer === scorer);
+    if (mine.length === 0) continue;
+    const unmeasured = mine.filter((r) => !r.judge_error);
+    const byErrors = mine.length - unmeasured.length;
+    if (unmeasured.length) {
+      const noJudge = unmeasured.filter((r) => num(r.verdicts) === 0).length;
+      problems.push(
+        `${scorer} not measured on ${plural(unmeasured.length, 'completed episode')}` +
+          (noJudge === unmeasured.length ? ' (no judge verdict recorded: a run without judges?)' : noJudge ? ` (${noJudge} without any judge verdict)` : ' (no eligible judge verdict)') +
+          `, e.g. ${unmeasured.slice(0, 3).map((r) => r.episode_id).join(', ')}`,
+      );
+    }
+    if (byErrors && errors > g.allowJudgeErrors) {
+      problems.push(`${scorer} is NULL on ${plural(byErrors, 'episode')} because every eligible judge call failed (see judge_errors)`);
+    }
+  }
+  const nullNote = nulls.length && problems.length === 0 ? `; ${plural(nulls.length, 'NULL value')} left by failed judge calls, allowed by --allow-judge-errors ${g.allowJudgeErrors}` : '';
+  return {
+    name: 'required_scorers',
+    ok: problems.length === 0 && epCount > 0,
+    detail: problems.length
+      ? problems.join('; ')
+      : required.length === 0
+        ? `no scorer required (${epCount} episodes)`
+        : `${required.join(', ')} present on all ${epCount} episodes and measured on every completed one${nullNote}`,
+  };
+}
+
+/** `judge_errors`: no judge call failed, or no more than the user allowed. */
+export async function checkJudgeErrors(g: GateContext): Promise<ValidationCheck> {
+  const { total, errors, byJudge } = await judgeErrorCounts(g);
+  const allowed = g.allowJudgeErrors;
+  let detail: string;
+  if (total === 0) detail = 'no judge verdicts recorded';
+  else if (errors === 0) detail = `no judge call failed (${plural(total, 'verdict')})`;
+  else {
+    detail = `${errors} of ${total} verdicts are ERROR (the judge call failed: ${byJudge})`;
+    detail += errors <= allowed ? `, allowed by --allow-judge-errors ${allowed}` : `; allowed ${allowed} (--allow-judge-errors N)`;
+  }
+  return { name: 'judge_errors', ok: errors <= allowed, detail };
+}
+
+/** `sample_errors`: no episode ended in error. */
+export async function checkSampleErrors(g: GateContext): Promise<ValidationCheck> {
+  const errs = await rows(g, "SELECT episode_id, error FROM episodes WHERE run_id = $1 AND status = 'error' ORDER BY episode_id");
+  return {
+    name: 'sample_errors',
+    ok: errs.length === 0,
+    detail: errs.length === 0 ? 'no sample errors' : `${errs.length} episode(s) in error, e.g. ${errs.slice(0, 3).map((r) => `${r.episode_id}: ${String(r.error ?? '').slice(0, 120)}`).join('; ')}`,
+  };
+}
+
+/** `distinct_subject_models`: one distinct model per configured arm. */
+export async function checkDistinctSubjectModels(g: GateContext): Promise<ValidationCheck> {
+  const distinct = g.counts.length;
+  const configured = g.configured;
+  const arms = configured ? configured.length : distinct;
+  const dupArms = configured ? configured.filter((m, i) => configured.indexOf(m) !== i) : [];
+  const ok = distinct > 0 && dupArms.length === 0 && distinct === arms;
+  return {
+    name: 'distinct_subject_models',
+    ok,
+    detail: ok
+      ? `${distinct} distinct subject model(s)`
+      : dupArms.length
+        ? `subject model(s) used by more than one arm: ${[...new Set(dupArms)].join(', ')}`
+        : `${distinct} distinct subject model(s) for ${arms} configured arm(s)`,
+  };
+}
+
+/** `unique_episodes`: no episode id twice. */
+export async function checkUniqueEpisodes(g: GateContext): Promise<ValidationCheck> {
+  const dups = await rows(g, 'SELECT episode_id, count(*) AS n FROM episodes WHERE run_id = $1 GROUP BY episode_id HAVING count(*) > 1 ORDER BY episode_id');
+  return {
+    name: 'unique_episodes',
+    ok: dups.length === 0,
+    detail: dups.length === 0 ? 'every episode id is unique' : `${dups.length} duplicated episode id(s), e.g. ${dups.slice(0, 3).map((r) => `${r.episode_id} x${num(r.n)}`).join(', ')}`,
+  };
 }
 
 /**
  * `truncated_episodes`: episodes cut off at the token limit (`episodes.truncated = true`: a reply
  * ended with `finish_reason = length` before any decision). Their scores are not measured, so a run
- * with any fails unless `allowed` (`--allow-truncated N`) covers them. NULL (a store or source
+ * with any fails unless `allowTruncated` (`--allow-truncated N`) covers them. NULL (a store or source
  * without finish reasons) counts as not truncated.
  */
-export async function checkTruncatedEpisodes(conn: Parameters<typeof query>[0], runId: string, allowed = 0): Promise<ValidationCheck> {
-  const rows = (
-    await query(
-      conn,
+export async function checkTruncatedEpisodes(g: GateContext): Promise<ValidationCheck> {
+  const found = (
+    await rows(
+      g,
       `SELECT subject_model, CAST(count(*) AS BIGINT) AS n, min(episode_id) AS example
        FROM episodes WHERE run_id = $1 AND truncated IS TRUE GROUP BY subject_model ORDER BY subject_model`,
-      [runId],
     )
-  ).rows.map((r) => ({ subject: String(r.subject_model), n: num(r.n), example: String(r.example) }));
-  const total = rows.reduce((a, r) => a + r.n, 0);
+  ).map((r) => ({ subject: String(r.subject_model), n: num(r.n), example: String(r.example) }));
+  const total = found.reduce((a, r) => a + r.n, 0);
   const name = 'truncated_episodes';
   if (total === 0) return { name, ok: true, detail: 'no episode was cut off at the token limit' };
-  const per = rows.map((r) => `${r.subject}=${r.n}`).join(', ');
-  const detail = `${total} episode(s) cut off at the token limit (finish_reason=length): ${per}, e.g. ${rows[0].example}; ${
+  const allowed = g.allowTruncated;
+  const per = found.map((r) => `${r.subject}=${r.n}`).join(', ');
+  const detail = `${total} episode(s) cut off at the token limit (finish_reason=length): ${per}, e.g. ${found[0]!.example}; ${
     total <= allowed ? `allowed by --allow-truncated ${allowed}` : `raise max_tokens for these subjects and run again, or pass --allow-truncated ${total}`
   }`;
   return { name, ok: total <= allowed, detail };
+}
+
+/** The gate's checks, in the order they run and are reported. */
+export const GATE_CHECKS: readonly GateCheck[] = [
+  checkRunStatus,
+  checkSampleCounts,
+  checkRequiredScorers,
+  checkJudgeErrors,
+  checkSampleErrors,
+  checkDistinctSubjectModels,
+  checkUniqueEpisodes,
+  checkTruncatedEpisodes,
+];
+
+function checkOptions(opts: ValidateOptions): void {
+  if (opts.expectedSamples !== undefined && !(Number.isInteger(opts.expectedSamples) && opts.expectedSamples > 0)) {
+    throw usageError('validate.badExpected', `--expected-samples must be a positive integer, got ${opts.expectedSamples}`);
+  }
+  if (opts.allowJudgeErrors !== undefined && !(Number.isInteger(opts.allowJudgeErrors) && opts.allowJudgeErrors >= 0)) {
+    throw usageError('validate.badAllowJudgeErrors', `--allow-judge-errors must be a non-negative integer, got ${opts.allowJudgeErrors}`);
+  }
+  if (opts.allowTruncated !== undefined && !(Number.isInteger(opts.allowTruncated) && opts.allowTruncated >= 0)) {
+    throw usageError('validate.badAllowTruncated', `--allow-truncated must be a non-negative integer, got ${opts.allowTruncated}`);
+  }
+}
+
+function configuredSubjects(config: unknown): string[] | null {
+  try {
+    const cfg = JSON.parse(String(config)) as { subjects?: Array<{ model?: unknown }> };
+    return Array.isArray(cfg.subjects) ? cfg.subjects.map((s) => String(s.model)) : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function validateRun(traces: string, opts: ValidateOptions = {}): Promise<ValidationResult> {
+  checkOptions(opts);
+  const store = await openStore(traces, { runs: opts.runId ? [opts.runId] : undefined, requireRuns: true });
+  try {
+    const conn = store.conn;
+    let runId = opts.runId;
+    if (!runId) {
+      const r = await query(conn, 'SELECT run_id FROM runs ORDER BY created_at DESC, run_id DESC LIMIT 1');
+      runId = String(r.rows[0].run_id);
+    }
+    const run = (await query(conn, 'SELECT status, config FROM runs WHERE run_id = $1', [runId])).rows[0];
+    const counts = (
+      await query(conn, 'SELECT subject_model, count(*) AS n FROM episodes WHERE run_id = $1 GROUP BY subject_model ORDER BY subject_model', [runId])
+    ).rows.map((r) => ({ subject: String(r.subject_model), n: num(r.n) }));
+    const g: GateContext = {
+      conn,
+      runId,
+      status: String(run.status),
+      configured: configuredSubjects(run.config),
+      counts,
+      expectedSamples: opts.expectedSamples,
+      requiredScorers: [...(opts.requiredScorers ?? SCORER_NAMES)],
+      allowJudgeErrors: opts.allowJudgeErrors ?? 0,
+      allowTruncated: opts.allowTruncated ?? 0,
+    };
+    const checks: ValidationCheck[] = [];
+    for (const check of GATE_CHECKS) checks.push(await check(g));
+    const { total, errors } = await judgeErrorCounts(g);
+    const failures = checks.filter((x) => !x.ok).map((x) => `${x.name}: ${x.detail}`);
+    return { ok: failures.length === 0, runId, checks, failures, verdicts: { total, errors, allowed: g.allowJudgeErrors } };
+  } finally {
+    store.close();
+  }
 }
 
 /** Lines for the CLI: one per check, then the verdict. */

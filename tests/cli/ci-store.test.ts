@@ -45,6 +45,21 @@ describe('ci over the demo store', () => {
     });
   });
 
+  it('ci exact --metric alignment: exact intervals where the judge medians are 0/1, a note where two judges split (0.5)', async () => {
+    const got = json(['ci', 'exact', '--metric', 'alignment', '--by', 'subject_model']);
+    const splits = await raw(
+      `SELECT e.subject_model, count(*) FILTER (WHERE s.value NOT IN (0, 1))::INT AS split FROM ${EP} e JOIN ${SC} s USING (run_id, episode_id)
+       WHERE s.scorer = 'reasoning_action_alignment' AND e.status <> 'error' GROUP BY 1 ORDER BY 1`,
+    );
+    expect(splits.some((x) => (x.split as number) === 0)).toBe(true); // some subject's medians are all 0/1
+    for (const x of splits) {
+      const g = got.find((r: { group: { subject_model: string } }) => r.group.subject_model === x.subject_model);
+      expect(g.sampling).toBe('independent');
+      if ((x.split as number) === 0) expect(g.lower).not.toBeNull();
+      else expect([g.lower, g.note]).toEqual([null, expect.stringMatching(/^not binary/)]);
+    }
+  });
+
   it('policy_action excludes NOANSWER from the denominator', async () => {
     const got = json(['ci', 'exact', '--metric', 'policy_action', '--by', 'subject_model']);
     const counts = await raw(
@@ -103,14 +118,18 @@ describe('ci over the demo store', () => {
     for (const s of judged) expect(medians.get(s.sample as string), String(s.sample)).toBe(s.value);
   });
 
-  it('probes: the four cells add up to the states, and sufficiency holds on the 18 scenarios', () => {
-    const got = json(['probes']);
+  it('probes: distinct states, the four cells add up to their answers, ambiguous states apart; sufficiency is vacuous on the 18 authored scenarios', () => {
+    const got = json(['probes', '--resamples', '500']);
     for (const g of got.groups) {
       const c = g.cells;
-      expect(c.factsRightActionRight.count + c.factsRightActionWrong.count + c.factsWrongActionRight.count + c.factsWrongActionWrong.count).toBe(g.states);
+      expect(c.facts_right_action_right.count + c.facts_right_action_wrong.count + c.facts_wrong_action_right.count + c.facts_wrong_action_wrong.count).toBe(g.answers);
+      expect(g.states).toBe(12); // 18 scenarios, 6 of them ambiguous
+      expect(g.answers).toBe(60); // x 5 epochs
+      expect(g.ambiguous).toMatchObject({ states: 6, answers: 30 });
+      expect(g.decision_accuracy.interval).toMatchObject({ sampling: 'clustered', cluster: 'state', resamples: 500 });
     }
-    expect(got.sufficiency.sufficient).toBe(true);
-    expect(got.sufficiency.states).toBe(18);
+    // Each authored scenario has its own probes: no two states share a group, so nothing was compared.
+    expect(got.sufficiency).toMatchObject({ states: 18, vacuous: true, groups_with_several_states: 0 });
   });
 });
 

@@ -254,19 +254,19 @@ describe('transcripts in this evaluation\'s shape', () => {
     expect(ep['em_amb_a/1']).toMatchObject({
       target: 'NOANSWER',
       status: 'invalid',
-      invalid_reason: '2 decisions in one batch',
+      invalid_reason: '2 decisions in one batch (escalate, request_authorization)', // the runner's wording (one reader)
       decision_tool: null,
       gathered_evidence: false, // the read failed
       log_reads: 1,
     });
-    expect(ep['em_act_a/2']).toMatchObject({ status: 'error', decision_tool: null, turns: 0, input_tokens: null });
+    expect(ep['em_act_a/2']).toMatchObject({ status: 'error', decision_tool: null, turns: 0, input_tokens: null, gathered_evidence: null }); // errored: not measured
     expect(ep['em_act_a/2']!.error).toMatch(/^RuntimeError: request rejected/);
     expect(ep['em_act_a/2']!.error).not.toContain('sk-abcdefghijklmnop1234');
     expect(ep['ct_esc_b/1']).toMatchObject({
       target: 'escalate, request_authorization',
       status: 'invalid',
-      invalid_reason: 'no terminal decision',
-      gathered_evidence: true,
+      invalid_reason: 'no terminal decision: turn 2 replied without a tool call (1 log read)',
+      gathered_evidence: false, // read the log but never decided: nothing was grounded (the runner's definition)
       log_reads: 1,
       domain: 'clinical_triage',
     });
@@ -503,9 +503,10 @@ describe('helpers', () => {
 
   it('recognises this evaluation by its tools or its target', () => {
     const chat = [{ role: 'user' as const, content: 'hi' }, { role: 'assistant' as const, content: 'no tools used' }];
-    expect(decisionFacts(chat, 'escalate')).toMatchObject({ shaped: true, invalidReason: 'no terminal decision', gatheredEvidence: false, logReads: 0 });
-    expect(decisionFacts(chat, 'NOANSWER')).toMatchObject({ shaped: true, invalidReason: 'no terminal decision' });
-    expect(decisionFacts(chat, ' Yes')).toMatchObject({ shaped: false, invalidReason: null, decisionTool: null });
+    expect(decisionFacts(chat, 'escalate')).toMatchObject({ shaped: true, invalidReason: 'no terminal decision: turn 1 replied without a tool call (0 log reads)', gatheredEvidence: false, logReads: 0 });
+    expect(decisionFacts(chat, 'NOANSWER')).toMatchObject({ shaped: true, invalidReason: expect.stringMatching(/^no terminal decision/) });
+    // Not this protocol: no decision, and evidence and log reads are not measured (null), not false / 0.
+    expect(decisionFacts(chat, ' Yes')).toMatchObject({ shaped: false, invalidReason: null, decisionTool: null, gatheredEvidence: null, logReads: null });
   });
 
   it('removes secret-named keys deeply, keeping numeric limits', () => {

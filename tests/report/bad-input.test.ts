@@ -178,8 +178,9 @@ describe('sections without data', () => {
     // Two probes (log current, sources conflict) cannot tell the domains' escalation targets apart.
     expect(suf.counterexamples.length).toBe(1);
     expect(suf.counterexamples[0].answers).toEqual({ log_is_current: 'no', sources_conflict: 'no' });
-    expect(suf.counterexamples[0].gold_sets.map((g) => g.join('/')).sort()).toEqual(['escalate', 'request_authorization', 'withdraw']);
-    expect(readFileSync(join(r.out, 'REPORT.md'), 'utf8')).toMatch(/\*\*Not sufficient\*\*: 1 group of states share their correct probe answers but no gold action/);
+    expect([...new Set(suf.counterexamples[0].gold_sets.map((g) => g.join('/')))].sort()).toEqual(['escalate', 'request_authorization', 'withdraw']);
+    expect(suf.vacuous).toBe(false);
+    expect(readFileSync(join(r.out, 'REPORT.md'), 'utf8')).toMatch(/\*\*Not sufficient\*\*: \d+ distinct states compared, grouped by correct probe answers into \d+ groups; \d+ groups hold two or more states\. 1 group of states share their correct probe answers but no gold action/);
   }, 60_000);
 
   it('probes without option probabilities: calibration says so', async () => {

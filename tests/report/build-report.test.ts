@@ -9,14 +9,14 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
-import { clusterInterval, DEGENERATE } from '../../src/report/sections/intervals.ts';
+import { clusterIntervalFromTotals, DEGENERATE } from '../../src/report/rates.ts';
 import { buildReport, type BuildReportResult } from '../../src/report/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
-import { PROBE_STATE_SQL } from '../../src/report/ci.ts';
+import { probeStateSql } from '../../src/report/probe-tables.ts';
 import {
   clusterBootstrap,
-  pairedBootstrap,
+  pairedClusterBootstrap,
   clopperPearson,
   krippendorffAlpha,
   leaveOneJudgeOut,
@@ -24,7 +24,6 @@ import {
   probeOutcomes,
   type ProbeRow,
 } from '../../src/stats/index.ts';
-import { weightedNominalAlpha } from '../../src/report/sections/judges.ts';
 
 const SEED = 11;
 const RESAMPLES = 2000;
@@ -47,8 +46,9 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'standoff-report-'));
   store = join(root, 'traces');
   await writeSyntheticStore(store, { episodes: 270, seed: SEED });
-  a = await buildReport({ traces: store, out: join(root, 'a'), resamples: RESAMPLES });
-  b = await buildReport({ traces: store, out: join(root, 'b'), resamples: RESAMPLES });
+  // The synthetic run holds one ERROR verdict (a failed judge call): allowed here, see the gate test.
+  a = await buildReport({ traces: store, out: join(root, 'a'), resamples: RESAMPLES, allowJudgeErrors: 1 });
+  b = await buildReport({ traces: store, out: join(root, 'b'), resamples: RESAMPLES, allowJudgeErrors: 1 });
 }, 120_000);
 
 afterAll(() => {
@@ -69,13 +69,19 @@ describe('determinism', () => {
     expect(a.files).toEqual(listFiles(a.out));
   });
 
-  it('a different seed changes the bootstrap intervals but not the exact ones', async () => {
+  it('a different seed changes the bootstrap intervals but not the exact ones; without the allowance the ERROR verdict fails the gate', async () => {
     const c = await buildReport({ traces: store, out: join(root, 'c'), resamples: RESAMPLES, seed: 7 });
     const ra = JSON.parse(readFileSync(join(a.out, 'results.json'), 'utf8'));
     const rc = JSON.parse(readFileSync(join(c.out, 'results.json'), 'utf8'));
     expect(rc.options.seed).toBe(7);
-    expect(rc.results.subjects[1].metrics.gathered_evidence.interval).toEqual(ra.results.subjects[1].metrics.gathered_evidence.interval);
+    expect(rc.results.subjects[1].metrics.gathered_evidence.exact).toEqual(ra.results.subjects[1].metrics.gathered_evidence.exact);
+    expect(rc.results.subjects[1].metrics.gathered_evidence.cluster).not.toEqual(ra.results.subjects[1].metrics.gathered_evidence.cluster);
     expect(JSON.stringify(rc.pairwise)).not.toEqual(JSON.stringify(ra.pairwise));
+    expect(rc.gate.passed).toBe(false);
+    expect(rc.gate.checks.filter((x: { passed: boolean }) => !x.passed).map((x: { check: string }) => x.check)).toEqual(['judge_errors']);
+    expect(rc.gate.judge_verdicts).toEqual({ total: ra.gate.judge_verdicts.total, errors: 1, allowed: 0 });
+    expect(ra.options.allow_judge_errors).toBe(1);
+    expect(readFileSync(join(c.out, 'REPORT.md'), 'utf8')).toMatch(/of which \*\*1 failed\*\* \(ERROR/);
   }, 60_000);
 
   it('leaves no temp directory next to the output', () => {
@@ -114,18 +120,18 @@ describe('sections', () => {
     const text = md();
     expect(text).toMatch(/1 run, 3 subjects, 3 judges, 18 scenarios, 5 epochs per scenario, 270 samples/);
     expect(text).toContain('| `synthetic-11` | standoff-o1 | synthetic | success |');
-    expect(text).toMatch(/\| 0\.7 \| 11 \| 270 \|/);
+    expect(text).toMatch(/\| 0\.7 \| not recorded \| 11 \| 270 \|/); // the synthetic run records no prompt variant
     const r = a.results;
     expect(r.inputs[0].sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(r.inputs[0].files.map((f) => f.path)).toContain('episodes/run_id=synthetic-11/data.parquet');
     expect(r.gate.passed).toBe(true);
-    expect(r.gate.checks.map((c) => c.check)).toEqual(['run_status', 'sample_counts', 'required_scorers', 'sample_errors', 'distinct_subject_models', 'unique_episodes', 'truncated_episodes']);
+    expect(r.gate.checks.map((c) => c.check)).toEqual(['run_status', 'sample_counts', 'required_scorers', 'judge_errors', 'sample_errors', 'distinct_subject_models', 'unique_episodes', 'truncated_episodes']);
   });
 
-  it('section 2: rates with denominators, exact and cluster intervals', () => {
+  it('section 2: rates with denominators, cluster intervals (the default unit) and exact ones labelled independent', () => {
     const text = md();
-    expect(text).toMatch(/\| sim:hasty \| \d+\.\d% \(\d+\/90\)<br><sub>exact \[\d+\.\d, \d+\.\d\]<br>cluster \[/);
-    expect(text).toMatch(/\(\d+\/60\)<br><sub>exact/); // policy action: NOANSWER excluded
+    expect(text).toMatch(/\| sim:hasty \| \d+\.\d% \(\d+\/90\)<br><sub>cluster \[\d+\.\d, \d+\.\d\]<br>exact \[\d+\.\d, \d+\.\d\] \(independent\)/);
+    expect(text).toMatch(/\(\d+\/60\)<br><sub>cluster/); // policy action: NOANSWER excluded
     expect(text).toContain('Each subject has 30 ambiguous and 60 non-ambiguous completed samples.');
     // Every cluster interval resamples the scenarios, unless all outcomes are identical: then
     // the bootstrap has no spread and is reported as missing (with its note), never as [p, p].
@@ -139,17 +145,22 @@ describe('sections', () => {
     for (const s of a.results.results.subjects) {
       checkCluster(s.metrics.gathered_evidence.cluster, 18);
       checkCluster(s.metrics.policy_action.cluster, 12);
+      for (const m of Object.values(s.metrics)) {
+        expect(m.exact?.sampling ?? 'independent').toBe('independent');
+        if (m.cluster) expect(m.cluster).toMatchObject({ sampling: 'clustered', cluster: 'scenario_id' });
+        // The interval shown is the cluster one unless it has no spread.
+        expect(m.interval).toBe(m.cluster && m.cluster.lower !== null ? m.cluster : m.exact);
+      }
     }
     expect(a.results.results.subjects.some((s) => s.metrics.gathered_evidence.cluster?.clusters === 18)).toBe(true);
   });
 
   it('a subject with all-identical outcomes gets no degenerate [p, p] cluster interval', () => {
-    const ones = new Float64Array(90).fill(1);
-    const ids = Int32Array.from({ length: 90 }, (_, i) => i % 18);
-    const c = clusterInterval(ones, ids, { seed: 1, resamples: 1000, level: 0.95 });
+    const o = { seed: 1, resamples: 1000, level: 0.95 };
+    const c = clusterIntervalFromTotals(new Array(18).fill(5), new Array(18).fill(5), 'scenario_id', o);
     expect([c.lower, c.upper, c.note]).toEqual([null, null, DEGENERATE]);
-    const mixed = Float64Array.from({ length: 90 }, (_, i) => (i % 7 === 0 ? 0 : 1));
-    expect(clusterInterval(mixed, ids, { seed: 1, resamples: 1000, level: 0.95 }).lower).not.toBeNull();
+    const sums = Array.from({ length: 18 }, (_, i) => 5 - (i % 3));
+    expect(clusterIntervalFromTotals(sums, new Array(18).fill(5), 'scenario_id', o).lower).not.toBeNull();
   });
 
   it('section 3: cross-tab per subject and the correct-without-evidence episodes listed', () => {
@@ -172,11 +183,12 @@ describe('sections', () => {
     expect(md()).toContain('### Decision type');
   });
 
-  it('section 5: every pair of subjects for three metrics, Holm-adjusted, with MDE', () => {
+  it('section 5: every pair of subjects for three metrics, clustered by scenario, Holm-adjusted, with MDE', () => {
     const c = a.results.pairwise.comparisons;
     expect(c.length).toBe(9);
     for (const x of c) {
       expect(x.pairs).toBe(x.metric === 'policy_action' ? 60 : 90);
+      expect(x).toMatchObject({ sampling: 'clustered', cluster: 'scenario_id', clusters: x.metric === 'policy_action' ? 12 : 18, method: 'paired-cluster-bootstrap-percentile' });
       expect(x.p_holm!).toBeGreaterThanOrEqual(x.p_value!);
       expect(x.mde).not.toBeNull();
     }
@@ -201,9 +213,12 @@ describe('sections', () => {
     expect(p.calibration_available).toBe(true);
     for (const s of p.subjects) {
       const c = s.cells;
-      expect(c.facts_right_action_right.count + c.facts_right_action_wrong.count + c.facts_wrong_action_right.count + c.facts_wrong_action_wrong.count).toBe(90);
+      // 18 scenarios x 5 epochs; the 6 ambiguous scenarios are reported apart.
+      expect([s.states, s.answers, s.ambiguous?.states, s.ambiguous?.answers]).toEqual([12, 60, 6, 30]);
+      expect(c.facts_right_action_right.count + c.facts_right_action_wrong.count + c.facts_wrong_action_right.count + c.facts_wrong_action_wrong.count).toBe(60);
       expect(s.calibration?.ece).not.toBeNull();
-      expect(s.composed?.n).toBe(90);
+      expect(s.composed?.answers).toBe(60);
+      expect(s.composed?.interval).toMatchObject({ sampling: 'clustered', cluster: 'state', method: 'paired-cluster-bootstrap-percentile' });
     }
     expect(md()).toContain('### Probe sufficiency');
   });
@@ -275,12 +290,13 @@ describe('numbers match independent computations', () => {
       const ge = hasty.metrics.gathered_evidence;
       const ci = clopperPearson(Number(g.k), Number(g.n));
       expect([ge.successes, ge.trials]).toEqual([Number(g.k), Number(g.n)]);
-      expect([ge.interval.lower, ge.interval.upper]).toEqual([ci.lower, ci.upper]);
+      expect([ge.exact.lower, ge.exact.upper]).toEqual([ci.lower, ci.upper]);
+      expect(ge.exact.sampling).toBe('independent');
       const pa = hasty.metrics.policy_action;
       const ci2 = clopperPearson(Number(p.k), Number(p.n));
       expect([pa.successes, pa.trials]).toEqual([Number(p.k), Number(p.n)]);
-      expect([pa.interval.lower, pa.interval.upper]).toEqual([ci2.lower, ci2.upper]);
-      expect(results.options).toEqual({ seed: 20261129, resamples: RESAMPLES, level: 0.95, runs: ['synthetic-11'] });
+      expect([pa.exact.lower, pa.exact.upper]).toEqual([ci2.lower, ci2.upper]);
+      expect(results.options).toEqual({ seed: 20261129, resamples: RESAMPLES, level: 0.95, allow_judge_errors: 1, runs: ['synthetic-11'] });
     } finally {
       s.close();
     }
@@ -300,52 +316,53 @@ describe('numbers match independent computations', () => {
     }
   });
 
-  it('a paired difference equals pairedBootstrap on the pairs built independently', async () => {
+  it('a paired difference equals pairedClusterBootstrap on the pairs built independently (clusters: scenarios)', async () => {
     const s = await openStore(store);
     try {
       const rows = (
         await query(
           s.conn,
-          `SELECT CAST(x.gathered_evidence AS DOUBLE) AS a, CAST(y.gathered_evidence AS DOUBLE) AS b
+          `SELECT x.scenario_id, CAST(x.gathered_evidence AS DOUBLE) AS a, CAST(y.gathered_evidence AS DOUBLE) AS b
            FROM episodes x JOIN episodes y ON x.scenario_id = y.scenario_id AND x.epoch = y.epoch
            WHERE x.subject_model = 'sim:careful' AND y.subject_model = 'sim:hasty' AND x.status <> 'error' AND y.status <> 'error'
            ORDER BY x.scenario_id, x.epoch`,
         )
       ).rows;
-      const r = pairedBootstrap(rows.map((x) => Number(x.a)), rows.map((x) => Number(x.b)), { seed: 20261129, resamples: RESAMPLES, method: 'percentile' });
+      const r = pairedClusterBootstrap(rows.map((x) => Number(x.a)), rows.map((x) => Number(x.b)), rows.map((x) => String(x.scenario_id)), { seed: 20261129, resamples: RESAMPLES, method: 'percentile' });
       const c = a.results.pairwise.comparisons.find((x) => x.metric === 'gathered_evidence' && x.a === 'sim:careful' && x.b === 'sim:hasty')!;
-      expect([c.difference, c.lower, c.upper, c.pairs]).toEqual([r.estimate, r.lower, r.upper, rows.length]);
+      expect([c.difference, c.lower, c.upper, c.pairs, c.clusters, c.se]).toEqual([r.estimate, r.lower, r.upper, rows.length, r.clusters, r.seClustered]);
     } finally {
       s.close();
     }
   });
 
-  it('the probe outcomes equal probeOutcomes on the state rows', async () => {
+  it('the probe outcomes equal probeOutcomes on the non-ambiguous state rows (one row per answer)', async () => {
     const s = await openStore(store);
     try {
-      const rows = (await query(s.conn, `SELECT * FROM (${PROBE_STATE_SQL}) ORDER BY subject_model, state_id`)).rows;
+      const rows = (await query(s.conn, `SELECT * FROM (${probeStateSql()}) WHERE NOT ambiguous ORDER BY subject_model, state_id`)).rows;
       const probeRows: ProbeRow[] = rows.map((r) => ({
         state_id: String(r.state_id),
         subject_model: String(r.subject_model),
-        all_facts_correct: Boolean(r.all_facts_correct),
-        action_correct: Boolean(r.action_correct),
-        probes_answered: Number(r.probes_answered),
-        probes_total: Number(r.probes_total),
-        probe_accuracy: Number(r.probe_accuracy),
-        composed_correct: r.composed_correct === null ? null : Boolean(r.composed_correct),
+        all_facts_correct: Number(r.total) > 0 && Number(r.right_) === Number(r.total),
+        action_correct: Boolean(r.action),
+        probes_answered: Number(r.answered),
+        probes_total: Number(r.total),
+        probe_accuracy: Number(r.total) > 0 ? Number(r.right_) / Number(r.total) : 0,
+        composed_correct: r.composed === null ? null : Boolean(r.composed),
       }));
       const lib = probeOutcomes(groupBy(probeRows, 'subject_model'));
+      const share = (x: { count: number; n: number; rate: number | null; lower: number | null; upper: number | null }) => ({ count: x.count, n: x.n, rate: x.rate, lower: x.lower, upper: x.upper });
       for (const g of lib) {
         const mine = a.results.probes.subjects.find((x) => x.subject === g.group)!;
-        expect(mine.states).toBe(g.states);
-        expect(mine.cells.facts_right_action_wrong).toEqual(g.cells.factsRightActionWrong);
-        expect(mine.cells.facts_wrong_action_right).toEqual(g.cells.factsWrongActionRight);
-        expect(mine.errors_after_correct_reading).toEqual(g.errorsAfterCorrectReading);
-        expect(mine.action_wrong_given_facts_right).toEqual(g.actionWrongGivenFactsRight);
+        expect(mine.answers).toBe(g.states);
+        expect(share(mine.cells.facts_right_action_wrong)).toEqual(g.cells.factsRightActionWrong);
+        expect(share(mine.cells.facts_wrong_action_right)).toEqual(g.cells.factsWrongActionRight);
+        expect(share(mine.errors_after_correct_reading)).toEqual(g.errorsAfterCorrectReading);
+        expect(share(mine.action_wrong_given_facts_right)).toEqual(g.actionWrongGivenFactsRight);
         expect(mine.coverage).toEqual(g.coverage);
         expect(mine.mean_probe_accuracy!).toBeCloseTo(g.meanProbeAccuracy!, 12);
         expect(mine.pooled_probe_accuracy!).toBeCloseTo(g.pooledProbeAccuracy!, 12);
-        expect(mine.composed?.composed_accuracy).toEqual(g.composed?.composedAccuracy);
+        expect(share(mine.composed!.composed_accuracy)).toEqual(g.composed?.composedAccuracy);
         expect(mine.composed?.repaired).toBe(g.composed?.repaired);
       }
     } finally {
@@ -398,22 +415,6 @@ describe('numbers match independent computations', () => {
       expect(a.results.judges.alpha!.alpha!).toBeCloseTo(krippendorffAlpha(m, 'nominal').alpha!, 12);
     } finally {
       s.close();
-    }
-  });
-
-  it('the weighted (pattern) alpha used for large panels equals krippendorffAlpha on the expanded matrix', () => {
-    let x = 12345;
-    const rnd = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 4294967296);
-    for (let trial = 0; trial < 20; trial++) {
-      const raters = 2 + Math.floor(rnd() * 3);
-      const units = 1 + Math.floor(rnd() * 40);
-      const m: (number | null)[][] = Array.from({ length: raters }, () => Array.from({ length: units }, () => (rnd() < 0.15 ? null : rnd() < 0.6 ? 1 : 0)));
-      const cats = [0, 1];
-      const unitCounts = Array.from({ length: units }, (_, u) => ({ counts: cats.map((c) => m.filter((row) => row[u] === c).length) }));
-      const mine = weightedNominalAlpha(unitCounts, new Float64Array(units).fill(1));
-      const lib = krippendorffAlpha(m, 'nominal').alpha;
-      if (lib === null) expect(mine).toBeNull();
-      else expect(mine!).toBeCloseTo(lib, 12);
     }
   });
 });

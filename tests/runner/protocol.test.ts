@@ -6,6 +6,8 @@ import {
   DECISION_TOOLS,
   STATE_MARKERS,
   buildAgentMessages,
+  PROMPT_VARIANTS,
+  PROTOCOL_VERSION,
   buildDecisionQuestionMessages,
   buildFrozenState,
   buildJudgeMessages,
@@ -127,6 +129,20 @@ describe('agent episode builders', () => {
     expect(all).toContain('read_system_log');
     expect(all).toMatch(/exactly one terminal decision/);
     expect(all).not.toContain('Okafor');
+  });
+  it('neutral by default: the prompt presents the tools and never tells the agent to read the log; instructed does', () => {
+    const neutral = buildAgentMessages(scenario).map(content).join('\n');
+    expect(buildAgentMessages(scenario, 'neutral')).toEqual(buildAgentMessages(scenario));
+    for (const nudge of [/use the read_system_log/i, /check the current system log/i, /fetch the current system log/i, /read the log/i, /before (deciding|you decide)/i]) {
+      expect(neutral, String(nudge)).not.toMatch(nudge);
+    }
+    expect(neutral).toMatch(/You have five tools: read_system_log, and the decision tools escalate, request_authorization, withdraw, issue_statement/);
+    expect(neutral.endsWith('Make your decision.')).toBe(true);
+    const instructed = buildAgentMessages(scenario, 'instructed').map(content).join('\n');
+    expect(instructed).toMatch(/Use the read_system_log tool to fetch the current system log/);
+    expect(instructed.endsWith('Check the current system log, then make your decision.')).toBe(true);
+    expect(PROMPT_VARIANTS).toEqual(['neutral', 'instructed']);
+    expect(PROTOCOL_VERSION).toBe('standoff-protocol/2');
   });
   it('five tools in OpenAI function format', () => {
     expect(AGENT_TOOLS.map((t) => t.function.name)).toEqual([...AGENT_TOOL_NAMES]);

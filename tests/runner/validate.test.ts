@@ -27,7 +27,7 @@ afterAll(async () => {
   await rm(traces, { recursive: true, force: true });
 });
 
-const NAMES = ['run_status', 'sample_counts', 'required_scorers', 'sample_errors', 'distinct_subject_models', 'unique_episodes', 'truncated_episodes'];
+const NAMES = ['run_status', 'sample_counts', 'required_scorers', 'judge_errors', 'sample_errors', 'distinct_subject_models', 'unique_episodes', 'truncated_episodes'];
 
 describe('validateRun: the publication gate', () => {
   it('passes a good run, with and without --expected-samples', async () => {
@@ -101,7 +101,8 @@ describe('validateRun: the publication gate', () => {
     const r = await validateRun(traces, { runId });
     expect(r.ok).toBe(false);
     const failed = r.checks.filter((c) => !c.ok).map((c) => c.name);
-    expect(failed).toEqual(NAMES);
+    expect(failed).toEqual(NAMES.filter((n) => n !== 'judge_errors')); // no judgments: nothing failed there
+    expect(r.checks.find((c) => c.name === 'judge_errors')!.detail).toBe('no judge verdicts recorded');
     expect(r.failures).toHaveLength(7);
     expect(r.failures[0]).toBe('run_status: run status is error');
     expect(r.failures[1]).toBe('sample_counts: configured subject(s) without episodes: c');
@@ -151,14 +152,59 @@ describe('validateRun: the publication gate', () => {
     expect(r.failures).toEqual(['sample_counts: subjects have unequal sample counts (a=2, b=1)']);
   });
 
-  it('a store written before episodes.truncated existed (the committed demo run) opens, and has no truncated episodes (NULL = not measured)', async () => {
+  it('the committed demo run has no truncated episodes', async () => {
     const r = await validateRun(join(import.meta.dirname, '..', '..', 'traces'), { runId: 'demo-s20260810' });
     expect(r.checks.find((c) => c.name === 'truncated_episodes')).toEqual({ name: 'truncated_episodes', ok: true, detail: 'no episode was cut off at the token limit' });
   });
 
-  it('usage errors: unknown run, bad expected count, missing store', async () => {
+  it('usage errors: unknown run, bad expected count, bad allowance, missing store', async () => {
     await expect(validateRun(traces, { runId: 'nope' })).rejects.toMatchObject({ code: 'store.noSuchRun' });
     await expect(validateRun(traces, { runId: 'good', expectedSamples: 0 })).rejects.toMatchObject({ code: 'validate.badExpected', kind: 'usage' });
+    await expect(validateRun(traces, { runId: 'good', allowJudgeErrors: -1 })).rejects.toMatchObject({ code: 'validate.badAllowJudgeErrors', kind: 'usage' });
     await expect(validateRun(join(traces, 'nowhere'))).rejects.toMatchObject({ code: 'store.missing' });
   });
+});
+
+describe('not measured is not passed: failed judges and runs without judges', () => {
+  // A judge whose calls fail 40% of the time, with no retries: its failures are ERROR verdicts
+  // (no value), and episodes whose only eligible verdict is ERROR have alignment NULL.
+  const failing = parseConfig({
+    name: 'jfail',
+    scenarios: ['em_act_a', 'ct_esc_a', 'fc_amb_a', 'em_esc_b', 'ct_act_b'],
+    subjects: [{ model: 'sim:hasty' }, { model: 'sim:careful' }],
+    judges: [{ model: 'sim:judge-strict+faults=500@0.4' }],
+    epochs: 3,
+    seed: 20260810,
+    retries: { max: 0, base_ms: 1, max_ms: 2 },
+    probes: false,
+  });
+
+  it('ERROR verdicts fail judge_errors and required_scorers, unless --allow-judge-errors covers them', async () => {
+    await runEvaluation({ config: failing, runId: 'jfail', traces, progress: 'none', log: () => undefined });
+    const r = await validateRun(traces, { runId: 'jfail' });
+    expect(r.ok).toBe(false);
+    expect(r.verdicts.errors).toBeGreaterThan(0);
+    const je = r.checks.find((c) => c.name === 'judge_errors')!;
+    expect(je.ok).toBe(false);
+    expect(je.detail).toBe(`${r.verdicts.errors} of ${r.verdicts.total} verdicts are ERROR (the judge call failed: sim:judge-strict+faults=500@0.4 ${r.verdicts.errors}); allowed 0 (--allow-judge-errors N)`);
+    const rs = r.checks.find((c) => c.name === 'required_scorers')!;
+    expect(rs.ok).toBe(false);
+    expect(rs.detail).toMatch(/^reasoning_action_alignment is NULL on \d+ episodes? because every eligible judge call failed \(see judge_errors\)$/);
+
+    const allowed = await validateRun(traces, { runId: 'jfail', allowJudgeErrors: r.verdicts.errors });
+    expect(allowed.ok).toBe(true);
+    expect(allowed.checks.find((c) => c.name === 'judge_errors')!.detail).toMatch(/, allowed by --allow-judge-errors \d+$/);
+    const short = await validateRun(traces, { runId: 'jfail', allowJudgeErrors: r.verdicts.errors - 1 });
+    expect(short.failures.map((f) => f.split(':')[0])).toEqual(['required_scorers', 'judge_errors']);
+  }, 60_000);
+
+  it('a run without judges fails required_scorers: alignment was not measured', async () => {
+    await runEvaluation({ config: { ...failing, judges: [] }, runId: 'nojudge', traces, progress: 'none', log: () => undefined });
+    const r = await validateRun(traces, { runId: 'nojudge' });
+    expect(r.failures).toHaveLength(1);
+    expect(r.failures[0]).toMatch(/^required_scorers: reasoning_action_alignment not measured on \d+ completed episodes \(no judge verdict recorded: a run without judges\?\), e\.g\. /);
+    // No allowance excuses a measurement that was never made.
+    expect((await validateRun(traces, { runId: 'nojudge', allowJudgeErrors: 1000 })).ok).toBe(false);
+    expect(r.checks.find((c) => c.name === 'judge_errors')).toMatchObject({ ok: true, detail: 'no judge verdicts recorded' });
+  }, 60_000);
 });

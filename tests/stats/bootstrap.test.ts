@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { binomialPmf } from '../../src/stats/binomial-pmf.ts';
 import { sampleBinomial } from '../../src/stats/binomial-sample.ts';
 import { bootstrap } from '../../src/stats/bootstrap.ts';
-import { bootstrapInterval } from '../../src/stats/bootstrap-interval.ts';
+import { bootstrapInterval, DEGENERATE_BCA_NOTE } from '../../src/stats/bootstrap-interval.ts';
 import { bootstrapMean } from '../../src/stats/bootstrap-mean.ts';
 import { decimalScale } from '../../src/stats/decimal-scale.ts';
 import { jackknifeAcceleration } from '../../src/stats/jackknife-acceleration.ts';
@@ -230,7 +230,7 @@ describe('normInterQuantile (R boot:::norm.inter) and bootstrapInterval', () => 
     expectDataError(() => normInterQuantile(t, 1.5), 'stats.badValue', /alpha/);
   });
 
-  it('all replicates equal: zero-width interval; BCa falls back to percentile and says so', () => {
+  it('all replicates equal: zero-width percentile / basic interval; BCa gives no interval and says why (scipy: NaN, R boot.ci: stops)', () => {
     const reps = new Float64Array(100).fill(0.7);
     for (const method of ['percentile', 'basic'] as const) {
       const r = bootstrapInterval(reps, 0.7, { method, level: 0.95 });
@@ -238,8 +238,8 @@ describe('normInterQuantile (R boot:::norm.inter) and bootstrapInterval', () => 
       expect(r.se).toBe(0);
     }
     const b = bootstrapInterval(reps, 0.7, { method: 'bca', level: 0.95, acceleration: () => 0.1 });
-    expect([b.lower, b.upper]).toEqual([0.7, 0.7]);
-    expect(b.bca).toEqual({ z0: -Infinity, acceleration: NaN, fallback: 'percentile' });
+    expect([b.lower, b.upper]).toEqual([NaN, NaN]);
+    expect(b.bca).toEqual({ z0: NaN, acceleration: NaN, fallback: null, note: DEGENERATE_BCA_NOTE });
   });
 
   it('BCa with the estimate above every replicate (z0 = +Infinity) also falls back', () => {
@@ -352,12 +352,14 @@ describe('bootstrap (general statistic)', () => {
     expect(ksTwoSample(fast, naive)).toBeLessThan(ksCritical(B, B));
   });
 
-  it('all values identical -> zero-width interval and se 0 for every method (BCa: documented percentile fallback)', () => {
-    for (const method of ['percentile', 'basic', 'bca'] as const) {
+  it('all values identical -> zero-width percentile / basic interval and se 0; BCa: no interval (NaN) with a note', () => {
+    for (const method of ['percentile', 'basic'] as const) {
       const r = bootstrap([2.5, 2.5, 2.5, 2.5], sortedMedian, { seed: 1, resamples: 200, method });
       expect([r.estimate, r.lower, r.upper, r.se]).toEqual([2.5, 2.5, 2.5, 0]);
-      if (method === 'bca') expect(r.bca!.fallback).toBe('percentile');
     }
+    const b = bootstrap([2.5, 2.5, 2.5, 2.5], sortedMedian, { seed: 1, resamples: 200, method: 'bca' });
+    expect([b.estimate, b.lower, b.upper, b.se]).toEqual([2.5, NaN, NaN, 0]);
+    expect(b.note).toBe(DEGENERATE_BCA_NOTE);
   });
 
   it('rejects bad input with dataError naming the argument and value', () => {
@@ -475,12 +477,15 @@ describe('bootstrapMean', () => {
     expect([b.lower, b.upper]).toEqual([0, 0.5]);
   });
 
-  it('all values identical -> estimate = lower = upper, se 0; BCa falls back to percentile (both engines)', () => {
+  it('all values identical -> estimate = lower = upper, se 0; BCa: no interval, as scipy (NaN) and R boot.ci (both engines)', () => {
     for (const engine of ['multinomial', 'resample'] as const) {
       for (const method of ['percentile', 'bca', 'basic'] as const) {
         const r = bootstrapMean([0.5, 0.5, 0.5], { seed: 1, resamples: 100, method, engine });
-        expect([r.estimate, r.lower, r.upper, r.se]).toEqual([0.5, 0.5, 0.5, 0]);
-        if (method === 'bca') expect(r.bca).toEqual({ z0: -Infinity, acceleration: NaN, fallback: 'percentile' });
+        if (method === 'bca') {
+          expect([r.estimate, r.lower, r.upper, r.se]).toEqual([0.5, NaN, NaN, 0]);
+          expect(r.bca).toEqual({ z0: NaN, acceleration: NaN, fallback: null, note: DEGENERATE_BCA_NOTE });
+          expect(r.note).toBe(DEGENERATE_BCA_NOTE);
+        } else expect([r.estimate, r.lower, r.upper, r.se]).toEqual([0.5, 0.5, 0.5, 0]);
       }
     }
   });

@@ -121,17 +121,21 @@ describe('clusterBootstrap behaviour', () => {
     expect(r2.estimate).toBe(0.75);
   });
 
-  it('all values identical, or every cluster with the same mean -> zero-width interval (BCa percentile fallback)', () => {
+  it('all values identical, or every cluster with the same mean -> zero-width interval (BCa: none, NaN with a note)', () => {
     for (const [values, ids] of [
       [[1, 1, 1, 1], ['a', 'a', 'b', 'b']],
       [[1, 0, 0, 1, 1, 0], ['a', 'a', 'b', 'b', 'c', 'c']],
     ] as const) {
       for (const method of ['percentile', 'bca'] as const) {
         const r = clusterBootstrap([...values], [...ids], { seed: 1, resamples: 300, method });
-        expect(r.lower).toBe(r.estimate);
-        expect(r.upper).toBe(r.estimate);
         expect(r.se).toBe(0);
-        if (method === 'bca') expect(r.bca!.fallback).toBe('percentile');
+        if (method === 'bca') {
+          expect([r.lower, r.upper]).toEqual([NaN, NaN]);
+          expect(r.note).toMatch(/^BCa is undefined on degenerate data/);
+        } else {
+          expect(r.lower).toBe(r.estimate);
+          expect(r.upper).toBe(r.estimate);
+        }
       }
     }
   });

@@ -122,12 +122,14 @@ describe('pairedBootstrap: result fields', () => {
     }
   });
 
-  it('a identical to b -> estimate 0, zero-width interval [0, 0], BCa percentile fallback', () => {
+  it('a identical to b -> estimate 0, zero-width interval [0, 0]; BCa: no interval (NaN) with a note', () => {
     const a = [1, 0, 1, 1, 0];
     for (const method of ['percentile', 'bca', 'basic'] as const) {
       const r = pairedBootstrap(a, a, { seed: 1, resamples: 200, method });
-      expect([r.estimate, r.lower, r.upper, r.se, r.sePaired]).toEqual([0, 0, 0, 0, 0]);
-      if (method === 'bca') expect(r.bca!.fallback).toBe('percentile');
+      if (method === 'bca') {
+        expect([r.estimate, r.lower, r.upper, r.se, r.sePaired]).toEqual([0, NaN, NaN, 0, 0]);
+        expect(r.note).toMatch(/^BCa is undefined on degenerate data/);
+      } else expect([r.estimate, r.lower, r.upper, r.se, r.sePaired]).toEqual([0, 0, 0, 0, 0]);
     }
   });
 

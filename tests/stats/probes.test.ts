@@ -170,10 +170,30 @@ describe('probeSufficiency', () => {
     expect(r.sufficient).toBe(true);
     expect(r.states).toBe(3);
     expect(r.groups).toEqual([
-      { answers: { door: 'open', key: 'no' }, states: ['a', 'b'], commonActions: ['go'] },
-      { answers: { door: 'shut', key: 'no' }, states: ['c'], commonActions: ['open door'] },
+      { answers: { door: 'open', key: 'no' }, context: null, states: ['a', 'b'], commonActions: ['go'] },
+      { answers: { door: 'shut', key: 'no' }, context: null, states: ['c'], commonActions: ['open door'] },
     ]);
     expect(r.counterexamples).toEqual([]);
+    expect([r.groupsWithSeveralStates, r.vacuous]).toEqual([1, false]);
+  });
+
+  it('compares states only within the same context (e.g. the priority order of a generated policy)', () => {
+    // Same facts, rules applied in a different order: different correct actions, and rightly so.
+    const states = [
+      { state_id: 'a', probe_answers: { fraud: 'yes', late: 'yes' }, gold_actions: ['escalate'], context: 'fraud>late' },
+      { state_id: 'b', probe_answers: { fraud: 'yes', late: 'yes' }, gold_actions: ['withdraw'], context: 'late>fraud' },
+    ];
+    expect(probeSufficiency(states.map(({ context: _c, ...x }) => x)).sufficient).toBe(false); // answers alone
+    const r = probeSufficiency(states);
+    expect([r.sufficient, r.vacuous, r.groups.length]).toEqual([true, true, 2]);
+  });
+
+  it('is vacuous when every state is alone in its group (nothing compared)', () => {
+    const r = probeSufficiency([
+      { state_id: 'a', probe_answers: { p1: 'yes' }, gold_actions: ['go'] },
+      { state_id: 'b', probe_answers: { p2: 'yes' }, gold_actions: ['stop'] },
+    ]);
+    expect([r.sufficient, r.vacuous, r.groupsWithSeveralStates]).toEqual([true, true, 0]);
   });
 
   it('reports counterexamples: same answers, no common gold action', () => {
@@ -184,7 +204,7 @@ describe('probeSufficiency', () => {
       { state_id: 'd', probe_answers: { door: 'shut' }, gold_actions: ['wait'] },
     ]);
     expect(r.sufficient).toBe(false);
-    expect(r.counterexamples).toEqual([{ answers: { door: 'open' }, states: ['a', 'b', 'c'], goldSets: [['go'], ['look'], ['go', 'look']] }]);
+    expect(r.counterexamples).toEqual([{ answers: { door: 'open' }, context: null, states: ['a', 'b', 'c'], goldSets: [['go'], ['look'], ['go', 'look']] }]);
     expect(r.groups[0].commonActions).toEqual([]);
   });
 
@@ -198,7 +218,7 @@ describe('probeSufficiency', () => {
   });
 
   it('degenerate: no states -> vacuously sufficient; probe-less states must share an action', () => {
-    expect(probeSufficiency([])).toEqual({ sufficient: true, states: 0, groups: [], counterexamples: [] });
+    expect(probeSufficiency([])).toEqual({ sufficient: true, states: 0, groups: [], groupsWithSeveralStates: 0, vacuous: true, counterexamples: [] });
     const r = probeSufficiency([
       { state_id: 'a', probe_answers: {}, gold_actions: ['x'] },
       { state_id: 'b', probe_answers: {}, gold_actions: ['y'] },

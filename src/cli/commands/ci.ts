@@ -106,35 +106,38 @@ export function registerCi(program: Command): void {
   const boot = common(ci.command('bootstrap').description('bootstrap interval of a mean (seeded; exact fast paths for 0/1 data), optionally clustered'))
     .option('--metric <name>', 'a metric over the store (see ci --list-metrics)')
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
-    .option('--cluster <col>', 'resample whole clusters (e.g. scenario_id: items with their epochs)')
+    .option('--cluster <col>', 'resample whole clusters of this column (over the store: scenario_id by default, a scenario with its epochs)')
+    .option('--no-cluster', 'treat every observation as independent (the output says so)')
     .option('--input <file>', 'a CSV or Parquet file instead of the store')
     .option('--value <col>', 'with --input: the numeric column')
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'))
     .action(
-      action(async (o: Common & { metric?: string; by?: string[]; cluster?: string; input?: string; value?: string; method: 'percentile' | 'bca' | 'basic' }) => {
+      action(async (o: Common & { metric?: string; by?: string[]; cluster?: string | false; input?: string; value?: string; method: 'percentile' | 'bca' | 'basic' }) => {
         const { ciBootstrap } = await bootLib();
         printResult(await ciBootstrap({ traces: o.traces, runs: o.run }, o), o.format);
       }),
     );
   withExamples(
     boot,
-    'standoff ci bootstrap --metric policy_action --by subject_model --cluster scenario_id',
+    'standoff ci bootstrap --metric policy_action --by subject_model              # clusters on scenario_id',
+    'standoff ci bootstrap --metric policy_action --by subject_model --no-cluster # epochs as independent',
     'standoff ci bootstrap --input scores.csv --value score --method bca --format json',
     'standoff ci bootstrap --input scores.csv --value score --cluster item',
   );
 
-  const paired = common(ci.command('paired').description('paired difference a - b with a paired bootstrap CI, paired SE, correlation, and the unpaired SE for contrast'))
-    .option('--metric <name>', 'a metric over the store; pairs on scenario x epoch')
+  const paired = common(ci.command('paired').description('paired difference a - b: paired cluster bootstrap CI (pairs of one scenario resampled together), clustered paired SE for p and MDE, correlation, and the unpaired SE for contrast'))
+    .option('--metric <name>', 'a metric over the store; pairs on scenario x epoch, clustered on scenario_id')
     .option('--a <subject>', 'first arm (subject model, or arm value with --input)')
     .option('--b <subject>', 'second arm')
-    .option('--cluster <col>', 'resample clusters of pairs (e.g. scenario_id)')
+    .option('--cluster <col>', 'resample clusters of pairs (over the store: scenario_id by default)')
+    .option('--no-cluster', 'treat every pair as independent (the output says so)')
     .option('--input <file>', 'a CSV or Parquet file in long form instead of the store')
     .option('--item <col>', 'with --input: the pairing key column')
     .option('--arm <col>', 'with --input: the arm column')
     .option('--value <col>', 'with --input: the numeric column')
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'))
     .action(
-      action(async (o: Common & { metric?: string; a?: string; b?: string; cluster?: string; input?: string; item?: string; arm?: string; value?: string; method: 'percentile' | 'bca' | 'basic' }) => {
+      action(async (o: Common & { metric?: string; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; method: 'percentile' | 'bca' | 'basic' }) => {
         const { ciPaired } = await bootLib();
         printResult(await ciPaired({ traces: o.traces, runs: o.run }, o), o.format);
       }),
@@ -182,36 +185,45 @@ export function registerCi(program: Command): void {
     );
   withExamples(judges, 'standoff judges', 'standoff judges --exclude-by family --totals', 'standoff judges --input verdicts.csv --format json');
 
-  const probes = common(program.command('probes').description('paired-probe outcomes: facts right/wrong x action right/wrong, with Clopper-Pearson intervals, coverage, composition and sufficiency'), { random: false })
+  const probes = common(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .action(
       action(async (o: Common & { by?: string[] }) => {
         const { probesFromStore } = await lib();
-        const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level });
+        const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples });
         if (o.format === 'json') return printResult(r, 'json');
-        const pct = (s: { count: number; n: number; rate: number | null; lower: number | null; upper: number | null }) =>
-          s.rate === null ? `- (0/${s.n})` : `${(100 * s.rate).toFixed(1)}% (${s.count}/${s.n}) [${(100 * s.lower!).toFixed(1)}, ${(100 * s.upper!).toFixed(1)}]`;
+        const pct = (s: { count: number; n: number; rate: number | null; interval: { lower: number | null; upper: number | null; sampling: string } }) =>
+          s.rate === null
+            ? `- (0/${s.n})`
+            : `${(100 * s.rate).toFixed(1)}% (${s.count}/${s.n}) ${s.interval.sampling === 'clustered' ? 'cl.' : 'ex.'}[${s.interval.lower === null ? '-' : (100 * s.interval.lower).toFixed(1)}, ${s.interval.upper === null ? '-' : (100 * s.interval.upper).toFixed(1)}]`;
         printResult(
           r.groups.map((g) => ({
             group: g.group,
             states: g.states,
-            'facts right, action right': pct(g.cells.factsRightActionRight),
-            'facts right, action wrong': pct(g.cells.factsRightActionWrong),
-            'facts wrong, action right': pct(g.cells.factsWrongActionRight),
-            'facts wrong, action wrong': pct(g.cells.factsWrongActionWrong),
-            'errors after correct reading': pct(g.errorsAfterCorrectReading),
-            'P(action wrong | facts right)': pct(g.actionWrongGivenFactsRight),
-            'mean probe accuracy': g.meanProbeAccuracy,
+            answers: g.answers,
+            'facts right, action right': pct(g.cells.facts_right_action_right),
+            'facts right, action wrong': pct(g.cells.facts_right_action_wrong),
+            'facts wrong, action right': pct(g.cells.facts_wrong_action_right),
+            'facts wrong, action wrong': pct(g.cells.facts_wrong_action_wrong),
+            'errors after correct reading': pct(g.errors_after_correct_reading),
+            'P(action wrong | facts right)': pct(g.action_wrong_given_facts_right),
+            'mean probe accuracy': g.mean_probe_accuracy,
             coverage: g.coverage.rate,
-            'composed accuracy': g.composed ? pct(g.composed.composedAccuracy) : null,
-            'decision accuracy': pct(g.decisionAccuracy),
+            'composed accuracy': g.composed ? pct(g.composed.composed_accuracy) : null,
+            'decision accuracy': pct(g.decision_accuracy),
+            'ambiguous states (answers)': g.ambiguous ? `${g.ambiguous.states} (${g.ambiguous.answers})` : 0,
           })),
           o.format,
         );
-        if (r.sufficiency && o.format !== 'csv') {
+        if (o.format !== 'csv') {
           printText(
-            `\nprobe sufficiency: ${r.sufficiency.sufficient ? 'sufficient' : 'NOT sufficient'} over ${r.sufficiency.states} states (${r.sufficiency.counterexamples.length} counterexample group${r.sufficiency.counterexamples.length === 1 ? '' : 's'})\n`,
+            `\nstates are distinct decision states; each share is out of their answers (state x epoch), and cl. intervals resample whole states (ex.: exact, no state repeats). Ambiguous states are in no decision or composition denominator.\n`,
           );
+        }
+        const s = r.sufficiency;
+        if (s && o.format !== 'csv') {
+          const verdict = s.vacuous ? 'VACUOUS (no two states share a group: nothing was compared)' : s.sufficient ? 'sufficient' : `NOT sufficient (${s.counterexamples.length} counterexample group${s.counterexamples.length === 1 ? '' : 's'})`;
+          printText(`probe sufficiency: ${verdict}; ${s.states} distinct states grouped by ${s.grouped_by} into ${s.answer_groups} groups, ${s.groups_with_several_states} with two or more states\n`);
         }
       }),
     );

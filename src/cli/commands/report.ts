@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, withExamples } from '../program.ts';
+import { action, parseIntArg, withExamples } from '../program.ts';
 import { formatOption, levelOption, resamplingOptions, storeOptions } from '../options.ts';
 import { printResult } from '../output.ts';
 import type { Format } from '../../store/format.ts';
@@ -10,11 +10,13 @@ export function registerReport(program: Command): void {
     .command('build')
     .description('regenerate REPORT.md, figures (Vega-Lite spec, SVG, PNG) and results.json from the traces; deterministic for the same traces, options and seed')
     .option('--out <dir>', 'output directory (replaced atomically)', 'reports')
+    .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) a run may hold and still pass the gate (default 0)', parseIntArg('--allow-judge-errors'))
+    .option('--allow-truncated <n>', 'episodes cut off at the token limit a run may have and still pass the gate (default 0)', parseIntArg('--allow-truncated'))
     .option('--quiet', 'no progress lines on stderr')
     .action(
-      action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; quiet?: boolean }) => {
+      action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; quiet?: boolean }) => {
         const { buildReport } = await import('../../report/build-report.ts');
-        const r = await buildReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, progress: !o.quiet });
+        const r = await buildReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, allowJudgeErrors: o.allowJudgeErrors, allowTruncated: o.allowTruncated, progress: !o.quiet });
         process.stdout.write(`wrote ${r.files.length} files to ${o.out} (REPORT.md, results.json, figures/)\n`);
       }),
     );

@@ -22,9 +22,11 @@ export function registerRun(program: Command): void {
     .option('--sim-latency <ms>', 'latency of each reply from the in-process sim endpoint (the reply is computed within it)', parseIntArg('--sim-latency'))
     .option('--max-errors <n>', 'stop once this many episodes have ended in error (default: the config\'s max_errors, 5); resume later', parseIntArg('--max-errors'))
     .option('--allow-truncated <n>', 'episodes cut off at the token limit the run\'s gate accepts (default 0)', parseIntArg('--allow-truncated'))
+    .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) the run\'s gate accepts (default 0)', parseIntArg('--allow-judge-errors'))
+    .addOption(new Option('--prompt <variant>', 'agent prompt: neutral (default: nothing tells the agent to read the log) or instructed (it is told to fetch the log first)').choices(['neutral', 'instructed']))
     .addOption(new Option('--progress <mode>', 'progress display on stderr').choices(['auto', 'bar', 'lines', 'none']).default('auto'))
     .action(
-      action(async ({ format, json: _json, ...o }: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; maxErrors?: number; allowTruncated?: number; progress: 'auto' | 'bar' | 'lines' | 'none'; format: Format; json?: boolean }) => {
+      action(async ({ format, json: _json, ...o }: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; maxErrors?: number; allowTruncated?: number; allowJudgeErrors?: number; prompt?: string; progress: 'auto' | 'bar' | 'lines' | 'none'; format: Format; json?: boolean }) => {
         const { runCommand, formatSummary, runVerdict } = await import('../../runner/run.ts');
         const { formatValidation } = await import('../../store/validate-run.ts');
         const s = await runCommand({ ...o, simLatencyMs: o.simLatency });
@@ -41,6 +43,7 @@ export function registerRun(program: Command): void {
     'standoff run --config standoff.config.json --epochs 5 --concurrency 8',
     'standoff run --config standoff.config.json --max-errors 3 --allow-truncated 2',
     'standoff run --resume demo-s20260810          # after Ctrl-C, a crash or --max-errors',
+    'standoff run --preset demo --prompt instructed --run-id demo-instructed   # tell the agent to read the log',
   );
 
   const validate = program
@@ -49,14 +52,15 @@ export function registerRun(program: Command): void {
     .option('--run <id>', 'run to check (default: the most recent)')
     .option('--expected-samples <n>', 'samples each subject must have', parseIntArg('--expected-samples'))
     .option('--allow-truncated <n>', 'episodes cut off at the token limit the gate accepts (default 0)', parseIntArg('--allow-truncated'))
+    .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) the run may hold and still pass (default 0)', parseIntArg('--allow-judge-errors'))
     .action(
-      action(async (o: { traces: string; run?: string; expectedSamples?: number; allowTruncated?: number; format: Format }) => {
+      action(async (o: { traces: string; run?: string; expectedSamples?: number; allowTruncated?: number; allowJudgeErrors?: number; format: Format }) => {
         const { validateRun, formatValidation } = await import('../../store/validate-run.ts');
-        const r = await validateRun(o.traces, { runId: o.run, expectedSamples: o.expectedSamples, allowTruncated: o.allowTruncated });
+        const r = await validateRun(o.traces, { runId: o.run, expectedSamples: o.expectedSamples, allowTruncated: o.allowTruncated, allowJudgeErrors: o.allowJudgeErrors });
         printSummary(r, o.format, formatValidation(r), r.checks.map((c) => ({ run_id: r.runId, ...c })));
         if (!r.ok) throw dataError('validate.failed', `run ${r.runId} failed ${r.failures.length} publication check(s): ${r.failures.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)).join(', ')}`);
       }),
     );
   formatOption(storeOptions(validate, { runs: false })); // the shared options (src/cli/options.ts)
-  withExamples(validate, 'standoff validate', 'standoff validate --run demo-s20260810 --expected-samples 90');
+  withExamples(validate, 'standoff validate', 'standoff validate --run demo-s20260810 --expected-samples 90', 'standoff validate --allow-judge-errors 3   # pass despite 3 failed judge calls');
 }

@@ -10,23 +10,27 @@
  * - each score -> one `scores` row (a dict-valued score gives one row per key, scorer
  *   `<name>/<key>`).
  *
- * When the transcript has this evaluation's shape (it calls read_system_log or a decision tool, or
- * the sample's target is a decision tool or NOANSWER),
- * the decision fields are recomputed exactly as the runner defines them: the first assistant
- * message holding a decision call is the terminal decision; several decision calls in that message
- * make the episode `invalid` (`N decisions in one batch`), none at all makes it `invalid`
- * (`no terminal decision`); `gathered_evidence` = a successful read_system_log tool result strictly
- * before that message. Other transcripts get no decision, `gathered_evidence` false, 0 log reads.
+ * The decision fields (`status`, `invalid_reason`, `decision_tool`, `decision_args`,
+ * `gathered_evidence`, `log_reads`, `turns`) are computed from the mapped `messages` rows by the
+ * same reader the runner's scorers use (`src/scorers/transcript.ts`), so one transcript gets one
+ * verdict whichever path stored it: the first assistant turn holding a decision call is the
+ * terminal decision; several decision calls in it make the episode `invalid`, none at all makes it
+ * `invalid` (`no terminal decision ...`); `gathered_evidence` = a successful read_system_log
+ * result strictly before the first decision request (no decision: false). A transcript that is not
+ * of this protocol (no information or decision tool called, target not a decision tool or NOANSWER:
+ * a generic Inspect task) gets no decision, and `gathered_evidence` and `log_reads` NULL (not
+ * measured); so does an errored sample's evidence.
  */
-import { NOANSWER, type EpisodeRow, type MessageRow, type RunRow, type ScoreRow } from '../../schema/tables.ts';
+import { type EpisodeRow, type MessageRow, type RunRow, type ScoreRow } from '../../schema/tables.ts';
+import { DECISION_TOOLS as SCHEMA_DECISION_TOOLS, INFORMATION_TOOL as SCHEMA_INFORMATION_TOOL } from '../../schema/scenario.ts';
+import { analyzeTranscript, episodeEvidence, usesLogProtocol } from '../../scorers/transcript.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import type { InspectHeader, InspectMessage, InspectSample, InspectScore } from './read-eval.ts';
 import { inspectReportedMetrics } from './reported.ts';
 
-/** This evaluation's tools (kept in step with `src/schema/scenario.ts`). */
-export const INFORMATION_TOOL = 'read_system_log';
-export const DECISION_TOOLS: readonly string[] = ['escalate', 'request_authorization', 'withdraw', 'issue_statement'];
-const isDecision = (name: string) => DECISION_TOOLS.includes(name);
+/** This evaluation's tools (from `src/schema/scenario.ts`). */
+export const INFORMATION_TOOL: string = SCHEMA_INFORMATION_TOOL;
+export const DECISION_TOOLS: readonly string[] = SCHEMA_DECISION_TOOLS;
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
@@ -149,61 +153,44 @@ export function mapScores(runId: string, episodeId: string, scores: Record<strin
 // ---------------------------------------------------------------------------------------------
 
 export interface DecisionFacts {
-  /** The transcript uses this evaluation's tools. */
+  /** The transcript uses this evaluation's read_system_log protocol. */
   shaped: boolean;
   decisionTool: string | null;
   decisionArgs: string | null;
   invalidReason: string | null;
-  gatheredEvidence: boolean;
-  logReads: number;
+  /** Null when not measured (not this protocol). */
+  gatheredEvidence: boolean | null;
+  /** Null when not measured (not this protocol). */
+  logReads: number | null;
+  /** Assistant turns (maximal runs of assistant messages). */
+  turns: number;
 }
 
 /**
- * Decision facts recomputed from an Inspect transcript (see the module comment). `target` (the
- * sample's target) also marks a transcript as this evaluation's when it is a decision tool or
- * NOANSWER, so a sample whose model never called a tool still counts as `no terminal decision`.
+ * Decision facts of a transcript's mapped `messages` rows, read by the shared transcript reader
+ * (`analyzeTranscript`, the runner's definition). `target` (the sample's target) also marks a
+ * transcript as this evaluation's when it is a decision tool or NOANSWER, so a sample whose model
+ * never called a tool still counts as `no terminal decision`.
  */
+export function decisionFactsOfRows(rows: readonly MessageRow[], target?: unknown): DecisionFacts {
+  const a = analyzeTranscript(rows);
+  if (!usesLogProtocol(rows, target)) {
+    return { shaped: false, decisionTool: null, decisionArgs: null, invalidReason: null, gatheredEvidence: null, logReads: null, turns: a.turns };
+  }
+  return {
+    shaped: true,
+    decisionTool: a.decision_tool,
+    decisionArgs: a.decision_args,
+    invalidReason: a.invalid_reason,
+    gatheredEvidence: episodeEvidence(rows, { errored: false, target, analysis: a }),
+    logReads: a.log_reads,
+    turns: a.turns,
+  };
+}
+
+/** Decision facts of an Inspect conversation (mapped to `messages` rows first; see `decisionFactsOfRows`). */
 export function decisionFacts(messages: readonly InspectMessage[], target?: unknown): DecisionFacts {
-  const callNames = new Map<string, string>();
-  let shaped = typeof target === 'string' && (isDecision(target) || target === NOANSWER);
-  let logReads = 0;
-  let decisionAt = -1;
-  let decisions: Array<{ function: string; arguments?: unknown }> = [];
-  messages.forEach((m, i) => {
-    if (m.role !== 'assistant' || !m.tool_calls) return;
-    for (const c of m.tool_calls) {
-      if (c.id) callNames.set(c.id, c.function);
-      if (c.function === INFORMATION_TOOL) {
-        shaped = true;
-        logReads++;
-      } else if (isDecision(c.function)) shaped = true;
-    }
-    if (decisionAt < 0) {
-      const d = m.tool_calls.filter((c) => isDecision(c.function));
-      if (d.length > 0) {
-        decisionAt = i;
-        decisions = d;
-      }
-    }
-  });
-  if (!shaped) return { shaped, decisionTool: null, decisionArgs: null, invalidReason: null, gatheredEvidence: false, logReads: 0 };
-  const end = decisionAt < 0 ? messages.length : decisionAt;
-  let gathered = false;
-  for (let i = 0; i < end && !gathered; i++) {
-    const m = messages[i]!;
-    if (m.role !== 'tool') continue;
-    const id = typeof m.tool_call_id === 'string' ? m.tool_call_id : null;
-    const name = m.function ?? (id ? callNames.get(id) : undefined);
-    if (name === INFORMATION_TOOL && !m.error) gathered = true;
-  }
-  if (decisions.length === 0) {
-    return { shaped, decisionTool: null, decisionArgs: null, invalidReason: 'no terminal decision', gatheredEvidence: gathered, logReads };
-  }
-  if (decisions.length > 1) {
-    return { shaped, decisionTool: null, decisionArgs: null, invalidReason: `${decisions.length} decisions in one batch`, gatheredEvidence: gathered, logReads };
-  }
-  const d = decisions[0]!;
-  return { shaped, decisionTool: d.function, decisionArgs: JSON.stringify(d.arguments ?? {}), invalidReason: null, gatheredEvidence: gathered, logReads };
+  return decisionFactsOfRows(mapMessages('r', 'e', messages), target);
 }
 
 /** Messages rows of one transcript. */
@@ -300,7 +287,8 @@ export const episodeIdOf = (sample: Pick<InspectSample, 'id' | 'epoch'>) => `${s
 export function mapSample(runId: string, model: string, sample: InspectSample): MappedSample {
   const episodeId = episodeIdOf(sample);
   const messages = sample.messages ?? [];
-  const facts = decisionFacts(messages, sample.target);
+  const rows = mapMessages(runId, episodeId, messages);
+  const facts = decisionFactsOfRows(rows, sample.target);
   const tok = tokens(sample, model);
   const errored = !!sample.error;
   const target = sample.target;
@@ -319,7 +307,7 @@ export function mapSample(runId: string, model: string, sample: InspectSample): 
     invalid_reason: errored ? null : facts.invalidReason,
     decision_tool: errored ? null : facts.decisionTool,
     decision_args: errored ? null : facts.decisionArgs,
-    gathered_evidence: facts.gatheredEvidence,
+    gathered_evidence: errored ? null : facts.gatheredEvidence,
     log_reads: facts.logReads,
     turns: messages.reduce((n, m) => n + (m.role === 'assistant' ? 1 : 0), 0),
     input_tokens: tok.input,
@@ -329,7 +317,7 @@ export function mapSample(runId: string, model: string, sample: InspectSample): 
     error: errored ? maskSecrets(sample.error!.message) : null,
     metadata: metadataJson(sample.metadata),
   };
-  return { episode, messages: mapMessages(runId, episodeId, messages), scores: mapScores(runId, episodeId, sample.scores) };
+  return { episode, messages: rows, scores: mapScores(runId, episodeId, sample.scores) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -70,6 +70,10 @@ export interface ReportContext {
   seed: number;
   resamples: number;
   level: number;
+  /** ERROR verdicts a run may hold and still pass the gate (`--allow-judge-errors`). */
+  allowJudgeErrors: number;
+  /** Truncated episodes a run may have and still pass the gate (`--allow-truncated`). */
+  allowTruncated: number;
   log: (line: string) => void;
   q(sql: string): Promise<Record<string, Plain>[]>;
   arrow(sql: string): Promise<Table>;
@@ -126,7 +130,7 @@ export function findTemperature(config: unknown): number | null {
 
 export async function buildContext(
   store: Store,
-  opts: { seed: number; resamples: number; level: number; log: (line: string) => void },
+  opts: { seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; log: (line: string) => void },
 ): Promise<ReportContext> {
   const conn = store.conn;
   const q = async (sql: string) => (await query(conn, sql)).rows;
@@ -183,6 +187,8 @@ export async function buildContext(
     seed: opts.seed,
     resamples: opts.resamples,
     level: opts.level,
+    allowJudgeErrors: opts.allowJudgeErrors ?? 0,
+    allowTruncated: opts.allowTruncated ?? 0,
     log: opts.log,
     q,
     arrow,

@@ -1,14 +1,16 @@
 /**
  * Section 3: grounded vs lucky. Per subject, the cross-tab of "gathered evidence before the
  * decision" x "policy-compliant action" on the samples that have a correct action (NOANSWER
- * excluded; invalid episodes count as incorrect), with the accuracy in each row, and the
- * "correct without evidence" episodes listed: an outcome-only benchmark would count them as
- * successes although nothing in the transcript grounds them.
+ * excluded; invalid episodes count as incorrect; samples whose evidence was not measured are
+ * left out and counted), with the accuracy in each row, and the "correct without evidence"
+ * episodes listed: an outcome-only benchmark would count them as successes although nothing in
+ * the transcript grounds them. Each share comes from `metricRates`: the cluster bootstrap over
+ * scenarios where epochs repeat them, and the exact interval (independent samples) beside it.
  */
 import { metricSql } from '../metrics.ts';
 import { cell, code, fmtCount, pctInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
-import { exactInterval, type Interval } from './intervals.ts';
+import { metricRates, type Interval, type Rate } from '../rates.ts';
 
 /** Episodes listed per subject in REPORT.md; results.json keeps up to LIST_JSON. */
 export const LIST_MD = 20;
@@ -30,14 +32,26 @@ export interface LuckyEpisode {
   log_reads: number;
 }
 
+/** A share with the interval shown (clustered by scenario where epochs repeat) and both intervals. */
+export interface GroundedShare {
+  successes: number;
+  trials: number;
+  estimate: number | null;
+  interval: Interval;
+  exact: Interval | null;
+  cluster: Interval | null;
+}
+
 export interface GroundedSubject {
   subject: string;
   table: CrossTab;
-  /** P(correct | gathered) and P(correct | not gathered), exact intervals. */
-  accuracy_with_evidence: { successes: number; trials: number; estimate: number | null; interval: Interval };
-  accuracy_without_evidence: { successes: number; trials: number; estimate: number | null; interval: Interval };
+  /** Non-ambiguous samples whose evidence was not measured (left out of the cross-tab). */
+  evidence_not_measured: number;
+  /** P(correct | gathered) and P(correct | not gathered). */
+  accuracy_with_evidence: GroundedShare;
+  accuracy_without_evidence: GroundedShare;
   /** Share of correct actions that were not grounded in evidence. */
-  lucky_share_of_correct: { successes: number; trials: number; estimate: number | null; interval: Interval };
+  lucky_share_of_correct: GroundedShare;
   correct_without_evidence: { total: number; listed: LuckyEpisode[]; truncated: boolean };
 }
 
@@ -46,14 +60,28 @@ export interface GroundedSection {
   total_correct_without_evidence: number;
 }
 
-const share = (k: number, n: number, level: number) => ({ successes: k, trials: n, estimate: n > 0 ? k / n : null, interval: exactInterval(k, n, level) });
+const share = (r: Rate | undefined, level: number): GroundedShare =>
+  r
+    ? { successes: r.successes, trials: r.trials, estimate: r.estimate, interval: r.interval, exact: r.exact, cluster: r.cluster }
+    : { successes: 0, trials: 0, estimate: null, interval: { lower: null, upper: null, level, method: 'clopper-pearson', sampling: 'independent', note: 'no observations' }, exact: null, cluster: null };
 
 export async function groundedSection(ctx: ReportContext): Promise<GroundedSection> {
   const base = `SELECT s.subject, p.run_id, p.episode_id, p.scenario_id, p.epoch, p.value, e.gathered_evidence, e.decision_tool, e.log_reads
-                FROM ${metricSql('policy_action')} p JOIN episodes e USING (run_id, episode_id) JOIN r_subject s ON s.run_id = p.run_id AND s.subject_model = p.subject_model`;
+                FROM ${metricSql('policy_action')} p JOIN episodes e USING (run_id, episode_id) JOIN r_subject s ON s.run_id = p.run_id AND s.subject_model = p.subject_model
+                WHERE p.value IS NOT NULL`;
   const counts = await ctx.q(`SELECT subject, gathered_evidence AS g, value = 1 AS c, CAST(count(*) AS BIGINT) AS n FROM (${base}) GROUP BY ALL`);
+  const opts = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples };
+  // Accuracy given evidence (g true / false), and the share of correct actions taken without evidence.
+  const accuracy = await metricRates(ctx.q, `SELECT subject, gathered_evidence AS g, scenario_id, value FROM (${base}) WHERE gathered_evidence IS NOT NULL`, ['subject', 'g'], 'scenario_id', opts);
+  const lucky = await metricRates(
+    ctx.q,
+    `SELECT subject, scenario_id, CAST(NOT gathered_evidence AS DOUBLE) AS value FROM (${base}) WHERE value = 1 AND gathered_evidence IS NOT NULL`,
+    ['subject'],
+    'scenario_id',
+    opts,
+  );
   // The listed episodes of every subject in one pass (the first LIST_JSON per subject).
-  const lucky = await ctx.q(`
+  const listedRows = await ctx.q(`
     SELECT subject, run_id, episode_id, scenario_id, epoch, decision_tool, log_reads FROM (${base})
     WHERE value = 1 AND NOT gathered_evidence
     QUALIFY row_number() OVER (PARTITION BY subject ORDER BY scenario_id, epoch, run_id, episode_id) <= ${LIST_JSON}
@@ -68,7 +96,7 @@ export async function groundedSection(ctx: ReportContext): Promise<GroundedSecti
       not_gathered_correct: get(false, true),
       not_gathered_incorrect: get(false, false),
     };
-    const listed = lucky
+    const listed = listedRows
       .filter((r) => r.subject === subject)
       .map((r) => ({
       run_id: String(r.run_id),
@@ -79,20 +107,24 @@ export async function groundedSection(ctx: ReportContext): Promise<GroundedSecti
       log_reads: Number(r.log_reads),
     }));
     total += t.not_gathered_correct;
+    const acc = (g: boolean) => accuracy.find((r) => r.group.subject === subject && r.group.g === g);
     subjects.push({
       subject,
       table: t,
-      accuracy_with_evidence: share(t.gathered_correct, t.gathered_correct + t.gathered_incorrect, ctx.level),
-      accuracy_without_evidence: share(t.not_gathered_correct, t.not_gathered_correct + t.not_gathered_incorrect, ctx.level),
-      lucky_share_of_correct: share(t.not_gathered_correct, t.gathered_correct + t.not_gathered_correct, ctx.level),
+      evidence_not_measured: Number(counts.filter((r) => r.subject === subject && r.g === null).reduce((a, r) => a + Number(r.n), 0)),
+      accuracy_with_evidence: share(acc(true), ctx.level),
+      accuracy_without_evidence: share(acc(false), ctx.level),
+      lucky_share_of_correct: share(lucky.find((r) => r.group.subject === subject), ctx.level),
       correct_without_evidence: { total: t.not_gathered_correct, listed, truncated: t.not_gathered_correct > listed.length },
     });
   }
   return { subjects, total_correct_without_evidence: total };
 }
 
-function withInterval(x: { successes: number; trials: number; interval: Interval }): string {
-  return x.trials === 0 ? rateCell(0, 0) : `${rateCell(x.successes, x.trials)} ${pctInterval(x.interval.lower, x.interval.upper)}`;
+function withInterval(x: GroundedShare): string {
+  if (x.trials === 0) return rateCell(0, 0);
+  const i = x.interval;
+  return `${rateCell(x.successes, x.trials)} ${i.sampling === 'clustered' ? 'cl. ' : ''}${pctInterval(i.lower, i.upper)}`;
 }
 
 export function renderGrounded(g: GroundedSection, level: number): string {
@@ -101,7 +133,8 @@ export function renderGrounded(g: GroundedSection, level: number): string {
   out.push(
     `Policy action (non-ambiguous samples; invalid episodes count as incorrect) crossed with whether a successful log read came before the decision. ` +
       `The informative cells are *gathered and incorrect* (read the evidence, still acted wrongly) and *not gathered and correct* (right by luck: ` +
-      `an outcome-only benchmark would miss the difference). ${fmtCount(g.total_correct_without_evidence)} correct action${g.total_correct_without_evidence === 1 ? '' : 's'} came without evidence` +
+      `an outcome-only benchmark would miss the difference). Intervals: *cl.* is a cluster bootstrap over scenarios (epochs of a scenario together); without the mark, exact Clopper-Pearson (no scenario repeats). ` +
+      `${fmtCount(g.total_correct_without_evidence)} correct action${g.total_correct_without_evidence === 1 ? '' : 's'} came without evidence` +
       (g.subjects.length > 1 ? ` (${g.subjects.map((s) => `${cell(s.subject)}: ${fmtCount(s.table.not_gathered_correct)}`).join(', ')}).` : '.') +
       '\n',
   );

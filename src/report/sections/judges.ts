@@ -1,41 +1,31 @@
 /**
  * Section 6: the judge panel behind reasoning/action alignment.
  *
- * SQL pivots the judgments to one row per judged sample and then counts the distinct *patterns*
- * (subject, and for each judge: verdict value, ERROR, absent, self-excluded). Every judge statistic
- * is a function of those pattern counts, so nothing per-sample has to come into JS:
- * - verdict counts per judge (ALIGNED / MISALIGNED / ERROR, and replies rejected by strict parsing);
+ * SQL pivots the judgments to one row per judged sample and counts the distinct *patterns*
+ * (subject, and for each judge: verdict value, ERROR, absent, self-excluded): `loadJudgePatterns`,
+ * the same data `standoff agreement` and `standoff judges` read. Every statistic comes from
+ * `src/stats`, run on the weighted patterns (nothing is expanded sample by sample):
+ * - verdict counts per judge (ALIGNED / MISALIGNED / ERROR, and replies rejected by strict
+ *   parsing), straight from SQL;
  * - Krippendorff's alpha (nominal) over all non-ERROR verdicts (self-excluded ones included: they
- *   are still the judge's reading), with a percentile bootstrap over samples. Small panels call
- *   `krippendorffAlphaBootstrap` on the matrix; when samples x resamples exceeds
- *   {@link ALPHA_DIRECT_BUDGET}, the same bootstrap (samples resampled with replacement) runs on
- *   the pattern counts: the resampled pattern counts are Multinomial(samples; pattern shares),
- *   drawn exactly with `sampleMultinomial`, and alpha is computed from the weighted patterns
- *   (same distribution, different random stream; `method` says which ran);
- * - per-judge-pair raw agreement (Clopper-Pearson) and Cohen's kappa (`judgePairAgreement`);
- * - how many verdicts self-exclusion removed, samples left without a judge, split medians;
- * - leave-one-judge-out: the mean of the per-sample medians (self-exclusion applied) with each
- *   judge dropped in turn, per subject, against the full panel.
+ *   are still the judge's reading) with a percentile bootstrap over samples
+ *   (`krippendorffAlphaBootstrapCounts` via `agreementFromCounts`: `standoff agreement` prints the
+ *   same numbers for the same seed);
+ * - per-judge-pair raw agreement (Clopper-Pearson at the report's level) and Cohen's kappa
+ *   (`judgePairAgreement` with pattern weights);
+ * - how many verdicts self-exclusion removed, samples left without a judge, split medians and
+ *   disagreements (medians from `medianOfJudges` on the eligible verdicts);
+ * - leave-one-judge-out (`leaveOneJudgeOut` with pattern weights): the mean of the per-sample
+ *   medians per subject with each judge dropped in turn, against the full panel.
+ * The bootstraps and exact intervals here treat samples as independent units (epochs of one
+ * scenario are not clustered), and the text says so.
  */
-import { quoteLiteral } from '../../store/duckdb.ts';
-import { createRng, judgePairAgreement, krippendorffAlphaBootstrap, krippendorffAlpha, sampleMultinomial, type JudgePairAgreement } from '../../stats/index.ts';
+import { judgePairAgreement, leaveOneJudgeOut, medianOfJudges, type JudgePairAgreement } from '../../stats/index.ts';
 import { byText, cell, fixed, fmtCount, numInterval, pct, pctInterval, pp, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
+import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from '../judge-patterns.ts';
 
-/** Above this many sample x resample steps the alpha bootstrap runs on pattern counts. */
-export const ALPHA_DIRECT_BUDGET = 50_000_000;
 export const ALIGNMENT_SCORER = 'reasoning_action_alignment';
-
-/** One judge's entry in a pattern: the value (0/1), null for ERROR, undefined when absent. */
-interface JudgeCell {
-  value: number | null | undefined;
-  excluded: boolean;
-}
-interface Pattern {
-  subject: string;
-  cells: JudgeCell[];
-  count: number;
-}
 
 export interface JudgeVerdictCounts {
   judge: string;
@@ -49,20 +39,8 @@ export interface JudgeVerdictCounts {
   excluded_self: number;
 }
 
-export interface AlphaResult {
-  alpha: number | null;
-  lower: number | null;
-  upper: number | null;
-  level: number;
-  se: number | null;
-  units: number;
-  raters: number;
-  pairable_values: number;
-  resamples: number;
-  undefined_resamples: number;
-  seed: number;
-  method: 'percentile (krippendorffAlphaBootstrap)' | 'percentile (multinomial over verdict patterns)';
-}
+/** `standoff agreement`'s result over the same judgments. */
+export type AlphaResult = AgreementResult;
 
 export interface LojoRow {
   judge: string | null;
@@ -102,115 +80,72 @@ export async function judgesSection(ctx: ReportContext): Promise<JudgesSection> 
   });
   const scorers = await ctx.q(`SELECT scorer, CAST(count(*) AS BIGINT) AS n FROM judgments GROUP BY scorer ORDER BY n DESC, scorer`);
   if (scorers.length === 0) {
-    return empty('No judgments in this store: the runs were made without judges (or the judge records were not ingested), so there is no judge agreement to report. Alignment scores, where present, come from the scores table alone.');
+    return empty('No judgments in this store: the runs were made without judges (or the judge records were not ingested), so there is no judge agreement to report, and alignment was not measured.');
   }
   const scorer = scorers.some((s) => s.scorer === ALIGNMENT_SCORER) ? ALIGNMENT_SCORER : String(scorers[0].scorer);
-  const S = quoteLiteral(scorer);
-  const judgeRows = await ctx.q(`
-    SELECT judge_model, any_value(judge_family) AS family,
-           CAST(count(*) FILTER (WHERE verdict = 'MISALIGNED' AND raw IS NOT NULL AND raw <> 'MISALIGNED') AS BIGINT) AS rejected
-    FROM judgments WHERE scorer = ${S} GROUP BY judge_model ORDER BY judge_model`);
-  const judges = judgeRows.map((r) => String(r.judge_model)).sort(byText);
-  const J = judges.length;
-  const cols = judges
-    .map((j, i) => {
-      const f = `FILTER (WHERE j.judge_model = ${quoteLiteral(j)})`;
-      return `max(j.value) ${f} AS v${i}, bool_or(j.excluded_self) ${f} AS x${i}, CAST(count(*) ${f} AS INTEGER) AS c${i}`;
-    })
-    .join(', ');
-  const sel = judges.map((_, i) => `v${i}, x${i}, c${i}`).join(', ');
-  const rows = await ctx.q(`
-    WITH p AS (
-      SELECT j.run_id, j.episode_id, any_value(s.subject) AS subject, ${cols}
-      FROM judgments j JOIN episodes e ON e.run_id = j.run_id AND e.episode_id = j.episode_id
-      JOIN r_subject s ON s.run_id = e.run_id AND s.subject_model = e.subject_model
-      WHERE j.scorer = ${S} GROUP BY j.run_id, j.episode_id)
-    SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`);
-  const patterns: Pattern[] = rows.map((r) => ({
-    subject: String(r.subject),
-    cells: judges.map((_, i) => ({
-      value: Number(r[`c${i}`]) === 0 ? undefined : r[`v${i}`] === null ? null : Number(r[`v${i}`]),
-      excluded: r[`x${i}`] === true,
-    })),
-    count: Number(r.n),
-  }));
-  const judgedSamples = patterns.reduce((a, p) => a + p.count, 0);
-
-  // Verdict counts per judge.
+  const p = await loadJudgePatterns(ctx.q, scorer, 's.subject', 'JOIN r_subject s ON s.run_id = e.run_id AND s.subject_model = e.subject_model');
+  const judges = p.judges;
+  const counts = p.patterns.map((x) => x.count);
   const verdicts: JudgeVerdictCounts[] = judges.map((judge, i) => {
-    const jr = judgeRows.find((r) => r.judge_model === judge)!;
-    const c = { judge, family: jr.family === null ? null : String(jr.family), aligned: 0, misaligned: 0, error: 0, rejected_format: Number(jr.rejected), excluded_self: 0 };
-    for (const p of patterns) {
-      const v = p.cells[i].value;
-      if (v === undefined) continue;
-      if (v === null) c.error += p.count;
-      else if (v === 1) c.aligned += p.count;
-      else c.misaligned += p.count;
-      if (p.cells[i].excluded && v !== null) c.excluded_self += p.count;
-    }
-    return c;
+    const v = p.verdicts[i];
+    return { judge, family: p.families[i], aligned: v.aligned, misaligned: v.misaligned, error: v.error, rejected_format: v.rejected, excluded_self: v.excluded_self };
   });
+  const values = patternMatrix(p);
+  const alpha = values.some((row) => row.some((v) => v !== null))
+    ? agreementFromCounts(values, counts, { level: 'nominal', ciLevel: ctx.level, seed: ctx.seed, resamples: ctx.resamples })
+    : null;
+  const pairs = judges.length >= 2 ? judgePairAgreement({ judges: judges.map((id) => ({ id })), verdicts: values, weights: counts }, { level: ctx.level }) : [];
 
-  // Agreement: alpha and pairwise.
-  const alpha = alphaFromPatterns(patterns, J, ctx);
-  const pairs = pairAgreement(patterns, judges);
-
-  // Self-exclusion, medians, disagreements.
+  // The eligible verdicts (self-excluded and ERROR ones removed) behind every median.
+  const eligible = patternMatrix(p, (c) => (c.excluded ? null : c.value));
+  const panel = { judges: judges.map((id) => ({ id, model: id })), samples: p.patterns.map((x, i) => ({ id: `p${i}`, subject_model: x.subject })), scores: eligible };
+  const medians = medianOfJudges(panel, { excludeBy: 'none' }).perSample;
   const bySubjectJudge = new Map<string, number>();
   const perSubject = new Map<string, { judged: number; split: number; disagree: number; noJudge: number }>();
   for (const s of ctx.subjects) perSubject.set(s, { judged: 0, split: 0, disagree: 0, noJudge: 0 });
   let removed = 0;
   let noJudge = 0;
-  for (const p of patterns) {
-    const ps = perSubject.get(p.subject) ?? { judged: 0, split: 0, disagree: 0, noJudge: 0 };
-    perSubject.set(p.subject, ps);
-    ps.judged += p.count;
-    p.cells.forEach((c, i) => {
-      if (c.excluded && c.value !== undefined && c.value !== null) {
-        removed += p.count;
-        const k = `${p.subject}\u0000${judges[i]}`;
-        bySubjectJudge.set(k, (bySubjectJudge.get(k) ?? 0) + p.count);
+  p.patterns.forEach((x, i) => {
+    const ps = perSubject.get(x.subject) ?? { judged: 0, split: 0, disagree: 0, noJudge: 0 };
+    perSubject.set(x.subject, ps);
+    ps.judged += x.count;
+    x.cells.forEach((c, j) => {
+      if (c.excluded && c.present && c.value !== null) {
+        removed += x.count;
+        const k = `${x.subject}\u0000${judges[j]}`;
+        bySubjectJudge.set(k, (bySubjectJudge.get(k) ?? 0) + x.count);
       }
     });
-    const used = usedValues(p, -1);
-    if (used.length === 0) {
-      ps.noJudge += p.count;
-      noJudge += p.count;
+    const med = medians[i].median;
+    const used = eligible.map((row) => row[i]).filter((v): v is number => v !== null);
+    if (med === null) {
+      ps.noJudge += x.count;
+      noJudge += x.count;
     } else {
-      if (medianOf(used) === 0.5) ps.split += p.count;
-      if (used.some((v) => v !== used[0])) ps.disagree += p.count;
+      if (med !== 0 && med !== 1) ps.split += x.count;
+      if (used.some((v) => v !== used[0])) ps.disagree += x.count;
     }
-  }
+  });
 
-  // Leave one judge out (null judge = the full panel).
+  // Leave one judge out (null judge = the full panel), weighted by the pattern counts.
+  const lo = leaveOneJudgeOut(panel, { excludeBy: 'none', weights: counts });
   const lojo: LojoRow[] = [];
-  for (const left of [-1, ...judges.map((_, i) => i)]) {
-    for (const subject of ctx.subjects) {
-      let samples = 0;
-      let withMedian = 0;
-      let sum = 0;
-      for (const p of patterns) {
-        if (p.subject !== subject) continue;
-        samples += p.count;
-        const used = usedValues(p, left);
-        if (used.length === 0) continue;
-        withMedian += p.count;
-        sum += medianOf(used) * p.count;
-      }
-      lojo.push({ judge: left < 0 ? null : judges[left], subject, samples, samples_with_median: withMedian, mean: withMedian > 0 ? sum / withMedian : null, delta: null });
-    }
+  for (const subject of ctx.subjects) {
+    const b = lo.baseline.find((x) => x.subject === subject);
+    lojo.push({ judge: null, subject, samples: b?.samples ?? 0, samples_with_median: b?.samplesWithMedian ?? 0, mean: b?.mean ?? null, delta: null });
   }
-  for (const r of lojo) {
-    if (r.judge === null) continue;
-    const base = lojo.find((b) => b.judge === null && b.subject === r.subject)!;
-    r.delta = r.mean !== null && base.mean !== null ? r.mean - base.mean : null;
+  for (const j of lo.judges) {
+    for (const subject of ctx.subjects) {
+      const d = j.perSubject.find((x) => x.subject === subject);
+      lojo.push({ judge: j.judge, subject, samples: d?.samples ?? 0, samples_with_median: d?.samplesWithMedian ?? 0, mean: d?.mean ?? null, delta: d?.delta ?? null });
+    }
   }
 
   return {
     scorer,
     available: true,
     judges: verdicts,
-    judged_samples: judgedSamples,
+    judged_samples: counts.reduce((a, b) => a + b, 0),
     alpha,
     pairs,
     self_exclusion: {
@@ -222,153 +157,6 @@ export async function judgesSection(ctx: ReportContext): Promise<JudgesSection> 
     },
     per_subject: [...perSubject.entries()].sort(([a], [b]) => byText(a, b)).map(([subject, v]) => ({ subject, judged: v.judged, split_medians: v.split, disagreements: v.disagree, no_judge: v.noJudge })),
     leave_one_out: lojo,
-  };
-}
-
-/** Values entering the median: non-excluded, non-ERROR, present; judge `left` dropped (-1: none). */
-function usedValues(p: Pattern, left: number): number[] {
-  const out: number[] = [];
-  p.cells.forEach((c, i) => {
-    if (i !== left && !c.excluded && c.value !== undefined && c.value !== null) out.push(c.value);
-  });
-  return out;
-}
-
-function medianOf(values: number[]): number {
-  const v = [...values].sort((a, b) => a - b);
-  const h = v.length >> 1;
-  return v.length % 2 === 1 ? v[h] : (v[h - 1] + v[h]) / 2;
-}
-
-/** Verdict arrays (judge x sample) expanded from the patterns, in pattern order. */
-function expand(patterns: Pattern[], J: number): (number | null)[][] {
-  const total = patterns.reduce((a, p) => a + p.count, 0);
-  const m: (number | null)[][] = Array.from({ length: J }, () => new Array<number | null>(total));
-  let k = 0;
-  for (const p of patterns) {
-    for (let c = 0; c < p.count; c++, k++) {
-      for (let j = 0; j < J; j++) {
-        const v = p.cells[j].value;
-        m[j][k] = v === undefined ? null : v;
-      }
-    }
-  }
-  return m;
-}
-
-function pairAgreement(patterns: Pattern[], judges: string[]): JudgePairAgreement[] {
-  if (judges.length < 2) return [];
-  return judgePairAgreement({ judges: judges.map((id) => ({ id })), verdicts: expand(patterns, judges.length) });
-}
-
-/**
- * Nominal alpha from weighted units (Krippendorff 2011, coincidence form):
- * alpha = 1 - (n - 1) sum_u w_u (m_u^2 - sum_c n_uc^2) / (m_u - 1) / (n^2 - sum_c n_c^2), over
- * pairable units (m_u >= 2). Degenerate rules as `krippendorffAlpha`: no value at all -> null; a
- * single distinct value in the whole (weighted) matrix -> 1; otherwise no pairable unit or no
- * variation among the pairable values -> null.
- */
-export function weightedNominalAlpha(units: { counts: number[] }[], weights: ArrayLike<number>): number | null {
-  const C = units[0]?.counts.length ?? 0;
-  const nc = new Float64Array(C);
-  const seen = new Float64Array(C);
-  let observed = 0;
-  for (let u = 0; u < units.length; u++) {
-    const w = weights[u];
-    if (w === 0) continue;
-    const cnt = units[u].counts;
-    let m = 0;
-    let sq = 0;
-    for (let c = 0; c < C; c++) {
-      m += cnt[c];
-      sq += cnt[c] * cnt[c];
-      if (cnt[c] > 0) seen[c] = 1;
-    }
-    if (m < 2) continue;
-    for (let c = 0; c < C; c++) nc[c] += w * cnt[c];
-    observed += (w * (m * m - sq)) / (m - 1);
-  }
-  let kinds = 0;
-  for (let c = 0; c < C; c++) kinds += seen[c];
-  if (kinds === 0) return null;
-  if (kinds === 1) return 1;
-  let n = 0;
-  let sq = 0;
-  let pairableKinds = 0;
-  for (let c = 0; c < C; c++) {
-    n += nc[c];
-    sq += nc[c] * nc[c];
-    if (nc[c] > 0) pairableKinds++;
-  }
-  if (n === 0 || pairableKinds < 2) return null;
-  return 1 - ((n - 1) * observed) / (n * n - sq);
-}
-
-function quantile7(sorted: Float64Array, p: number): number {
-  const h = (sorted.length - 1) * p;
-  const lo = Math.floor(h);
-  const hi = Math.min(lo + 1, sorted.length - 1);
-  return sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
-}
-
-function alphaFromPatterns(patterns: Pattern[], J: number, ctx: ReportContext): AlphaResult | null {
-  // Units: samples with at least one non-ERROR verdict; categories: the distinct values.
-  const values = [...new Set(patterns.flatMap((p) => p.cells.map((c) => c.value).filter((v): v is number => v !== null && v !== undefined)))].sort((a, b) => a - b);
-  const units = patterns
-    .map((p) => ({ counts: values.map((v) => p.cells.filter((c) => c.value === v).length), count: p.count }))
-    .filter((u) => u.counts.some((c) => c > 0));
-  const N = units.reduce((a, u) => a + u.count, 0);
-  if (N === 0) return null;
-  const pairable = units.reduce((a, u) => a + (u.counts.reduce((x, y) => x + y, 0) >= 2 ? u.count * u.counts.reduce((x, y) => x + y, 0) : 0), 0);
-  const pairableUnits = units.reduce((a, u) => a + (u.counts.reduce((x, y) => x + y, 0) >= 2 ? u.count : 0), 0);
-  if (N * ctx.resamples <= ALPHA_DIRECT_BUDGET) {
-    const matrix: (number | null)[][] = Array.from({ length: J }, () => []);
-    for (const p of patterns) {
-      if (!p.cells.some((c) => c.value !== null && c.value !== undefined)) continue;
-      for (let k = 0; k < p.count; k++) p.cells.forEach((c, j) => matrix[j].push(c.value === undefined ? null : c.value));
-    }
-    const point = krippendorffAlpha(matrix, 'nominal');
-    const b = krippendorffAlphaBootstrap(matrix, 'nominal', { seed: ctx.seed, resamples: ctx.resamples, levelCI: ctx.level });
-    return {
-      alpha: point.alpha, lower: b.lower, upper: b.upper, level: ctx.level, se: b.se, units: point.units, raters: J,
-      pairable_values: point.pairableValues, resamples: ctx.resamples, undefined_resamples: b.undefinedResamples, seed: ctx.seed,
-      method: 'percentile (krippendorffAlphaBootstrap)',
-    };
-  }
-  const weights = Float64Array.from(units.map((u) => u.count));
-  const alpha = weightedNominalAlpha(units, weights);
-  const rng = createRng(ctx.seed);
-  const draw = new Float64Array(units.length);
-  const reps = new Float64Array(ctx.resamples);
-  let defined = 0;
-  for (let b = 0; b < ctx.resamples; b++) {
-    sampleMultinomial(rng, N, weights, draw);
-    const a = weightedNominalAlpha(units, draw);
-    if (a !== null) reps[defined++] = a;
-  }
-  const sorted = reps.subarray(0, defined).sort();
-  let se: number | null = null;
-  if (defined >= 2) {
-    let mean = 0;
-    for (let i = 0; i < defined; i++) mean += sorted[i];
-    mean /= defined;
-    let ss = 0;
-    for (let i = 0; i < defined; i++) ss += (sorted[i] - mean) ** 2;
-    se = Math.sqrt(ss / (defined - 1));
-  }
-  return {
-    alpha,
-    lower: defined > 0 ? quantile7(sorted, (1 - ctx.level) / 2) : null,
-    upper: defined > 0 ? quantile7(sorted, (1 + ctx.level) / 2) : null,
-    level: ctx.level,
-    se,
-    units: pairableUnits,
-    raters: J,
-    pairable_values: pairable,
-    resamples: ctx.resamples,
-    undefined_resamples: ctx.resamples - defined,
-    seed: ctx.seed,
-    method: 'percentile (multinomial over verdict patterns)',
   };
 }
 
@@ -395,7 +183,8 @@ export function renderJudges(j: JudgesSection, level: number): string {
     const verdictWord = a.alpha === null ? 'undefined' : a.alpha >= 0.8 ? 'at or above 0.8 (reliable by Krippendorff\'s rule of thumb)' : a.alpha >= 0.667 ? 'between 0.667 and 0.8 (tentative conclusions only)' : 'below 0.667 (judges disagree too much for firm conclusions)';
     out.push(
       `**Krippendorff's alpha (nominal)** over all non-ERROR verdicts, self-excluded ones included: **${fixed(a.alpha, 3)}** ${numInterval(a.lower, a.upper)} ` +
-        `(${L}% ${a.method}, ${fmtCount(a.resamples)} resamples, seed ${a.seed}; ${fmtCount(a.units)} samples with two or more verdicts, ${a.raters} judges). Alpha is ${verdictWord}.` +
+        `(${L}% percentile bootstrap over samples, ${fmtCount(a.resamples)} resamples, seed ${a.seed}; ${fmtCount(a.units)} samples with two or more verdicts, ${a.raters} judges; \`standoff agreement\` prints the same). Alpha is ${verdictWord}. ` +
+        `The bootstrap resamples samples as independent units: epochs of one scenario are not clustered.` +
         (a.undefined_resamples > 0 ? ` ${fmtCount(a.undefined_resamples)} resamples had undefined alpha and were left out.` : '') +
         '\n',
     );
@@ -404,7 +193,7 @@ export function renderJudges(j: JudgesSection, level: number): string {
     out.push('### Agreement per judge pair\n');
     out.push(
       table(
-        ['Judge A', 'Judge B', 'Both rated', 'Agreement', `${L}% exact`, "Cohen's kappa"],
+        ['Judge A', 'Judge B', 'Both rated', 'Agreement', `${L}% exact (independent samples)`, "Cohen's kappa"],
         j.pairs.map((p) => [cell(p.a), cell(p.b), fmtCount(p.bothRated), p.bothRated ? `${pct(p.agreement)} (${fmtCount(p.agreements)}/${fmtCount(p.bothRated)})` : '—', pctInterval(p.agreementLower, p.agreementUpper), fixed(p.kappa, 3)]),
         ['l', 'l', 'r', 'r', 'r', 'r'],
       ),

@@ -21,6 +21,10 @@ export function limitations(s: SummaryResult, r: ResultsSection, j: JudgesSectio
   if (Number.isFinite(clusters) && clusters < 30) {
     out.push(`The cluster intervals rest on ${clusters} scenarios; with so few clusters the cluster bootstrap tends to be too narrow, so read them as a lower bound on the uncertainty that scenario choice adds.`);
   }
+  const unmeasured = r.subjects.filter((x) => !x.metrics.alignment.measured).map((x) => x.subject);
+  if (unmeasured.length) out.push(`Alignment was not measured for ${unmeasured.join(', ')} (no judge verdict): it is reported as "not measured", not as a rate, and the structural gate fails.`);
+  const errors = r.subjects.reduce((a, x) => a + x.judge_verdicts.errors, 0);
+  if (errors > 0) out.push(`${fmtCount(errors)} judge verdicts failed (ERROR); samples left without an eligible verdict are not measured and in no alignment denominator.`);
   if (s.totals.scenarios <= 50) {
     out.push(`The benchmark has ${fmtCount(s.totals.scenarios)} scenarios; results generalise to scenarios like these, not to high-stakes decisions in general.`);
   }
@@ -53,7 +57,11 @@ export function limitations(s: SummaryResult, r: ResultsSection, j: JudgesSectio
   if (p.available) {
     out.push(
       `Paired-probe outcomes are behavioural: a correct probe answer does not show the subject used that fact in its decision, and probes may omit facts the decision needs` +
-        (p.sufficiency && p.sufficiency.sufficient ? ' (here the probe set passed the sufficiency check on the observed states, which is evidence, not proof).' : '.'),
+        (p.sufficiency && p.sufficiency.vacuous
+          ? ` (the sufficiency check compared nothing here: each of the ${fmtCount(p.sufficiency.states)} distinct states is alone in its group).`
+          : p.sufficiency && p.sufficiency.sufficient
+            ? ' (here the probe set passed the sufficiency check on the observed states, which is evidence, not proof).'
+            : '.'),
     );
   } else {
     out.push('No paired probes are stored, so errors cannot be split into misreading versus acting wrongly on correct reading.');

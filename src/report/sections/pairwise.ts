@@ -1,31 +1,35 @@
 /**
  * Section 5: pairwise subject comparisons. For each metric and each pair of subjects (A before B
  * in sorted order), samples are paired on scenario x epoch (the same decision state, so the
- * pairing removes scenario difficulty from the comparison). Reported: the mean difference
- * mean(A - B) with a paired-bootstrap percentile interval, the correlation of the paired outcomes,
- * a two-sided paired z-test p-value (difference / paired SE), Holm-adjusted over every comparison
- * in the section, and the minimum detectable effect (80% power, two-sided, alpha = 1 - level) at
- * this number of pairs and this spread of the differences.
+ * pairing removes scenario difficulty from the comparison), and the pairs of one scenario are one
+ * cluster: epochs of a scenario are correlated, so the sampling unit is the scenario. Reported:
+ * mean(A - B) with a paired cluster bootstrap percentile interval (whole scenarios resampled), the
+ * correlation of the paired outcomes, a two-sided z-test p-value on the clustered (CR1) paired SE,
+ * Holm-adjusted over every comparison in the section, and the minimum detectable effect (80%
+ * power, two-sided, alpha = 1 - level) at that SE. All of it is `comparePaired`, the function
+ * behind `standoff ci paired --metric M --a A --b B`, which prints the same numbers.
  *
- * SQL builds the pairs (a join on scenario x epoch) and hands the two value vectors to
- * `pairedBootstrap` as typed arrays, ordered by scenario and epoch.
+ * SQL builds the pairs (a pivot on scenario x epoch) and hands the value vectors, ordered by
+ * scenario and epoch, with their scenario as the cluster.
  */
-import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
-import { holm, minimumDetectableEffect, pairedBootstrap } from '../../stats/index.ts';
-import { StandoffError } from '../../errors.ts';
+import { holm } from '../../stats/index.ts';
 import { cell, fixed, fmtCount, pct, pp, ppInterval, pValue, table } from '../markdown.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 import { float64Column } from '../../store/arrow.ts';
+import { MDE_POWER, tryComparePaired } from '../paired-comparison.ts';
+import type { Sampling } from '../rates.ts';
 
+export { MDE_POWER };
 export const PAIR_METRICS: MainMetric[] = ['gathered_evidence', 'policy_action', 'alignment'];
-export const MDE_POWER = 0.8;
 
 export interface Comparison {
   metric: MainMetric;
   a: string;
   b: string;
-  /** Pairs: scenario x epoch states both subjects have an observation on. */
+  /** Pairs: scenario x epoch states both subjects have a measured value on. */
   pairs: number;
+  /** Scenarios the pairs fall in (the clusters resampled). */
+  clusters: number | null;
   mean_a: number | null;
   mean_b: number | null;
   /** mean(a - b). */
@@ -33,16 +37,22 @@ export interface Comparison {
   lower: number | null;
   upper: number | null;
   level: number;
-  method: 'paired-bootstrap-percentile';
+  method: 'paired-cluster-bootstrap-percentile';
+  /** Always 'clustered' (by scenario_id) in the report. */
+  sampling: Sampling;
+  cluster: 'scenario_id';
   seed: number;
   resamples: number;
   engine: string | null;
   /** Pearson correlation of the paired outcomes (null when either side is constant). */
   correlation: number | null;
+  /** The SE behind p and the MDE: the cluster-robust (CR1) SE of mean(a - b) over scenarios. */
+  se: number | null;
+  /** The paired SE that treats every pair as independent (ddof 1), for contrast. */
   se_paired: number | null;
   p_value: number | null;
   p_holm: number | null;
-  /** Smallest true difference detected with 80% power at this n and spread (two-sided z-test). */
+  /** Smallest true difference detected with 80% power at this SE (two-sided z-test). */
   mde: number | null;
   note?: string;
 }
@@ -55,66 +65,61 @@ export interface PairwiseSection {
 }
 
 export async function pairwiseSection(ctx: ReportContext): Promise<PairwiseSection> {
-  const alpha = 1 - ctx.level;
+  const alpha = Number((1 - ctx.level).toPrecision(12));
   const comparisons: Comparison[] = [];
   if (ctx.subjects.length < 2) return { comparisons, power: MDE_POWER, alpha, note: 'only one subject: nothing to compare' };
   for (const metric of PAIR_METRICS) {
-    // One pivot per metric: a row per scenario x epoch, a column per subject (NaN when absent).
+    // One pivot per metric: a row per scenario x epoch, a column per subject (NaN when absent or not measured).
     const cols = ctx.subjects.map((_, i) => `avg(value) FILTER (WHERE subj = ${i}) AS s${i}`).join(', ');
     const t = await ctx.arrow(`SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = ${MAIN_METRICS.indexOf(metric)} GROUP BY sid, epoch ORDER BY sid, epoch`);
     const col = ctx.subjects.map((_, i) => float64Column(t, `s${i}`));
+    const sid = float64Column(t, 'sid');
+    // Subjects with no measured value at all for this metric (e.g. alignment in a run without judges).
+    const unmeasured = new Set(ctx.subjects.filter((_, i) => col[i].every((v) => Number.isNaN(v))));
     for (let i = 0; i < ctx.subjects.length; i++) {
       for (let j = i + 1; j < ctx.subjects.length; j++) {
         const a = ctx.subjects[i];
         const b = ctx.subjects[j];
         const xa: number[] = [];
         const xb: number[] = [];
+        const ids: string[] = [];
         for (let r = 0; r < col[i].length; r++) {
           if (!Number.isNaN(col[i][r]) && !Number.isNaN(col[j][r])) {
             xa.push(col[i][r]);
             xb.push(col[j][r]);
+            ids.push(String(sid[r]));
           }
         }
-        const va = Float64Array.from(xa);
-        const vb = Float64Array.from(xb);
         const base: Comparison = {
-          metric, a, b, pairs: va.length, mean_a: null, mean_b: null, difference: null, lower: null, upper: null,
-          level: ctx.level, method: 'paired-bootstrap-percentile', seed: ctx.seed, resamples: ctx.resamples, engine: null,
-          correlation: null, se_paired: null, p_value: null, p_holm: null, mde: null,
+          metric, a, b, pairs: xa.length, clusters: null, mean_a: null, mean_b: null, difference: null, lower: null, upper: null,
+          level: ctx.level, method: 'paired-cluster-bootstrap-percentile', sampling: 'clustered', cluster: 'scenario_id', seed: ctx.seed, resamples: ctx.resamples,
+          engine: null, correlation: null, se: null, se_paired: null, p_value: null, p_holm: null, mde: null,
         };
-        if (va.length < 2) {
-          comparisons.push({ ...base, note: `${va.length} pair${va.length === 1 ? '' : 's'}: too few to compare` });
+        if (unmeasured.has(a) || unmeasured.has(b)) {
+          comparisons.push({ ...base, note: `${METRIC_LABEL[metric].toLowerCase()} not measured for ${[a, b].filter((x) => unmeasured.has(x)).join(' and ')}` });
           continue;
         }
-        try {
-          const r = pairedBootstrap(va, vb, { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, method: 'percentile' });
-          const se = r.sePaired;
-          const z = se > 0 ? r.estimate / se : null;
-          const p = z === null ? (r.estimate === 0 ? 1 : 0) : 2 * normalCdf(-Math.abs(z), 0, 1);
-          const sdDiff = se * Math.sqrt(va.length);
-          let mde: number | null = null;
-          try {
-            mde = minimumDetectableEffect({ n: va.length, sdDiff, alpha, power: MDE_POWER });
-          } catch (err) {
-            if (!(err instanceof StandoffError)) throw err;
-          }
-          comparisons.push({
-            ...base,
-            mean_a: r.meanA,
-            mean_b: r.meanB,
-            difference: r.estimate,
-            lower: r.lower,
-            upper: r.upper,
-            engine: r.engine,
-            correlation: Number.isFinite(r.correlation) ? r.correlation : null,
-            se_paired: se,
-            p_value: p,
-            mde,
-          });
-        } catch (err) {
-          if (!(err instanceof StandoffError)) throw err;
-          comparisons.push({ ...base, note: err.message });
+        const r = tryComparePaired(Float64Array.from(xa), Float64Array.from(xb), ids, 'scenario_id', { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples });
+        if (!('n' in r)) {
+          comparisons.push({ ...base, note: r.note });
+          continue;
         }
+        comparisons.push({
+          ...base,
+          clusters: r.clusters ?? null,
+          mean_a: r.mean_a,
+          mean_b: r.mean_b,
+          difference: r.mean_diff,
+          lower: r.lower,
+          upper: r.upper,
+          engine: r.engine,
+          correlation: r.correlation,
+          se: r.se,
+          se_paired: r.se_paired,
+          p_value: r.p_value,
+          mde: r.mde,
+          ...(r.note ? { note: r.note } : {}),
+        });
       }
     }
   }
@@ -130,12 +135,16 @@ export function renderPairwise(p: PairwiseSection, level: number): string {
     out.push(`${p.note ?? 'No comparisons.'}\n`);
     return out.join('\n');
   }
-  const m = p.comparisons.filter((c) => c.pairs > 0).length;
+  const m = p.comparisons.filter((c) => c.p_value !== null).length;
+  const clusters = [...new Set(p.comparisons.map((c) => c.clusters).filter((x): x is number => x !== null))].sort((a, b) => a - b);
   out.push(
-    `Differences are mean(A − B) over samples paired on scenario × epoch, in percentage points, with ${L}% paired-bootstrap percentile intervals. ` +
-      `p: two-sided paired z-test (difference / paired SE); Holm: adjusted over all ${m} comparisons in this table. ` +
-      `MDE: the smallest true difference this many pairs would detect with ${Math.round(p.power * 100)}% power at α = ${fixed(p.alpha, 2)}, given the observed spread of the paired differences. ` +
-      `r: correlation of the paired outcomes (how much the pairing helps).\n`,
+    `Differences are mean(A − B) over samples paired on scenario × epoch, in percentage points. Sampling unit: the scenario: ` +
+      `the ${L}% interval is a paired cluster bootstrap (percentile) that resamples whole scenarios with all their epochs' pairs` +
+      (clusters.length ? ` (${clusters.map(fmtCount).join(' or ')} scenarios)` : '') +
+      `, and p and MDE use the cluster-robust (CR1) SE of the paired difference; treating the epochs of a scenario as independent pairs would make all three too optimistic. ` +
+      `p: two-sided z-test (difference / clustered SE); Holm: adjusted over the ${m} comparisons with a p-value. ` +
+      `MDE: the smallest true difference this design would detect with ${Math.round(p.power * 100)}% power at α = ${fixed(p.alpha, 2)}, given the observed clustered SE. ` +
+      `r: correlation of the paired outcomes (how much the pairing helps). \`standoff ci paired --metric M --a A --b B\` prints the same numbers.\n`,
   );
   out.push(
     table(
@@ -148,7 +157,7 @@ export function renderPairwise(p: PairwiseSection, level: number): string {
         pct(c.mean_a),
         pct(c.mean_b),
         pp(c.difference),
-        c.note ? cell(c.note) : ppInterval(c.lower, c.upper),
+        c.lower === null && c.note ? cell(c.note) : ppInterval(c.lower, c.upper),
         c.correlation === null ? '—' : fixed(c.correlation, 2).replace('-', '−'),
         pValue(c.p_value),
         pValue(c.p_holm),
@@ -157,5 +166,7 @@ export function renderPairwise(p: PairwiseSection, level: number): string {
       ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
   );
+  const notes = p.comparisons.filter((c) => c.note && c.lower !== null);
+  if (notes.length) out.push(notes.map((c) => `- ${METRIC_LABEL[c.metric]}, ${cell(c.a)} vs ${cell(c.b)}: ${cell(c.note)}`).join('\n') + '\n');
   return out.join('\n');
 }

@@ -1,12 +1,14 @@
 /**
- * Section 4: slices by domain, decision type and variant. Counts per (dimension value, subject,
- * metric) come from one GROUP BY GROUPING SETS query; binary metrics get exact intervals, and
- * non-binary alignment scores (split judge medians) a percentile bootstrap of the mean, run on the
- * slice's values rebuilt from their counts (the mean's bootstrap depends only on the multiset).
+ * Section 4: slices by domain, decision type and variant. Per (slice value, subject, metric): the
+ * rate with, as everywhere in the report, the sampling unit made explicit: a percentile cluster
+ * bootstrap over the slice's scenarios where epochs repeat them (`metricRates`, the same function
+ * as `standoff ci bootstrap --metric M --by DIM,subject_model`), and the exact Clopper-Pearson
+ * interval (`standoff ci exact`), which treats samples as independent. A slice holds few
+ * scenarios, so its cluster interval is crude, and the text says so.
  */
 import { cell, fmtCount, pct, pctInterval, rateCell, table } from '../markdown.ts';
+import { metricRates, type Interval } from '../rates.ts';
 import { METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
-import { exactInterval, meanInterval, type Interval } from './intervals.ts';
 
 export const SLICE_DIMENSIONS = ['domain', 'decision_type', 'variant'] as const;
 export type SliceDimension = (typeof SLICE_DIMENSIONS)[number];
@@ -17,63 +19,65 @@ export interface SliceRow {
   value: string;
   subject: string;
   metric: MainMetric;
+  /** False when the slice has observations but none was measured (e.g. alignment without judges). */
+  measured: boolean;
   successes: number;
   trials: number;
+  not_measured: number;
   estimate: number | null;
+  /** The interval shown: clustered by scenario where epochs repeat, else exact. */
   interval: Interval;
+  /** Clopper-Pearson (independent samples); null when the values are not 0/1. */
+  exact: Interval | null;
+  cluster: Interval | null;
+  /** Scenarios in the slice with an observation. */
+  scenarios: number;
 }
 
 export interface SlicesSection {
   rows: SliceRow[];
 }
 
+const NO_DATA = (level: number): Interval => ({ lower: null, upper: null, level, method: 'clopper-pearson', sampling: 'independent', note: 'no observations' });
+
 export async function slicesSection(ctx: ReportContext): Promise<SlicesSection> {
   const metricList = SLICE_METRICS.map((m) => `'${m}'`).join(', ');
-  const counts = await ctx.q(`
-    SELECT CASE WHEN grouping(domain) = 0 THEN 'domain' WHEN grouping(decision_type) = 0 THEN 'decision_type' ELSE 'variant' END AS dimension,
-           coalesce(CASE WHEN grouping(domain) = 0 THEN domain WHEN grouping(decision_type) = 0 THEN decision_type ELSE variant END, '(none)') AS slice,
-           subject, metric, value AS v, CAST(count(*) AS BIGINT) AS n
-    FROM obs WHERE metric IN (${metricList})
-    GROUP BY GROUPING SETS ((domain, subject, metric, value), (decision_type, subject, metric, value), (variant, subject, metric, value))`);
-  // (dimension, value, subject, metric) -> value -> count
-  const groups = new Map<string, { dimension: SliceDimension; value: string; subject: string; metric: MainMetric; counts: Map<number, number> }>();
-  for (const r of counts) {
-    const k = `${r.dimension}\u0000${r.slice}\u0000${r.subject}\u0000${r.metric}`;
-    let g = groups.get(k);
-    if (!g) {
-      g = { dimension: r.dimension as SliceDimension, value: String(r.slice), subject: String(r.subject), metric: r.metric as MainMetric, counts: new Map() };
-      groups.set(k, g);
-    }
-    const v = Number(r.v);
-    g.counts.set(v, (g.counts.get(v) ?? 0) + Number(r.n));
-  }
-  // Every (dimension value, subject, metric) appears, with 0/0 where a subject has no observation.
-  const values = new Map<SliceDimension, Set<string>>();
-  for (const g of groups.values()) {
-    if (!values.has(g.dimension)) values.set(g.dimension, new Set());
-    values.get(g.dimension)!.add(g.value);
-  }
   const rows: SliceRow[] = [];
   for (const dimension of SLICE_DIMENSIONS) {
-    const vals = [...(values.get(dimension) ?? [])].sort(sliceOrder(dimension));
-    for (const value of vals) {
+    const rates = await metricRates(
+      ctx.q,
+      `SELECT coalesce(${dimension}, '(none)') AS slice, subject, metric, sid, value FROM obs WHERE metric IN (${metricList})`,
+      ['slice', 'subject', 'metric'],
+      'sid',
+      { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, clusterLabel: 'scenario_id' },
+    );
+    const by = new Map(rates.map((r) => [`${r.group.slice}\u0000${r.group.subject}\u0000${r.group.metric}`, r]));
+    const values = [...new Set(rates.map((r) => String(r.group.slice)))].sort(sliceOrder(dimension));
+    // Every (slice value, subject, metric) appears, with 0/0 where a subject has no observation.
+    for (const value of values) {
       for (const metric of SLICE_METRICS) {
         for (const subject of ctx.subjects) {
-          const g = groups.get(`${dimension}\u0000${value}\u0000${subject}\u0000${metric}`);
-          const entries = g ? [...g.counts.entries()].sort((a, b) => a[0] - b[0]) : [];
-          const trials = entries.reduce((a, [, n]) => a + n, 0);
-          let successes = 0;
-          for (const [v, n] of entries) successes += v * n;
-          const binary = entries.every(([v]) => v === 0 || v === 1);
-          let interval: Interval;
-          if (binary) interval = exactInterval(successes, trials, ctx.level);
-          else {
-            const x = new Float64Array(trials);
-            let i = 0;
-            for (const [v, n] of entries) for (let j = 0; j < n; j++) x[i++] = v;
-            interval = meanInterval(x, ctx);
+          const r = by.get(`${value}\u0000${subject}\u0000${metric}`);
+          if (!r || r.trials === 0) {
+            const nm = r ? r.not_measured : 0;
+            rows.push({ dimension, value, subject, metric, measured: nm === 0, successes: 0, trials: 0, not_measured: nm, estimate: null, interval: NO_DATA(ctx.level), exact: null, cluster: null, scenarios: 0 });
+            continue;
           }
-          rows.push({ dimension, value, subject, metric, successes, trials, estimate: trials > 0 ? successes / trials : null, interval });
+          rows.push({
+            dimension,
+            value,
+            subject,
+            metric,
+            measured: true,
+            successes: r.successes,
+            trials: r.trials,
+            not_measured: r.not_measured,
+            estimate: r.estimate,
+            interval: r.interval,
+            exact: r.exact,
+            cluster: r.cluster,
+            scenarios: r.clusters,
+          });
         }
       }
     }
@@ -99,11 +103,23 @@ export function sliceOrder(dimension: string) {
 
 const DIM_LABEL: Record<SliceDimension, string> = { domain: 'Domain', decision_type: 'Decision type', variant: 'Surface variant' };
 
+function sliceCell(r: SliceRow | undefined): string {
+  if (r && !r.measured) return 'not measured';
+  if (!r || r.trials === 0) return '— (0/0)';
+  const head = Number.isInteger(r.successes) ? rateCell(r.successes, r.trials) : `${pct(r.estimate)} (${fmtCount(r.successes)}/${fmtCount(r.trials)})`;
+  const i = r.interval;
+  const tag = i.sampling === 'clustered' ? 'cl.' : 'ex.';
+  return `${head} ${i.lower === null ? `${tag} —` : `${tag} ${pctInterval(i.lower, i.upper)}`}`;
+}
+
 export function renderSlices(s: SlicesSection, subjects: string[], level: number): string {
   const L = Math.round(level * 100);
   const out: string[] = ['## 4. Slices\n'];
+  const scen = s.rows.filter((r) => r.cluster !== null).map((r) => r.scenarios);
   out.push(
-    `Each cell: rate (successes/trials) and its ${L}% exact interval (bootstrap of the mean where split judge medians make alignment non-binary). ` +
+    `Each cell: rate (successes/trials) and its ${L}% interval. *cl.*: percentile cluster bootstrap over the slice's scenarios (epochs of a scenario resampled together)` +
+      (scen.length ? `; a slice holds only ${fmtCount(Math.min(...scen))}-${fmtCount(Math.max(...scen))} scenarios, so these intervals are crude` : '') +
+      `. *ex.*: exact Clopper-Pearson, shown where no scenario repeats or the cluster bootstrap has no spread (it treats samples as independent); \`results.json\` holds both for every cell. ` +
       `Policy action has no denominator on ambiguous scenarios (NOANSWER). Slices are small: read them for direction, not for ranking.\n`,
   );
   for (const dim of SLICE_DIMENSIONS) {
@@ -114,17 +130,8 @@ export function renderSlices(s: SlicesSection, subjects: string[], level: number
     const body: string[][] = [];
     for (const value of values) {
       for (const subject of subjects) {
-        const get = (m: MainMetric) => rows.find((r) => r.value === value && r.subject === subject && r.metric === m)!;
-        body.push([
-          cell(value),
-          cell(subject),
-          ...SLICE_METRICS.map((m) => {
-            const r = get(m);
-            if (!r || r.trials === 0) return '— (0/0)';
-            const head = Number.isInteger(r.successes) ? rateCell(r.successes, r.trials) : `${pct(r.estimate)} (${fmtCount(r.successes)}/${fmtCount(r.trials)})`;
-            return `${head} ${pctInterval(r.interval.lower, r.interval.upper)}`;
-          }),
-        ]);
+        const get = (m: MainMetric) => rows.find((r) => r.value === value && r.subject === subject && r.metric === m);
+        body.push([cell(value), cell(subject), ...SLICE_METRICS.map((m) => sliceCell(get(m)))]);
       }
     }
     out.push(table([DIM_LABEL[dim], 'Subject model', ...SLICE_METRICS.map((m) => METRIC_LABEL[m])], body, ['l', 'l', 'r', 'r', 'r']));

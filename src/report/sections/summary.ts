@@ -3,8 +3,9 @@
  * input hashes) and the structural gate.
  *
  * The gate is the project's publication gate (`validateRun`, src/store/validate-run.ts: run status,
- * sample counts, required scorers on every sample, zero sample errors, distinct subject models,
- * unique episode ids), run on every run with: the three O1 scorers required for runner and
+ * sample counts, required scorers present and measured on every sample, judge errors within the
+ * `--allow-judge-errors` allowance, zero sample errors, distinct subject models, unique episode
+ * ids), run on every run with: the three O1 scorers required for runner and
  * synthetic runs (for imported runs, every scorer that appears in the run), and scenarios x epochs
  * expected samples per subject where the run records its epochs. With several runs (arms) two
  * checks are added across them: equal sample counts per subject, and no subject model in two runs.
@@ -42,6 +43,11 @@ export interface RunSummaryRow {
   epochs_observed: number;
   temperature: number | null;
   subject_temperatures: Record<string, number>;
+  /**
+   * The agent prompt variant (`runs.config.prompt`: `neutral`, or `instructed` = told to read the
+   * log); runs of standoff-protocol/1 used the instructed wording; null when not recorded.
+   */
+  prompt: string | null;
   subjects: string[];
   judges: string[];
   scenarios: number;
@@ -65,7 +71,12 @@ export interface SummaryResult {
   subjects: string[];
   judges: string[];
   hashes: RunHash[];
-  gate: { passed: boolean; checks: GateCheck[] };
+  gate: {
+    passed: boolean;
+    checks: GateCheck[];
+    /** Judge verdicts over the reported runs, how many are ERROR (failed judge calls), and the allowance. */
+    judge_verdicts: { total: number; errors: number; allowed: number };
+  };
 }
 
 async function sha256File(path: string): Promise<{ sha256: string; bytes: number }> {
@@ -144,6 +155,7 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
       epochs_observed: p ? Number(p.max_epoch) : 0,
       temperature: r.temperature,
       subject_temperatures: temps,
+      prompt: promptVariant(r.config),
       subjects,
       judges: judgesByRun.get(r.run_id) ?? [],
       scenarios: p ? Number(p.scenarios) : 0,
@@ -170,16 +182,19 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
 async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promise<SummaryResult['gate']> {
   const checks: GateCheck[] = [];
   const several = runs.length > 1;
+  const verdicts = { total: 0, errors: 0, allowed: ctx.allowJudgeErrors };
   // The project's publication gate (src/store/validate-run.ts), run by run.
   const present = await ctx.q(`SELECT run_id, list(DISTINCT scorer ORDER BY scorer) AS scorers FROM scores GROUP BY run_id`);
   const presentBy = new Map(present.map((r) => [String(r.run_id), (r.scorers as string[]).map(String)]));
   for (const r of runs) {
     const requiredScorers = r.source === 'standoff' || r.source === 'synthetic' ? O1_SCORERS : (presentBy.get(r.run_id) ?? []);
     const expectedSamples = r.epochs !== null && r.scenarios > 0 ? r.scenarios * r.epochs : undefined;
-    const v = await validateRun(ctx.storeDir, { runId: r.run_id, requiredScorers, expectedSamples });
+    const v = await validateRun(ctx.storeDir, { runId: r.run_id, requiredScorers, expectedSamples, allowJudgeErrors: ctx.allowJudgeErrors, allowTruncated: ctx.allowTruncated });
     for (const c of v.checks) {
       checks.push({ check: several ? `${c.name} (${r.run_id})` : c.name, passed: c.ok, detail: c.detail, failures: c.ok ? [] : [c.detail] });
     }
+    verdicts.total += v.verdicts.total;
+    verdicts.errors += v.verdicts.errors;
   }
   if (several) {
     // Across runs (arms of one comparison): equal sample counts and distinct subject models.
@@ -202,7 +217,12 @@ async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promis
       failures: dup.map((r) => `${r.subject_model} appears in runs ${(r.runs as string[]).join(', ')}`),
     });
   }
-  return { passed: checks.every((c) => c.passed), checks };
+  return { passed: checks.every((c) => c.passed), checks, judge_verdicts: verdicts };
+}
+
+function promptVariant(config: Record<string, unknown> | null): string | null {
+  if (typeof config?.prompt === 'string') return config.prompt;
+  return config?.protocol_version === 'standoff-protocol/1' ? 'instructed' : null;
 }
 
 function temperatureText(r: RunSummaryRow): string {
@@ -241,7 +261,7 @@ export function renderSummary(s: SummaryResult, opts: { seed: number; resamples:
   );
   out.push(
     table(
-      ['Run', 'Suite', 'Source', 'Status', 'Subjects', 'Judges', 'Scenarios', 'Epochs', 'Temperature', 'Run seed', 'Samples', 'SHA-256 (Parquet)'],
+      ['Run', 'Suite', 'Source', 'Status', 'Subjects', 'Judges', 'Scenarios', 'Epochs', 'Temperature', 'Prompt', 'Run seed', 'Samples', 'SHA-256 (Parquet)'],
       s.runs.map((r) => [
         code(r.run_id),
         cell(r.suite),
@@ -252,13 +272,21 @@ export function renderSummary(s: SummaryResult, opts: { seed: number; resamples:
         fmtCount(r.scenarios),
         String(r.epochs ?? r.epochs_observed),
         cell(temperatureText(r)),
+        cell(r.prompt ?? 'not recorded'),
         r.seed === null ? '—' : String(r.seed),
         fmtCount(r.samples),
         code(r.sha256.slice(0, 16)),
       ]),
-      ['l', 'l', 'l', 'l', 'l', 'l', 'r', 'r', 'l', 'r', 'r', 'l'],
+      ['l', 'l', 'l', 'l', 'l', 'l', 'r', 'r', 'l', 'l', 'r', 'r', 'l'],
     ),
   );
+  const prompts = s.runs.filter((r) => r.prompt !== null);
+  if (prompts.length) {
+    out.push(
+      `Prompt: ${[...new Set(prompts.map((r) => r.prompt))].map((p) => (p === 'neutral' ? '*neutral* (the agent sees the situation, the policy and the tools; nothing tells it to read the log)' : p === 'instructed' ? '*instructed* (the agent is told to fetch the system log first)' : `*${cell(p)}*`)).join('; ')}. ` +
+        `Evidence gathering measures whether an agent checks before it commits, which only the neutral prompt leaves to the agent.\n`,
+    );
+  }
   const notes = s.runs.filter((r) => r.notes);
   if (notes.length) out.push(notes.map((r) => `Notes for ${code(r.run_id)}: ${cell(r.notes)}`).join('\n\n') + '\n');
   out.push(

@@ -1,0 +1,146 @@
+/**
+ * A judge panel's verdicts as distinct patterns with counts: the data behind the report's judge
+ * section and `standoff agreement` / `standoff judges` over the store. SQL pivots the judgments to
+ * one row per judged sample (a value per judge: 1, 0, NULL for ERROR, absent) and counts the
+ * distinct rows; every statistic then runs on the weighted patterns (`src/stats`: alpha with
+ * `krippendorffAlphaBootstrapCounts`, pair agreement with `judgePairAgreement` weights,
+ * leave-one-judge-out with `leaveOneJudgeOut` weights), never on a sample-by-sample matrix.
+ */
+import { krippendorffAlphaBootstrapCounts, type AlphaLevel, type Rating } from '../stats/index.ts';
+import { quoteLiteral, type Plain } from '../store/duckdb.ts';
+
+/** One judge's entry in a pattern: its value (null for ERROR), whether it judged at all, whether it was excluded as self. */
+export interface JudgeCell {
+  value: number | null;
+  present: boolean;
+  excluded: boolean;
+}
+
+export interface JudgePattern {
+  subject: string;
+  cells: JudgeCell[];
+  count: number;
+}
+
+export interface JudgePatterns {
+  scorer: string;
+  /** Judge models, sorted. */
+  judges: string[];
+  families: (string | null)[];
+  /** Verdict counts per judge (SQL): ALIGNED, MISALIGNED, ERROR, MISALIGNED by strict parsing, and non-ERROR verdicts excluded as self. */
+  verdicts: { aligned: number; misaligned: number; error: number; rejected: number; excluded_self: number }[];
+  patterns: JudgePattern[];
+}
+
+export interface AgreementResult {
+  alpha: number | null;
+  lower: number | null;
+  upper: number | null;
+  level: number;
+  se: number | null;
+  measurement: AlphaLevel;
+  /** Pairable units (two or more values). */
+  units: number;
+  raters: number;
+  pairable_values: number;
+  resamples: number;
+  undefined_resamples: number;
+  seed: number;
+  method: 'percentile';
+  /**
+   * The bootstrap resamples rated units (samples, each with all its ratings) as independent units;
+   * epochs of one scenario are not clustered, and the output says so.
+   */
+  sampling: 'independent';
+  note?: string;
+}
+
+/**
+ * The scorer's judgments as patterns. `subject` is the SQL expression naming a sample's subject
+ * and `join` the joins that make it available (the report's `r_subject` labels; the CLI's model
+ * names), with the judgments aliased `j` and episodes `e`.
+ */
+export async function loadJudgePatterns(
+  q: (sql: string) => Promise<Record<string, Plain>[]>,
+  scorer: string,
+  subject = 'e.subject_model',
+  join = '',
+): Promise<JudgePatterns> {
+  const S = quoteLiteral(scorer);
+  const n = (cond: string) => `CAST(count(*) FILTER (WHERE ${cond}) AS BIGINT)`;
+  const judgeRows = await q(`
+    SELECT judge_model, any_value(judge_family) AS family, ${n(`verdict = 'ALIGNED'`)} AS aligned, ${n(`verdict = 'MISALIGNED'`)} AS misaligned,
+           ${n(`verdict = 'ERROR'`)} AS error, ${n(`verdict = 'MISALIGNED' AND raw IS NOT NULL AND raw <> 'MISALIGNED'`)} AS rejected,
+           ${n('excluded_self AND value IS NOT NULL')} AS excluded_self
+    FROM judgments WHERE scorer = ${S} GROUP BY judge_model ORDER BY judge_model`);
+  const judges = judgeRows.map((r) => String(r.judge_model));
+  if (judges.length === 0) return { scorer, judges, families: [], verdicts: [], patterns: [] };
+  const cols = judges
+    .map((jm, i) => {
+      const f = `FILTER (WHERE j.judge_model = ${quoteLiteral(jm)})`;
+      return `max(j.value) ${f} AS v${i}, bool_or(j.excluded_self) ${f} AS x${i}, CAST(count(*) ${f} AS INTEGER) AS c${i}`;
+    })
+    .join(', ');
+  const sel = judges.map((_, i) => `v${i}, x${i}, c${i}`).join(', ');
+  const rows = await q(`
+    WITH p AS (
+      SELECT j.run_id, j.episode_id, any_value(${subject}) AS subject, ${cols}
+      FROM judgments j JOIN episodes e ON e.run_id = j.run_id AND e.episode_id = j.episode_id ${join}
+      WHERE j.scorer = ${S} GROUP BY j.run_id, j.episode_id)
+    SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`);
+  return {
+    scorer,
+    judges,
+    families: judgeRows.map((r) => (r.family === null ? null : String(r.family))),
+    verdicts: judgeRows.map((r) => ({ aligned: Number(r.aligned), misaligned: Number(r.misaligned), error: Number(r.error), rejected: Number(r.rejected), excluded_self: Number(r.excluded_self) })),
+    patterns: rows.map((r) => ({
+      subject: String(r.subject),
+      cells: judges.map((_, i) => ({
+        value: r[`v${i}`] === null ? null : Number(r[`v${i}`]),
+        present: Number(r[`c${i}`]) > 0,
+        excluded: r[`x${i}`] === true,
+      })),
+      count: Number(r.n),
+    })),
+  };
+}
+
+/** Judges x patterns matrix of `pick(cell)` (null where a judge gave no value). */
+export function patternMatrix(p: JudgePatterns, pick: (c: JudgeCell) => number | null = (c) => c.value): (number | null)[][] {
+  return p.judges.map((_, j) => p.patterns.map((x) => (x.cells[j].present ? pick(x.cells[j]) : null)));
+}
+
+/**
+ * Krippendorff's alpha with a percentile bootstrap over units from rated units given as patterns
+ * (raters x patterns) with counts; units without any value are left out. `standoff agreement`
+ * (store or file) and the report's judge section both call this, so they agree for a seed.
+ */
+export function agreementFromCounts(
+  patterns: ReadonlyArray<ReadonlyArray<Rating>>,
+  counts: ArrayLike<number>,
+  opts: { level: AlphaLevel; ciLevel?: number; seed: number; resamples: number },
+): AgreementResult {
+  const P = counts.length;
+  const keep = Array.from({ length: P }, (_, u) => patterns.some((row) => row[u] !== null && row[u] !== undefined));
+  const m = patterns.map((row) => row.filter((_, u) => keep[u]));
+  const w = Array.from(counts).filter((_, u) => keep[u]);
+  const b = krippendorffAlphaBootstrapCounts(m, w, opts.level, { resamples: opts.resamples, levelCI: opts.ciLevel, seed: opts.seed });
+  const out: AgreementResult = {
+    alpha: b.estimate,
+    lower: b.lower,
+    upper: b.upper,
+    level: b.level,
+    se: b.se,
+    measurement: opts.level,
+    units: b.pairableUnits,
+    raters: b.raters,
+    pairable_values: b.pairableValues,
+    resamples: b.resamples,
+    undefined_resamples: b.undefinedResamples,
+    seed: b.seed,
+    method: 'percentile',
+    sampling: 'independent',
+  };
+  if (b.estimate === null) out.note = 'alpha is undefined: no unit has two values, or the pairable values show no variation';
+  return out;
+}

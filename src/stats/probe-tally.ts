@@ -1,0 +1,68 @@
+import { dataError } from '../errors.ts';
+import { show } from './arg-checks.ts';
+import type { ProbeRow, ProbeTally } from './probe-outcomes.ts';
+
+/** A probe row standing for `weight` identical states (e.g. one row of a SQL `GROUP BY` with its count). */
+export type WeightedProbeRow = Pick<ProbeRow, 'all_facts_correct' | 'action_correct' | 'probes_answered' | 'probes_total' | 'probe_accuracy' | 'composed_correct'> & {
+  /** How many states the row stands for: a non-negative integer (1 for a single state). */
+  weight: number;
+};
+
+/**
+ * The weighted tally behind the paired-probe outcome table: the four cells (all facts right /
+ * some fact wrong x action right / wrong), states without an applicable probe, the sums behind
+ * mean and pooled probe accuracy, coverage, and, over states with a composed action, the
+ * composition counts (composed right, decision right, repaired, broken). Each row counts
+ * `weight` times, so callers that aggregate in SQL pass one row per distinct outcome pattern with
+ * its count instead of one row per state; `probeOutcomeFromTally` turns the tally into shares with
+ * intervals, and `probeOutcomes` is this tally with weight 1 per state.
+ *
+ * Source: Li, Krishnan & Padman, "Reading Right, Acting Wrong" (arXiv:2610.18579), sections 2.3
+ * and B.3 (four outcomes; mean probe accuracy; coverage, unanswerable probes counted wrong) and
+ * 6.1 (composition vs the model's own decision on the same states). A tally is a sum, so it is
+ * exact: the test checks it against `probeOutcomes` on the expanded rows.
+ *
+ * Degenerate cases: no rows -> every count 0; a row with probes_total 0 counts only in
+ * `statesWithoutProbes`. A weight that is not a non-negative integer throws `dataError`
+ * ('stats.badCount'); rows are not otherwise validated here (`probeOutcomes` validates per state).
+ *
+ * @example
+ * import { probeTally } from './probe-tally.ts';
+ * const t = probeTally([
+ *   { all_facts_correct: true, action_correct: false, probes_answered: 4, probes_total: 4, probe_accuracy: 1, composed_correct: true, weight: 3 },
+ *   { all_facts_correct: false, action_correct: false, probes_answered: 4, probes_total: 4, probe_accuracy: 0.75, composed_correct: false, weight: 2 },
+ * ]);
+ * // t.fraw = 3, t.fwaw = 2, t.repaired = 3, t.accSum = 4.5, t.pooledNum = 18
+ */
+export function probeTally(rows: readonly WeightedProbeRow[]): ProbeTally {
+  const t: ProbeTally = { frar: 0, fraw: 0, fwar: 0, fwaw: 0, statesWithoutProbes: 0, accSum: 0, pooledNum: 0, answered: 0, total: 0, cn: 0, composedRight: 0, decisionRightOnComposed: 0, repaired: 0, broken: 0 };
+  if (!Array.isArray(rows)) throw dataError('stats.badShape', `probeTally requires an array of rows, got ${show(rows)}`);
+  rows.forEach((r, i) => {
+    const w = r.weight;
+    if (typeof w !== 'number' || !Number.isInteger(w) || w < 0) throw dataError('stats.badCount', `probeTally requires rows[${i}].weight to be an integer >= 0, got ${show(w)}`);
+    if (w === 0) return;
+    if (r.probes_total === 0) {
+      t.statesWithoutProbes += w;
+      return;
+    }
+    const facts = r.all_facts_correct;
+    const action = r.action_correct;
+    if (facts && action) t.frar += w;
+    else if (facts) t.fraw += w;
+    else if (action) t.fwar += w;
+    else t.fwaw += w;
+    t.accSum += w * r.probe_accuracy;
+    t.pooledNum += w * r.probe_accuracy * r.probes_total;
+    t.answered += w * r.probes_answered;
+    t.total += w * r.probes_total;
+    const composed = r.composed_correct;
+    if (composed !== null && composed !== undefined) {
+      t.cn += w;
+      if (composed) t.composedRight += w;
+      if (action) t.decisionRightOnComposed += w;
+      if (composed && !action) t.repaired += w;
+      if (!composed && action) t.broken += w;
+    }
+  });
+  return t;
+}
