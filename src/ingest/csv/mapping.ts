@@ -28,7 +28,7 @@ export const scoreSpecSchema = z.strictObject({
 });
 
 export const judgesSpecSchema = z.strictObject({
-  scorer: z.string().min(1).describe('The scorer the judges grade (`judgments.scorer`).'),
+  scorer: z.string().default('').describe('The scorer the judges grade (`judgments.scorer`); may be left to `--judged-scorer`.'),
   columns: z.array(z.string().min(1)).min(1).describe('One source column per judge: each becomes that judge\'s judgments (`judge_model` = the column name).'),
   values: z
     .record(z.string(), z.number().nullable())
