@@ -17,7 +17,6 @@ import {
 import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
 import { StandoffError, dataError, usageError } from '../errors.ts';
 import { checkColumns, getMetric, loadMetric } from './metrics.ts';
-import { numericColumn, readInputFile, textColumn } from './input-file.ts';
 import { float64Column, withStore, type Group, type StoreSource } from './ci.ts';
 
 type Method = 'percentile' | 'bca' | 'basic';
@@ -58,7 +57,7 @@ export interface BootstrapCi {
 }
 
 /** One group's interval; a statistic that is undefined for the group becomes a null result with a note. */
-function intervalFor(values: Float64Array, clusters: string[] | null, o: BootstrapCiOptions): BootstrapCi {
+export function intervalFor(values: Float64Array, clusters: string[] | null, o: BootstrapCiOptions): BootstrapCi {
   const base = { n: values.length, estimate: null, lower: null, upper: null, level: o.level, method: o.method, resamples: o.resamples, seed: o.seed };
   try {
     const r = clusters
@@ -97,15 +96,7 @@ function intervalFor(values: Float64Array, clusters: string[] | null, o: Bootstr
 }
 
 export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
-  if (o.input) {
-    if (o.metric) throw usageError('ci.conflict', 'give either --input or --metric, not both');
-    if (!o.value) throw usageError('ci.missingArg', '--input needs --value COL (the numeric column)');
-    if (o.by?.length) throw usageError('ci.conflict', '--by works over the store; with --input, split the file first');
-    const t = await readInputFile(o.input, [o.value, ...(o.cluster ? [o.cluster] : [])]);
-    const values = numericColumn(t, o.value);
-    if (values.length < 2) throw dataError('ci.tooFew', `input file ${o.input}: column "${o.value}" has ${values.length} value; a bootstrap needs at least 2`);
-    return intervalFor(values, o.cluster ? textColumn(t, o.cluster) : null, o);
-  }
+  if (o.input) return (await import('./ci-input.ts')).ciBootstrapInput(o);
   if (!o.metric) throw usageError('ci.missingArg', 'give --metric NAME (see standoff ci --list-metrics) or --input FILE --value COL');
   const by = o.by ?? [];
   if (o.cluster) checkColumns([o.cluster], '--cluster');
@@ -174,7 +165,7 @@ export interface PairedCi {
   note?: string;
 }
 
-function pairedFrom(a: string, b: string, keys: string[], va: Map<string, number>, vb: Map<string, number>, clusterOf: Map<string, string> | null, o: PairedCiOptions, metric?: string): PairedCi {
+export function pairedFrom(a: string, b: string, keys: string[], va: Map<string, number>, vb: Map<string, number>, clusterOf: Map<string, string> | null, o: PairedCiOptions, metric?: string): PairedCi {
   const shared = keys.filter((k) => va.has(k) && vb.has(k));
   const dropped = new Set([...va.keys(), ...vb.keys()]).size - shared.length;
   if (shared.length === 0) throw dataError('paired.noPairs', `--a "${a}" and --b "${b}" share no paired items`);
@@ -234,28 +225,9 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
   if (!o.a || !o.b) throw usageError('ci.missingArg', 'ci paired needs --a and --b');
   if (o.a === o.b) throw usageError('ci.sameArms', `--a and --b are both "${o.a}"`);
   if (o.input) {
-    for (const f of ['item', 'arm', 'value'] as const) if (!o[f]) throw usageError('ci.missingArg', `--input needs --${f} COL`);
-    const t = await readInputFile(o.input, [o.item!, o.arm!, o.value!, ...(o.cluster ? [o.cluster] : [])]);
-    const items = textColumn(t, o.item!);
-    const arms = textColumn(t, o.arm!);
-    const values = numericColumn(t, o.value!);
-    const clusterCol = o.cluster ? textColumn(t, o.cluster) : null;
-    for (const arm of [o.a, o.b]) {
-      if (!arms.includes(arm)) throw dataError('paired.noArm', `input file ${o.input}: no rows with ${o.arm} = "${arm}" (arms: ${[...new Set(arms)].slice(0, 10).join(', ')})`);
-    }
-    const va = new Map<string, number>();
-    const vb = new Map<string, number>();
-    const clusterOf = clusterCol ? new Map<string, string>() : null;
-    const order: string[] = [];
-    items.forEach((item, i) => {
-      const m = arms[i] === o.a ? va : arms[i] === o.b ? vb : null;
-      if (!m) return;
-      if (m.has(item)) throw dataError('paired.duplicateItem', `input file ${o.input}: line ${i + 2}: item "${item}" appears twice for arm "${arms[i]}"`);
-      m.set(item, values[i]);
-      if (clusterOf) clusterOf.set(item, clusterCol![i]);
-      if (!va.has(item) || !vb.has(item)) order.push(item);
-    });
-    return pairedFrom(o.a, o.b, [...new Set(order)], va, vb, clusterOf, o);
+    const r = await (await import('./ci-input.ts')).ciPairedInput(o);
+    if (Array.isArray(r)) throw usageError('ci.conflict', 'ciPaired gives one comparison; use ciPairedInput for --by');
+    return r;
   }
   if (!o.metric) throw usageError('ci.missingArg', 'give --metric NAME, or --input FILE --item COL --arm COL --value COL');
   getMetric(o.metric);

@@ -63,6 +63,8 @@ export interface CsvFileProblem {
   order?: number;
   /** Order of the file among the files of one command. */
   fileIndex?: number;
+  /** `row` for a file without lines (Parquet: the row number, from 1). */
+  unit?: 'line' | 'row';
 }
 
 /** The name of the i-th field of a record under `header` (`column N` past its end). */
@@ -71,7 +73,8 @@ export const fieldName = (header: readonly string[], i: number | null) => (i ===
 /** The text of a problem: `FILE: line N, field "x": message`. */
 export function formatProblem(p: CsvFileProblem): string {
   if (p.line <= 0) return `${p.file}: ${p.message}`;
-  const where = p.field === null ? `line ${p.line}` : `line ${p.line}, field ${JSON.stringify(p.field)}`;
+  const at = `${p.unit ?? 'line'} ${p.line}`;
+  const where = p.field === null ? at : `${at}, field ${JSON.stringify(p.field)}`;
   return `${p.file}: ${where}: ${p.message}`;
 }
 

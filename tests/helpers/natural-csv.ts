@@ -66,3 +66,22 @@ export function writeNaturalCsv(file: string, seed = 11): NaturalRow[] {
   writeFileSync(file, naturalCsv(rows));
   return rows;
 }
+
+/**
+ * Blanks the `correct` cell of every 97th data row (0-based row index % 97 == 0): the file for the
+ * `--missing` tests (tests/oracle/gen_input_shapes.py applies the same rule).
+ */
+export function withMissingCorrect(csv: string): string {
+  const lines = csv.split('\n');
+  return lines
+    .map((line, k) => {
+      if (k === 0 || line === '' || (k - 1) % 97 !== 0) return line;
+      const cells = line.split(',');
+      cells[3] = '';
+      return cells.join(',');
+    })
+    .join('\n');
+}
+
+// `npx tsx tests/helpers/natural-csv.ts OUT.csv` writes the file (for tests/oracle/gen_input_shapes.py).
+if (process.argv[1]?.endsWith('natural-csv.ts') && process.argv[2]) writeNaturalCsv(process.argv[2]);
