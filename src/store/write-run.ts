@@ -631,7 +631,8 @@ export async function writeRun(storeDir: string, bundle: RunBundle | WritableRun
           const file = await fileOf(table);
           await withConnection(db, async (c) => {
             if (planned.has(table)) await columnar.setVariables(c);
-            await c.run(`COPY (${select}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
+            // SqlRows are the large ones (CSV ingest): ZSTD's fastest level.
+            await c.run(`COPY (${select}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd${selects.has(table) ? ', COMPRESSION_LEVEL 1' : ''})`);
           });
           await fsyncPath(file);
         });

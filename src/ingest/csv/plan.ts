@@ -284,7 +284,9 @@ export function resolvePlan(
   const label = (name: string) => sourceOf.get(name) ?? name;
   const orderOf = (name: string) => (sourceOf.has(name) ? (col.get(sourceOf.get(name)!) ?? -1) : -1);
   const idOf = () => `concat(${get('subject_model', 'VARCHAR')}, '/', ${get('scenario_id', 'VARCHAR')}, '/', ${get('epoch', 'INTEGER')})`;
-  if (table === 'episodes' || table === 'judgments') outer.push(`${provided.has('episode_id') ? get('episode_id', 'VARCHAR') : idOf()} AS "__id"`);
+  // The episode id, over the staged columns: computed where it is used (cheaper than staging a
+  // million distinct strings).
+  const ID = provided.has('episode_id') ? get('episode_id', 'VARCHAR') : idOf();
   if (table === 'probe_answers') outer.push(`${provided.has('state_id') ? get('state_id', 'VARCHAR') : `concat(${get('scenario_id', 'VARCHAR')}, '/', ${get('epoch', 'INTEGER')})`} AS "__state"`);
   if (table === 'judgments') {
     const hasVerdict = provided.has('verdict');
@@ -382,14 +384,14 @@ export function resolvePlan(
   const keys: KeySource[] = [];
   const keyRows = (parts: string[], where = '') =>
     `SELECT rowid AS r, ${parts.length === 1 ? parts[0] : `concat_ws(chr(0), ${parts.join(', ')})`} AS k FROM ${q(stage)} WHERE NOT "__bad"${where}`;
-  if (table === 'episodes') keys.push({ table: 'episodes', sql: keyRows(['"__id"']), what: 'episode', field: label('episode_id') });
+  if (table === 'episodes') keys.push({ table: 'episodes', sql: keyRows([ID]), what: 'episode', field: label('episode_id') });
   if (table === 'judgments') {
-    keys.push({ table: 'judgments', sql: keyRows(['"__id"', get('scorer', 'VARCHAR'), get('judge_model', 'VARCHAR')]), what: 'judgment (episode, scorer, judge)', field: null });
+    keys.push({ table: 'judgments', sql: keyRows([ID, get('scorer', 'VARCHAR'), get('judge_model', 'VARCHAR')]), what: 'judgment (episode, scorer, judge)', field: null });
   }
   for (const jc of judgeCols) {
     keys.push({
       table: 'judgments',
-      sql: keyRows(['"__id"', lit(mapping.judges!.scorer), lit(jc.column)], ` AND ${q(`jp${jc.j}`)}`),
+      sql: keyRows([ID, lit(mapping.judges!.scorer), lit(jc.column)], ` AND ${q(`jp${jc.j}`)}`),
       what: 'judgment (episode, scorer, judge)',
       field: jc.column,
     });
@@ -419,13 +421,13 @@ export function resolvePlan(
   const outputs = (lines: string): Partial<Record<OutTable, string[]>> => {
     const out: Partial<Record<OutTable, string[]>> = {};
     if (table === 'episodes') {
-      out.episodes = [selectOf('episodes', { ...base('episodes'), episode_id: '"__id"' })];
+      out.episodes = [selectOf('episodes', { ...base('episodes'), episode_id: ID })];
       if (scoreCols.length) {
         out.scores = scoreCols.map((s) =>
           selectOf(
             'scores',
             {
-              episode_id: '"__id"',
+              episode_id: ID,
               scorer: lit(s.scorer),
               value: q(`s${s.k}`),
               answer: s.answer ? q(`a${s.k}`) : 'NULL',
@@ -440,13 +442,13 @@ export function resolvePlan(
         out.judgments = judgeCols.map((jc) =>
           selectOf(
             'judgments',
-            { episode_id: '"__id"', scorer: lit(mapping.judges!.scorer), judge_model: lit(jc.column), verdict: q(`jr${jc.j}`), value: q(`jv${jc.j}`), excluded_self: 'false' },
+            { episode_id: ID, scorer: lit(mapping.judges!.scorer), judge_model: lit(jc.column), verdict: q(`jr${jc.j}`), value: q(`jv${jc.j}`), excluded_self: 'false' },
             ` WHERE ${q(`jp${jc.j}`)}`,
           ),
         );
       }
     } else if (table === 'judgments') {
-      out.judgments = [selectOf('judgments', { ...base('judgments'), episode_id: '"__id"', verdict: '"__verdict"', value: '"__value"' })];
+      out.judgments = [selectOf('judgments', { ...base('judgments'), episode_id: ID, verdict: '"__verdict"', value: '"__value"' })];
     } else if (table === 'probe_answers') {
       const correct = provided.has('correct') ? get('correct', 'BOOLEAN') : `coalesce(${get('answer', 'VARCHAR')} = ${get('expected', 'VARCHAR')}, false)`;
       out.probe_answers = [selectOf('probe_answers', { ...base('probe_answers'), state_id: '"__state"', correct })];
