@@ -8,7 +8,12 @@
  * before the ingest went through DuckDB), and the 10M-row ingest in bounded memory (its peak is
  * printed). The COPY and the ingest alternate over three rounds; the ratio is of the best time of
  * each (the machine is shared: the load average is printed beside each figure), with every round's
- * ratio shown too. Run alone: `npx tsx bench/ingest-csv.ts [rows]`.
+ * ratio shown too. Run alone: `npx tsx bench/ingest-csv.ts [rows] [--no-large]`.
+ *
+ * A floor is printed beside it: DuckDB alone writing the ingest's own two tables (episodes with the
+ * store's 22 columns and scores, ZSTD, at once as writeRun does) from the same file, with no checks
+ * and no hash, proven equal to the ingest's output. It is what any ingest that writes this store
+ * costs at least; the COPY baseline writes one 7-column file.
  */
 import { spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -18,7 +23,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { once } from 'node:events';
 import { ingestCsv } from '../src/ingest/ingest-csv.ts';
-import { createDb, quoteLiteral, withConnection } from '../src/store/duckdb.ts';
+import { createDb, quoteIdent, quoteLiteral, withConnection } from '../src/store/duckdb.ts';
+import { fileColumns } from '../src/schema/tables.ts';
 
 export interface IngestCsvBenchResult {
   rows: number;
@@ -26,7 +32,9 @@ export interface IngestCsvBenchResult {
   /** Best of three, cold first. */
   ingestMs: number;
   duckdbMs: number;
-  rounds: { ingestMs: number; duckdbMs: number; load: number }[];
+  /** DuckDB alone writing the ingest's own two tables from the file, no checks (best of three). */
+  floorMs: number;
+  rounds: { ingestMs: number; duckdbMs: number; floorMs: number; load: number }[];
   /** ingestMs / duckdbMs (best of each). */
   ratio: number;
   /** Peak resident set size of the process after the first ingest (before any DuckDB COPY), MiB. */
@@ -89,12 +97,60 @@ async function timeCopy(file: string, out: string): Promise<number> {
   }
 }
 
-/** The 10M-row case in a child process (see the module comment). */
-function runLarge(rows: number): IngestCsvBenchResult['large'] {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'ingest-csv.ts'), String(rows), '--large'], {
+/** The ingest's output for the bench file as plain DuckDB SQL over typed columns (no checks at all). */
+function floorSelect(table: 'episodes' | 'scores'): string {
+  const given: Record<string, string> =
+    table === 'episodes'
+      ? { episode_id: `concat(model, '/', sample_id, '/', epoch)`, subject_model: 'model', scenario_id: 'sample_id', epoch: 'epoch', target: 'target', status: `'valid'`, decision_tool: 'decision_tool', latency_ms: 'latency_ms' }
+      : { episode_id: `concat(model, '/', sample_id, '/', epoch)`, scorer: `'score'`, value: `CASE score WHEN 'C' THEN 1.0 WHEN 'I' THEN 0.0 END`, noanswer: `score = 'N'` };
+  return `SELECT ${fileColumns(table)
+    .map((c) => `CAST(${given[c.name] ?? 'NULL'} AS ${c.type}) AS ${quoteIdent(c.name)}`)
+    .join(', ')} FROM src`;
+}
+
+/**
+ * The floor under any ingest that writes the store's episodes and scores: DuckDB reads the file
+ * (typed by its own casts), then writes both tables at once as writeRun does (ZSTD level 1), no
+ * checks, no hash. Checked equal to what the ingest wrote (EXCEPT ALL both ways) before it counts.
+ */
+async function timeFloor(file: string, dir: string, traces: string, runId: string): Promise<number> {
+  const db = await createDb({ threads: 2, memoryLimit: '512MB' });
+  try {
+    const columns = `{'model': 'VARCHAR', 'sample_id': 'VARCHAR', 'epoch': 'INTEGER', 'target': 'VARCHAR', 'decision_tool': 'VARCHAR', 'score': 'VARCHAR', 'latency_ms': 'DOUBLE'}`;
+    const out = (t: string) => join(dir, `floor-${t}.parquet`);
+    const t0 = performance.now();
+    await withConnection(db, (c) => c.run(`CREATE TABLE src AS SELECT * FROM read_csv(${quoteLiteral(file)}, auto_detect = false, header = true, columns = ${columns})`));
+    await Promise.all(
+      (['episodes', 'scores'] as const).map((t) =>
+        withConnection(db, (c) => c.run(`COPY (${floorSelect(t)}) TO ${quoteLiteral(out(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`)),
+      ),
+    );
+    const ms = performance.now() - t0;
+    await withConnection(db, async (c) => {
+      for (const t of ['episodes', 'scores']) {
+        const ours = `read_parquet(${quoteLiteral(join(traces, t, `run_id=${runId}`, 'data.parquet'))}, hive_partitioning = false)`;
+        const floor = `read_parquet(${quoteLiteral(out(t))})`;
+        const r = await c.runAndReadAll(`SELECT (SELECT count(*) FROM (FROM ${ours} EXCEPT ALL FROM ${floor}))::INTEGER + (SELECT count(*) FROM (FROM ${floor} EXCEPT ALL FROM ${ours}))::INTEGER AS d`);
+        const d = r.getRowObjectsJS()[0]!.d as number;
+        if (d !== 0) throw new Error(`the floor does not write the ingest's ${t} (${d} rows differ)`);
+      }
+    });
+    return ms;
+  } finally {
+    db.closeSync();
+  }
+}
+
+/** The 10M-row case: the file is written here, the ingest runs in a child process of its own. */
+async function runLarge(rows: number): Promise<IngestCsvBenchResult['large']> {
+  const dir = await mkdtemp(join(tmpdir(), 'standoff-bench-csv-large-'));
+  const file = join(dir, 'samples.csv');
+  await generate(file, rows);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'ingest-csv.ts'), file, '--large'], {
     encoding: 'utf8',
     maxBuffer: 1 << 20,
   });
+  await rm(dir, { recursive: true, force: true });
   const line = r.stdout.trim().split('\n').pop() ?? '';
   if (r.status !== 0 || !line.startsWith('{')) {
     console.log(`  10M-row ingest failed (exit ${r.status}): ${r.stderr.trim().split('\n').pop()}`);
@@ -103,15 +159,16 @@ function runLarge(rows: number): IngestCsvBenchResult['large'] {
   return JSON.parse(line);
 }
 
-/** Child: generate `rows`, ingest once, print the figures as one JSON line. */
-async function large(rows: number): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'standoff-bench-csv-large-'));
+/** Child: ingest `file` once (nothing else in this process), print the figures as one JSON line. */
+async function large(file: string): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'standoff-bench-csv-large-traces-'));
   try {
-    const file = join(dir, 'samples.csv');
-    await generate(file, rows);
     const fileBytes = (await stat(file)).size;
     const load = load1();
-    const ingestMs = await timeIngest(file, join(dir, 'traces'), 'bench-large');
+    const t0 = performance.now();
+    const s = await ingestCsv([file], { traces: join(dir, 'traces'), runId: 'bench-large' });
+    const ingestMs = performance.now() - t0;
+    const rows = s.tables.episodes ?? 0;
     process.stdout.write(JSON.stringify({ rows, fileBytes, ingestMs: Math.round(ingestMs), peakRssMiB: mib(process.resourceUsage().maxRSS), load }) + '\n');
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -131,28 +188,36 @@ export async function benchIngestCsv(rows = 1_000_000, largeRows = 10_000_000): 
       // Cold ingest first (as a user runs it), then the COPY; the order alternates after that.
       let ingestMs: number;
       let duckdbMs: number;
+      const traces = join(dir, `traces-${k}`);
       if (k % 2 === 0) {
-        ingestMs = await timeIngest(file, join(dir, `traces-${k}`), 'bench-csv');
+        ingestMs = await timeIngest(file, traces, 'bench-csv');
         if (k === 0) peakRssMiB = mib(process.resourceUsage().maxRSS);
         duckdbMs = await timeCopy(file, join(dir, `copy-${k}.parquet`));
       } else {
         duckdbMs = await timeCopy(file, join(dir, `copy-${k}.parquet`));
-        ingestMs = await timeIngest(file, join(dir, `traces-${k}`), 'bench-csv');
+        ingestMs = await timeIngest(file, traces, 'bench-csv');
       }
-      rounds.push({ ingestMs: Math.round(ingestMs), duckdbMs: Math.round(duckdbMs), load });
-      await rm(join(dir, `traces-${k}`), { recursive: true, force: true });
+      const floorMs = await timeFloor(file, dir, traces, 'bench-csv');
+      rounds.push({ ingestMs: Math.round(ingestMs), duckdbMs: Math.round(duckdbMs), floorMs: Math.round(floorMs), load });
+      await rm(traces, { recursive: true, force: true });
     }
     const ingestMs = Math.min(...rounds.map((r) => r.ingestMs));
     const duckdbMs = Math.min(...rounds.map((r) => r.duckdbMs));
+    const floorMs = Math.min(...rounds.map((r) => r.floorMs));
     const ratio = Math.round((ingestMs / duckdbMs) * 100) / 100;
     const mark = (ok: boolean) => (ok ? 'ok' : 'MISSED');
     console.log(`ingest csv: ${rows.toLocaleString('en-US')} rows, ${(fileBytes / 1048576).toFixed(1)} MiB`);
     for (const [i, r] of rounds.entries()) {
-      console.log(`  round ${i + 1}: ingestCsv ${(r.ingestMs / 1000).toFixed(2)} s, DuckDB COPY read_csv -> parquet ${(r.duckdbMs / 1000).toFixed(2)} s, ratio ${(r.ingestMs / r.duckdbMs).toFixed(2)}x (load ${r.load})`);
+      console.log(
+        `  round ${i + 1}: ingestCsv ${(r.ingestMs / 1000).toFixed(2)} s, DuckDB COPY read_csv -> parquet ${(r.duckdbMs / 1000).toFixed(2)} s, ratio ${(r.ingestMs / r.duckdbMs).toFixed(2)}x; floor ${(r.floorMs / 1000).toFixed(2)} s (load ${r.load})`,
+      );
     }
     console.log(`  best: ingestCsv ${(ingestMs / 1000).toFixed(2)} s vs DuckDB COPY ${(duckdbMs / 1000).toFixed(2)} s: ${ratio}x  [target <= 1.5x: ${mark(ratio <= 1.5)}]`);
+    console.log(
+      `  floor: DuckDB alone writing the same episodes + scores (store schema, ZSTD), no checks: ${(floorMs / 1000).toFixed(2)} s = ${(floorMs / duckdbMs).toFixed(2)}x the COPY; ingest / floor ${(ingestMs / floorMs).toFixed(2)}x`,
+    );
     console.log(`  peak RSS after the ingest: ${peakRssMiB} MiB  [target < 729 MiB: ${mark(peakRssMiB < 729)}]`);
-    const big = largeRows > 0 ? runLarge(largeRows) : null;
+    const big = largeRows > 0 ? await runLarge(largeRows) : null;
     if (big) {
       console.log(
         `  ${big.rows.toLocaleString('en-US')} rows (${(big.fileBytes / 1048576).toFixed(0)} MiB) in a process of their own: ${(big.ingestMs / 1000).toFixed(1)} s, peak RSS ${big.peakRssMiB} MiB (load ${big.load})`,
@@ -163,6 +228,7 @@ export async function benchIngestCsv(rows = 1_000_000, largeRows = 10_000_000): 
       fileBytes,
       ingestMs,
       duckdbMs,
+      floorMs,
       rounds,
       ratio,
       peakRssMiB,
@@ -175,7 +241,6 @@ export async function benchIngestCsv(rows = 1_000_000, largeRows = 10_000_000): 
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  const n = process.argv[2] ? Number(process.argv[2]) : undefined;
-  if (process.argv.includes('--large')) await large(n ?? 10_000_000);
-  else await benchIngestCsv(n, process.argv.includes('--no-large') ? 0 : undefined);
+  if (process.argv.includes('--large')) await large(process.argv[2]!);
+  else await benchIngestCsv(process.argv[2] ? Number(process.argv[2]) : undefined, process.argv.includes('--no-large') ? 0 : undefined);
 }
