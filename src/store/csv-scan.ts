@@ -26,6 +26,8 @@ import { createHash } from 'node:crypto';
 export const MAX_FIELD_BYTES = 1024 * 1024;
 /** Largest number of fields in the header. */
 export const MAX_FIELDS = 4096;
+/** Problems kept per file (in line order; far more than any error list shows). */
+const MAX_PROBLEMS = 1000;
 
 export type CsvProblemCode =
   | 'emptyFile'
@@ -202,7 +204,7 @@ export class CsvScanner {
 
   private problem(code: CsvProblemCode, field: number | null, message: string, fatal = false, line = this.line, record = this.rec): void {
     const p: CsvProblem = { code, line, record, field, message, fatal };
-    this.problems.push(p);
+    if (this.problems.length < MAX_PROBLEMS || fatal) this.problems.push(p);
     if (fatal) {
       this.fatal = p;
       this.st = S.Stopped;
