@@ -384,7 +384,10 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
         const d = detectMapping(header, flags);
         const candidates = d.candidates.filter((c) => header.indexOf(c) === header.lastIndexOf(c));
         if (candidates.length > 0 || d.mapping.judges) {
-          const stats = candidates.length > 0 ? await columnStats(conn, file, header, head.skip, candidates, `peek_${fi}`).catch(() => ({})) : {};
+          // The values of the candidates, and of the scores when the judged scorer is to be found.
+          const scored = d.mapping.judges && !d.mapping.judges.scorer ? d.mapping.scores.map((x) => x.column) : [];
+          const peek = [...new Set([...candidates, ...scored])].filter((c) => header.includes(c));
+          const stats = peek.length > 0 ? await columnStats(conn, file, header, head.skip, peek, `peek_${fi}`).catch(() => ({})) : {};
           const why = completeDetection({ ...d, candidates }, stats, flags);
           if (why) {
             problems.add({ file, fileIndex: fi, line: 1, field: null, code: 'noJudgedScorer', message: why });

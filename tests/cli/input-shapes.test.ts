@@ -40,7 +40,7 @@ it('the oracle was computed on this very file', () => {
   expect(createHash('sha256').update(readFileSync(csv)).digest('hex')).toBe(ORACLE.csv_sha256);
 });
 
-describe('ci exact --input --value --by', () => {
+describe('ci exact --input --value --by', { timeout: 240_000 }, () => {
   it('counts a 0/1 column per group: Clopper-Pearson as R binom.test', () => {
     const got = json(['ci', 'exact', '--input', csv, '--value', 'correct', '--by', 'model']);
     expect(got.map((g: any) => g.group.model)).toEqual(Object.keys(ORACLE.exact_by_model));
@@ -81,7 +81,7 @@ describe('ci exact --input --value --by', () => {
   });
 });
 
-describe('ci bootstrap --input --by', () => {
+describe('ci bootstrap --input --by', { timeout: 240_000 }, () => {
   it('one interval per group: mean and CLT SE as numpy, percentile interval as scipy.stats.bootstrap', () => {
     const got = json(['ci', 'bootstrap', '--input', csv, '--value', 'quality', '--by', 'model', ...R]);
     expect(got.map((g: any) => g.group.model)).toEqual(Object.keys(ORACLE.bootstrap_by_model));
@@ -96,7 +96,7 @@ describe('ci bootstrap --input --by', () => {
   });
 });
 
-describe('ci paired --input --item with a composite key', () => {
+describe('ci paired --input --item with a composite key', { timeout: 240_000 }, () => {
   it('pairs on sample_id,epoch: mean difference, paired SE and p-value as numpy/scipy, interval as scipy.stats.bootstrap', () => {
     const g = json(['ci', 'paired', '--input', csv, '--item', 'sample_id,epoch', '--arm', 'model', '--value', 'correct', '--a', 'acme-large', '--b', 'acme-small', ...R]);
     const o = ORACLE.paired;
@@ -129,7 +129,7 @@ describe('ci paired --input --item with a composite key', () => {
   });
 });
 
-describe('agreement --input: long or wide ratings', () => {
+describe('agreement --input: long or wide ratings', { timeout: 240_000 }, () => {
   it('wide (--raters, a composite --unit) and long (--unit/--rater/--value) give NLTK\'s interval alpha', () => {
     const wide = json(['agreement', '--input', csv, '--unit', 'sample_id,epoch,model', '--raters', 'judge_a,judge_b,judge_c', '--measure', 'interval', '--resamples', '200']);
     expect(wide.alpha).toBeCloseTo(ORACLE.alpha_interval.alpha, 10);
@@ -152,7 +152,7 @@ describe('agreement --input: long or wide ratings', () => {
   });
 });
 
-describe('--input errors are one line per problem in the ingest format; the sniffer never speaks', () => {
+describe('--input errors are one line per problem in the ingest format; the sniffer never speaks', { timeout: 240_000 }, () => {
   const bad = (name: string, body: string | Buffer, args: string[], want: RegExp) => {
     const f = join(dir, name);
     writeFileSync(f, body);

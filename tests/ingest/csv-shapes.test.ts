@@ -46,7 +46,7 @@ async function dump(traces: string): Promise<Record<string, string[]>> {
   }
 }
 
-describe('the contract command (issue 11, point 1)', () => {
+describe('the contract command (issue 11, point 1)', { timeout: 240_000 }, () => {
   let traces: string;
   beforeAll(() => {
     traces = join(dir, 'contract');
@@ -158,6 +158,19 @@ describe('the contract command (issue 11, point 1)', () => {
     expect(await dump(mapped)).toEqual(await dump(traces));
   }, 120_000);
 
+  it('judge columns without --judged-scorer grade the one score that is not 0/1', async () => {
+    const t = join(dir, 'judged');
+    const sum = await ingestCsv([csv], { traces: t, runId: 'r1', dryRun: true, flags: { subject: 'model', item: 'sample_id', epoch: 'epoch', scores: ['correct', 'quality'], judgeColumns: [...JUDGES] } });
+    expect(sum.mapping.judges).toEqual({ scorer: 'quality', columns: [...JUDGES] });
+    // With two scores that are not 0/1 there is no telling: the ingest asks.
+    const two = join(dir, 'two-scales.csv');
+    const lines = naturalCsv(rows).trim().split('\n');
+    writeFileSync(two, lines.map((l, i) => (i === 0 ? `${l},effort` : `${l},${rows[i - 1]!.quality}`)).join('\n') + '\n');
+    const err = await ingestCsv([two], { traces: t, flags: { judgeColumns: [...JUDGES] }, dryRun: true }).catch((e) => e);
+    expect(err.code).toBe('ingest.noJudgedScorer');
+    expect(err.message).toMatch(/judge columns judge_a, judge_b, judge_c found, but not which scorer they grade: pass --judged-scorer NAME \(scores: correct, quality, effort\)/);
+  });
+
   it('takes several files, each with its own map (--map FILE=MAP, or a manifest), as one run', async () => {
     // The first two models as the file above; the others exported by another tool, other names.
     const a = join(dir, 'part-a.csv');
@@ -206,7 +219,7 @@ describe('the contract command (issue 11, point 1)', () => {
   }, 120_000);
 });
 
-describe('a repeated option that would silently override another is an error', () => {
+describe('a repeated option that would silently override another is an error', { timeout: 240_000 }, () => {
   it('exits 2 and leaves the store byte-identical', async () => {
     const traces = join(dir, 'refused');
     await ingestCsv([csv], { traces, runId: 'first' });
