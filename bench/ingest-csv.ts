@@ -110,8 +110,8 @@ function floorSelect(table: 'episodes' | 'scores'): string {
 
 /**
  * The floor under any ingest that writes the store's episodes and scores: DuckDB reads the file
- * (typed by its own casts), then writes both tables at once as writeRun does (ZSTD level 1), no
- * checks, no hash. Checked equal to what the ingest wrote (EXCEPT ALL both ways) before it counts.
+ * (typed by its own casts), then writes both tables at once, one thread each, as the ingest does
+ * (ZSTD level 1), no checks, no hash. Checked equal to what the ingest wrote (EXCEPT ALL both ways) before it counts.
  */
 async function timeFloor(file: string, dir: string, traces: string, runId: string): Promise<number> {
   const db = await createDb({ threads: 2, memoryLimit: '512MB' });
@@ -119,7 +119,10 @@ async function timeFloor(file: string, dir: string, traces: string, runId: strin
     const columns = `{'model': 'VARCHAR', 'sample_id': 'VARCHAR', 'epoch': 'INTEGER', 'target': 'VARCHAR', 'decision_tool': 'VARCHAR', 'score': 'VARCHAR', 'latency_ms': 'DOUBLE'}`;
     const out = (t: string) => join(dir, `floor-${t}.parquet`);
     const t0 = performance.now();
-    await withConnection(db, (c) => c.run(`CREATE TABLE src AS SELECT * FROM read_csv(${quoteLiteral(file)}, auto_detect = false, header = true, columns = ${columns})`));
+    await withConnection(db, async (c) => {
+      await c.run(`CREATE TABLE src AS SELECT * FROM read_csv(${quoteLiteral(file)}, auto_detect = false, header = true, columns = ${columns})`);
+      await c.run('SET threads = 1'); // as the ingest writes: one thread per table, side by side
+    });
     await Promise.all(
       (['episodes', 'scores'] as const).map((t) =>
         withConnection(db, (c) => c.run(`COPY (${floorSelect(t)}) TO ${quoteLiteral(out(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`)),
