@@ -184,7 +184,7 @@ export function resolvePlan(
       const conv = convertSql(kind, raw, { required, options: f.options });
       const name = `v_${f.name}`;
       inner.push(`${conv.value} AS ${q(name)}`);
-      cellChecks.push({ field: source, order: index, kind, options: f.options, why: conv.why, raw: c(index), bad: conv.bad(q(name)) });
+      cellChecks.push({ field: source, order: index, kind, options: f.options, why: conv.why, raw: c(index), bad: conv.bad(`(${conv.value})`) });
       fx.set(f.name, q(name));
     } else if (Object.hasOwn(mapping.constants, f.name)) {
       provided.add(f.name);
@@ -235,7 +235,7 @@ export function resolvePlan(
     if (index < 0) return;
     const sc = scoreSql(c(index), s.values);
     inner.push(`${sc.value} AS ${q(`s${k}`)}`, `${sc.present} AS ${q(`p${k}`)}`);
-    cellChecks.push({ field: s.column, order: index, kind: 'score', why: sc.why, raw: c(index), bad: sc.bad(q(`s${k}`)) });
+    cellChecks.push({ field: s.column, order: index, kind: 'score', why: sc.why, raw: c(index), bad: sc.bad(`(${sc.value})`) });
     scoreCols.push({ scorer: s.scorer, k, answer: answer >= 0, explanation: explanation >= 0 });
     if (answer >= 0) inner.push(`${c(answer)} AS ${q(`a${k}`)}`);
     if (explanation >= 0) inner.push(`${c(explanation)} AS ${q(`x${k}`)}`);
@@ -247,12 +247,13 @@ export function resolvePlan(
       if (index < 0) return;
       const t = `upper(${trimmed(c(index))})`;
       const sc = scoreSql(c(index), mapping.judges!.values);
+      const jv = `CASE WHEN ${t} IN ${VERDICTS} THEN CASE ${t} WHEN 'ALIGNED' THEN CAST(1 AS DOUBLE) WHEN 'MISALIGNED' THEN CAST(0 AS DOUBLE) END ELSE ${sc.value} END`;
       inner.push(
-        `CASE WHEN ${t} IN ${VERDICTS} THEN CASE ${t} WHEN 'ALIGNED' THEN CAST(1 AS DOUBLE) WHEN 'MISALIGNED' THEN CAST(0 AS DOUBLE) END ELSE ${sc.value} END AS ${q(`jv${j}`)}`,
+        `${jv} AS ${q(`jv${j}`)}`,
         `CASE WHEN ${t} IN ${VERDICTS} THEN ${t} END AS ${q(`jr${j}`)}`,
         `${sc.present} AS ${q(`jp${j}`)}`,
       );
-      cellChecks.push({ field: name, order: index, kind: 'score', why: `CASE WHEN ${t} IN ${VERDICTS} THEN NULL ELSE ${sc.why} END`, raw: c(index), bad: sc.bad(q(`jv${j}`)) });
+      cellChecks.push({ field: name, order: index, kind: 'score', why: `CASE WHEN ${t} IN ${VERDICTS} THEN NULL ELSE ${sc.why} END`, raw: c(index), bad: sc.bad(`(${jv})`) });
       judgeCols.push({ column: name, j });
     });
   }
@@ -333,14 +334,13 @@ export function resolvePlan(
   const stage = `stage_${fileIndex}`;
   const sourceColumns = sourceColumnsOf(used);
 
-  // Three levels: cells converted (raw columns passed along), then the cheap cell checks and the
-  // derived columns, then the row checks; the raw columns are not kept.
-  const rawCols = sourceColumnsOf(used).map((i) => c(i));
+  // One level where it can be: the cell checks repeat the conversions, which DuckDB computes once
+  // (common subexpressions); derived columns and row checks need a second level.
   const stageSql = (relation: string) => {
-    const innerSql = `SELECT ${[...inner, ...rawCols].join(', ')} FROM ${relation}`;
-    const middle = `SELECT *, coalesce(${cellBad}, false) AS "__cellbad"${outer.length ? `, ${outer.join(', ')}` : ''} FROM (${innerSql})`;
-    const exclude = rawCols.length ? ` EXCLUDE (${rawCols.join(', ')})` : '';
-    return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT *${exclude}, "__cellbad" OR coalesce(${rowBad}, false) AS "__bad" FROM (${middle})`;
+    const cells = `${[...inner, `coalesce(${cellBad}, false) AS "__cellbad"`].join(', ')}`;
+    if (outer.length === 0 && rowChecks.length === 0) return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT ${cells}, "__cellbad" AS "__bad" FROM ${relation}`;
+    const middle = `SELECT *${outer.length ? `, ${outer.join(', ')}` : ''} FROM (SELECT ${cells} FROM ${relation})`;
+    return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT *, "__cellbad" OR coalesce(${rowBad}, false) AS "__bad" FROM (${middle})`;
   };
 
   // The raw table (c0, c1, ...) joined to the stage: unqualified "c<i>" columns are the raw ones.
