@@ -266,8 +266,9 @@ async function loadFile(
 async function checkKeys(conn: DuckDBConnection, sources: { key: KeySource; file: LoadedFile }[], problems: CsvProblems, files: string[], limit: number): Promise<void> {
   if (sources.length === 0) return;
   const union = sources.map((s, i) => `SELECT ${s.file.plan.fileIndex} AS f, ${i} AS src, r, k FROM (${s.key.sql})`).join(' UNION ALL ');
-  // Distinct 64-bit hashes first (a hash collision only costs the exact query below, which finds nothing).
-  const d = await conn.runAndReadAll(`SELECT count(*) - count(DISTINCT hash(k)) AS d FROM (${union})`);
+  // Repeated 64-bit hashes first (a hash collision only costs the exact query below, which finds
+  // nothing); a GROUP BY, which spills under the memory limit, where count(DISTINCT) would not.
+  const d = await conn.runAndReadAll(`SELECT count(*) AS d FROM (SELECT hash(k) AS h FROM (${union}) GROUP BY h HAVING count(*) > 1)`);
   if (Number(d.getRowObjectsJS()[0]!.d) === 0) return;
   const rows = (
     await conn.runAndReadAll(
