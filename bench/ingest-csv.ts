@@ -1,60 +1,47 @@
 /**
- * Bench: `ingestCsv` on a 1,000,000-row per-sample CSV, against a plain DuckDB
- * `COPY (SELECT * FROM read_csv(...)) TO '...parquet'` of the same file in the same process.
+ * Bench: `ingestCsv` on a 1,000,000-row per-sample CSV, against DuckDB's own
+ * `COPY (FROM read_csv(...)) TO '...parquet'` of the same file in the same process, in the same
+ * run; and a 10,000,000-row CSV ingested in a child process of its own (its peak RSS is the
+ * ingest's alone).
  *
- * Targets: ingest under 15 s, within 2x of the DuckDB copy, peak RSS under 1 GB.
- * Run alone: `npx tsx bench/ingest-csv.ts [rows]`.
+ * Targets (issue 14): ingest within 1.5x of the DuckDB COPY, peak RSS below 729 MB (the figure
+ * before the ingest went through DuckDB), and the 10M-row ingest in bounded memory (its peak is
+ * printed). The COPY and the ingest alternate over three rounds; the ratio is of the best time of
+ * each (the machine is shared: the load average is printed beside each figure), with every round's
+ * ratio shown too. Run alone: `npx tsx bench/ingest-csv.ts [rows] [--no-large]`.
  *
- * A second baseline shows what the 2x bar asks for: DuckDB alone writing the ingest's own output
- * (the episodes and scores tables with every schema column, ZSTD, as `writeRun` does: the file
- * read once with fixed VARCHAR columns into a table, then one COPY per table) with no checks at all.
- * The bench proves it is the same output (EXCEPT ALL both ways against what `ingestCsv` wrote is
- * empty) before it reports the time. That is a floor for any ingest that uses DuckDB's Parquet
- * writer, and it is above 2x of the plain COPY on its own.
- *
- * After the timed ingest (cold, as a user runs it) the parts are timed again, warm: the check
- * alone (a dry run), the write alone (`writeRun` of the checked columns), and the CSV reading
- * alone (parse and hash, no checks): the floors the ingest cannot go under.
+ * A floor is printed beside it: DuckDB alone writing the ingest's own two tables (episodes with the
+ * store's 22 columns and scores, ZSTD, at once as writeRun does) from the same file, with no checks
+ * and no hash, proven equal to the ingest's output. It is what any ingest that writes this store
+ * costs at least; the COPY baseline writes one 7-column file.
  */
+import { spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { once } from 'node:events';
-import { checkCsvRun, ingestCsv } from '../src/ingest/ingest-csv.ts';
-import { parseCsvFile } from '../src/ingest/csv/parse-csv.ts';
-import { writeRun } from '../src/store/write-run.ts';
-import { createHash } from 'node:crypto';
-import { createDb, quoteLiteral, withConnection } from '../src/store/duckdb.ts';
+import { ingestCsv } from '../src/ingest/ingest-csv.ts';
+import { createDb, quoteIdent, quoteLiteral, withConnection } from '../src/store/duckdb.ts';
+import { fileColumns } from '../src/schema/tables.ts';
 
 export interface IngestCsvBenchResult {
   rows: number;
   fileBytes: number;
+  /** Best of three, cold first. */
   ingestMs: number;
   duckdbMs: number;
-  /** The same ingest as a dry run (parse and check only, no write), run after: the breakdown. */
-  checkMs: number;
-  /** `writeRun` alone of the checked run (columns staged and written as Parquet), warm. */
-  writeMs: number;
-  /** Reading the CSV alone: parse and SHA-256, no checks, no rows kept (a floor). */
-  parseMs: number;
-  /**
-   * DuckDB alone writing the same episodes + scores tables from the file, no checks (a floor; the
-   * bench checks it equals the ingest's output).
-   */
-  duckdbSameOutputMs: number;
-  /** ingestMs / duckdbMs. */
+  /** DuckDB alone writing the ingest's own two tables from the file, no checks (best of three). */
+  floorMs: number;
+  rounds: { ingestMs: number; duckdbMs: number; floorMs: number; load: number }[];
+  /** ingestMs / duckdbMs (best of each). */
   ratio: number;
-  /** duckdbSameOutputMs / duckdbMs: where the floor sits against the issue's baseline. */
-  floorRatio: number;
-  /** ingestMs / duckdbSameOutputMs. */
-  ratioToFloor: number;
-  /** Peak resident set size of the process after the ingest (before the DuckDB copy), MiB. */
+  /** Peak resident set size of the process after the first ingest (before any DuckDB COPY), MiB. */
   peakRssMiB: number;
-  /** Peak RSS at the end (DuckDB copy included), MiB. */
-  peakRssEndMiB: number;
-  targets: { underSeconds: boolean; within2x: boolean; under1GB: boolean };
+  /** The 10M-row ingest in its own process. */
+  large: { rows: number; fileBytes: number; ingestMs: number; peakRssMiB: number; load: number } | null;
+  targets: { within15x: boolean; under729MB: boolean };
 }
 
 const MODELS = ['openai/gpt-oss-120b', 'nvidia/nemotron-3-super-120b', 'minimax/minimax-m3', 'sim:hasty', 'sim:careful'];
@@ -62,7 +49,7 @@ const TOOLS = ['issue_statement', 'escalate', 'request_authorization', 'withdraw
 const SCORES = ['C', 'I', 'N'];
 
 /** Writes a per-sample CSV: one row per (model, scenario, epoch), unique episode keys. */
-async function generate(file: string, rows: number): Promise<void> {
+export async function generate(file: string, rows: number): Promise<void> {
   const out = createWriteStream(file, { highWaterMark: 1 << 20 });
   out.write('model,sample_id,epoch,target,decision_tool,score,latency_ms\n');
   const scenarios = 1000;
@@ -87,54 +74,68 @@ async function generate(file: string, rows: number): Promise<void> {
 }
 
 const mib = (kb: number) => Math.round(kb / 1024);
+const load1 = () => Math.round(loadavg()[0]! * 100) / 100;
 
-const CSV_COLUMNS = ['model', 'sample_id', 'epoch', 'target', 'decision_tool', 'score', 'latency_ms'];
+async function timeIngest(file: string, traces: string, runId: string): Promise<number> {
+  const t0 = performance.now();
+  const s = await ingestCsv([file], { traces, runId });
+  const ms = performance.now() - t0;
+  if (!s.tables.episodes) throw new Error('no episodes written');
+  return ms;
+}
 
-/** The ingest's output for the bench file, as DuckDB SQL over the raw VARCHAR columns (no checks). */
-const EPISODES_SQL = `SELECT concat(model, '/', sample_id, '/', epoch) AS episode_id, model AS subject_model,
-  NULL::VARCHAR AS subject_family, sample_id AS scenario_id, NULL::VARCHAR AS domain, NULL::VARCHAR AS decision_type,
-  NULL::VARCHAR AS variant, CAST(epoch AS INTEGER) AS epoch, target, 'valid' AS status, NULL::VARCHAR AS invalid_reason,
-  decision_tool, NULL::VARCHAR AS decision_args, false AS gathered_evidence, 0 AS log_reads, 0 AS turns,
-  NULL::INTEGER AS input_tokens, NULL::INTEGER AS output_tokens, CAST(latency_ms AS DOUBLE) AS latency_ms,
-  NULL::TIMESTAMP AS started_at, NULL::VARCHAR AS error FROM src`;
-const SCORES_SQL = `SELECT concat(model, '/', sample_id, '/', epoch) AS episode_id, 'score' AS scorer,
-  CASE score WHEN 'C' THEN 1.0 WHEN 'I' THEN 0.0 ELSE NULL END AS value, NULL::VARCHAR AS answer,
-  score = 'N' AS noanswer, NULL::VARCHAR AS explanation FROM src`;
-
-/**
- * DuckDB alone writing the ingest's two tables from `file` (see the module comment); returns the
- * time of the read and the two COPYs, after checking the files equal the ingest's partitions.
- */
-async function duckdbSameOutput(file: string, dir: string, traces: string, runId: string): Promise<number> {
+async function timeCopy(file: string, out: string): Promise<number> {
   const db = await createDb({ threads: 2 });
   try {
-    const ep = join(dir, 'floor-episodes.parquet');
-    const sc = join(dir, 'floor-scores.parquet');
-    const columns = `{${CSV_COLUMNS.map((c) => `${quoteLiteral(c)}: 'VARCHAR'`).join(', ')}}`;
+    return await withConnection(db, async (conn) => {
+      const t0 = performance.now();
+      await conn.run(`COPY (FROM read_csv(${quoteLiteral(file)})) TO ${quoteLiteral(out)} (FORMAT parquet)`);
+      return performance.now() - t0;
+    });
+  } finally {
+    db.closeSync();
+  }
+}
+
+/** The ingest's output for the bench file as plain DuckDB SQL over typed columns (no checks at all). */
+function floorSelect(table: 'episodes' | 'scores'): string {
+  const given: Record<string, string> =
+    table === 'episodes'
+      ? { episode_id: `concat(model, '/', sample_id, '/', epoch)`, subject_model: 'model', scenario_id: 'sample_id', epoch: 'epoch', target: 'target', status: `'valid'`, decision_tool: 'decision_tool', latency_ms: 'latency_ms' }
+      : { episode_id: `concat(model, '/', sample_id, '/', epoch)`, scorer: `'score'`, value: `CASE score WHEN 'C' THEN 1.0 WHEN 'I' THEN 0.0 END`, noanswer: `score = 'N'` };
+  return `SELECT ${fileColumns(table)
+    .map((c) => `CAST(${given[c.name] ?? 'NULL'} AS ${c.type}) AS ${quoteIdent(c.name)}`)
+    .join(', ')} FROM src`;
+}
+
+/**
+ * The floor under any ingest that writes the store's episodes and scores: DuckDB reads the file
+ * (typed by its own casts), then writes both tables at once, one thread each, as the ingest does
+ * (ZSTD level 1), no checks, no hash. Checked equal to what the ingest wrote (EXCEPT ALL both ways) before it counts.
+ */
+async function timeFloor(file: string, dir: string, traces: string, runId: string): Promise<number> {
+  const db = await createDb({ threads: 2, memoryLimit: '512MB' });
+  try {
+    const columns = `{'model': 'VARCHAR', 'sample_id': 'VARCHAR', 'epoch': 'INTEGER', 'target': 'VARCHAR', 'decision_tool': 'VARCHAR', 'score': 'VARCHAR', 'latency_ms': 'DOUBLE'}`;
+    const out = (t: string) => join(dir, `floor-${t}.parquet`);
     const t0 = performance.now();
-    await withConnection(db, (c) =>
-      c.run(`CREATE TABLE src AS SELECT * FROM read_csv(${quoteLiteral(file)}, auto_detect = false, header = true, delim = ',', quote = '"', escape = '"', strict_mode = true, columns = ${columns})`),
+    await withConnection(db, async (c) => {
+      await c.run(`CREATE TABLE src AS SELECT * FROM read_csv(${quoteLiteral(file)}, auto_detect = false, header = true, columns = ${columns})`);
+      await c.run('SET threads = 1'); // as the ingest writes: one thread per table, side by side
+    });
+    await Promise.all(
+      (['episodes', 'scores'] as const).map((t) =>
+        withConnection(db, (c) => c.run(`COPY (${floorSelect(t)}) TO ${quoteLiteral(out(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`)),
+      ),
     );
-    // One COPY after the other: faster here than two at once (each COPY already uses both threads).
-    for (const [sql, out] of [
-      [EPISODES_SQL, ep],
-      [SCORES_SQL, sc],
-    ]) {
-      await withConnection(db, (c) => c.run(`COPY (${sql}) TO ${quoteLiteral(out!)} (FORMAT parquet, COMPRESSION zstd)`));
-    }
     const ms = performance.now() - t0;
     await withConnection(db, async (c) => {
-      for (const [table, out] of [
-        ['episodes', ep],
-        ['scores', sc],
-      ] as const) {
-        const ours = `read_parquet(${quoteLiteral(join(traces, table, `run_id=${runId}`, 'data.parquet'))}, hive_partitioning = false)`;
-        const floor = `read_parquet(${quoteLiteral(out)})`;
-        const r = await c.runAndReadAll(
-          `SELECT (SELECT count(*) FROM (FROM ${ours} EXCEPT ALL FROM ${floor}))::INTEGER + (SELECT count(*) FROM (FROM ${floor} EXCEPT ALL FROM ${ours}))::INTEGER AS d`,
-        );
+      for (const t of ['episodes', 'scores']) {
+        const ours = `read_parquet(${quoteLiteral(join(traces, t, `run_id=${runId}`, 'data.parquet'))}, hive_partitioning = false)`;
+        const floor = `read_parquet(${quoteLiteral(out(t))})`;
+        const r = await c.runAndReadAll(`SELECT (SELECT count(*) FROM (FROM ${ours} EXCEPT ALL FROM ${floor}))::INTEGER + (SELECT count(*) FROM (FROM ${floor} EXCEPT ALL FROM ${ours}))::INTEGER AS d`);
         const d = r.getRowObjectsJS()[0]!.d as number;
-        if (d !== 0) throw new Error(`the DuckDB floor does not write the ingest's ${table} (${d} rows differ)`);
+        if (d !== 0) throw new Error(`the floor does not write the ingest's ${t} (${d} rows differ)`);
       }
     });
     return ms;
@@ -143,77 +144,106 @@ async function duckdbSameOutput(file: string, dir: string, traces: string, runId
   }
 }
 
-export async function benchIngestCsv(rows = 1_000_000): Promise<IngestCsvBenchResult> {
+/** The 10M-row case: the file is written here, the ingest runs in a child process of its own. */
+async function runLarge(rows: number): Promise<IngestCsvBenchResult['large']> {
+  const dir = await mkdtemp(join(tmpdir(), 'standoff-bench-csv-large-'));
+  const file = join(dir, 'samples.csv');
+  await generate(file, rows);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'ingest-csv.ts'), file, '--large'], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
+  await rm(dir, { recursive: true, force: true });
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.status !== 0 || !line.startsWith('{')) {
+    console.log(`  10M-row ingest failed (exit ${r.status}): ${r.stderr.trim().split('\n').pop()}`);
+    return null;
+  }
+  return JSON.parse(line);
+}
+
+/** Child: ingest `file` once (nothing else in this process), print the figures as one JSON line. */
+async function large(file: string): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'standoff-bench-csv-large-traces-'));
+  try {
+    const fileBytes = (await stat(file)).size;
+    const load = load1();
+    const t0 = performance.now();
+    const s = await ingestCsv([file], { traces: join(dir, 'traces'), runId: 'bench-large' });
+    const ingestMs = performance.now() - t0;
+    const rows = s.tables.episodes ?? 0;
+    process.stdout.write(JSON.stringify({ rows, fileBytes, ingestMs: Math.round(ingestMs), peakRssMiB: mib(process.resourceUsage().maxRSS), load }) + '\n');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function benchIngestCsv(rows = 1_000_000, largeRows = 10_000_000): Promise<IngestCsvBenchResult> {
   const dir = await mkdtemp(join(tmpdir(), 'standoff-bench-csv-'));
   try {
     const file = join(dir, 'samples.csv');
     await generate(file, rows);
     const fileBytes = (await stat(file)).size;
-
-    const t0 = performance.now();
-    const summary = await ingestCsv([file], { traces: join(dir, 'traces'), runId: 'bench-csv' });
-    const ingestMs = performance.now() - t0;
-    const peakRssMiB = mib(process.resourceUsage().maxRSS);
-    if (summary.tables.episodes !== rows) throw new Error(`expected ${rows} episodes, got ${summary.tables.episodes}`);
-
-    const db = await createDb({ threads: 2 });
-    let duckdbMs = 0;
-    try {
-      await withConnection(db, async (conn) => {
-        const t1 = performance.now();
-        await conn.run(`COPY (SELECT * FROM read_csv(${quoteLiteral(file)})) TO ${quoteLiteral(join(dir, 'x.parquet'))} (FORMAT parquet)`);
-        duckdbMs = performance.now() - t1;
-      });
-    } finally {
-      db.closeSync();
+    const rounds: IngestCsvBenchResult['rounds'] = [];
+    let peakRssMiB = 0;
+    for (let k = 0; k < 3; k++) {
+      const load = load1();
+      // Cold ingest first (as a user runs it), then the COPY; the order alternates after that.
+      let ingestMs: number;
+      let duckdbMs: number;
+      const traces = join(dir, `traces-${k}`);
+      if (k % 2 === 0) {
+        ingestMs = await timeIngest(file, traces, 'bench-csv');
+        if (k === 0) peakRssMiB = mib(process.resourceUsage().maxRSS);
+        duckdbMs = await timeCopy(file, join(dir, `copy-${k}.parquet`));
+      } else {
+        duckdbMs = await timeCopy(file, join(dir, `copy-${k}.parquet`));
+        ingestMs = await timeIngest(file, traces, 'bench-csv');
+      }
+      const floorMs = await timeFloor(file, dir, traces, 'bench-csv');
+      rounds.push({ ingestMs: Math.round(ingestMs), duckdbMs: Math.round(duckdbMs), floorMs: Math.round(floorMs), load });
+      await rm(traces, { recursive: true, force: true });
     }
-    const peakRssEndMiB = mib(process.resourceUsage().maxRSS);
-    const duckdbSameOutputMs = await duckdbSameOutput(file, dir, join(dir, 'traces'), 'bench-csv');
-    const t2 = performance.now();
-    await ingestCsv([file], { traces: join(dir, 'traces'), runId: 'bench-csv-dry', dryRun: true });
-    const checkMs = performance.now() - t2;
-    const { bundle } = await checkCsvRun([file], { traces: join(dir, 'traces-w'), runId: 'bench-csv-w' });
-    const t3 = performance.now();
-    await writeRun(join(dir, 'traces-w'), bundle, { trusted: true });
-    const writeMs = performance.now() - t3;
-    const t4 = performance.now();
-    const hash = createHash('sha256');
-    await parseCsvFile(file, { onRecord: () => undefined, onError: () => undefined }, { onChunk: (c) => hash.update(c) });
-    hash.digest('hex');
-    const parseMs = performance.now() - t4;
-    const ratio = ingestMs / duckdbMs;
-    const result: IngestCsvBenchResult = {
-      rows,
-      fileBytes,
-      ingestMs: Math.round(ingestMs),
-      duckdbMs: Math.round(duckdbMs),
-      checkMs: Math.round(checkMs),
-      writeMs: Math.round(writeMs),
-      parseMs: Math.round(parseMs),
-      duckdbSameOutputMs: Math.round(duckdbSameOutputMs),
-      ratio: Math.round(ratio * 100) / 100,
-      floorRatio: Math.round((duckdbSameOutputMs / duckdbMs) * 100) / 100,
-      ratioToFloor: Math.round((ingestMs / duckdbSameOutputMs) * 100) / 100,
-      peakRssMiB,
-      peakRssEndMiB,
-      targets: { underSeconds: ingestMs < 15_000, within2x: ratio <= 2, under1GB: peakRssMiB < 1024 },
-    };
+    const ingestMs = Math.min(...rounds.map((r) => r.ingestMs));
+    const duckdbMs = Math.min(...rounds.map((r) => r.duckdbMs));
+    const floorMs = Math.min(...rounds.map((r) => r.floorMs));
+    const ratio = Math.round((ingestMs / duckdbMs) * 100) / 100;
     const mark = (ok: boolean) => (ok ? 'ok' : 'MISSED');
     console.log(`ingest csv: ${rows.toLocaleString('en-US')} rows, ${(fileBytes / 1048576).toFixed(1)} MiB`);
-    console.log(`  ingestCsv (parse, check, write episodes+scores Parquet): ${(ingestMs / 1000).toFixed(2)} s  [target < 15 s: ${mark(result.targets.underSeconds)}]`);
-    console.log(`    parts, warm: parse + check (a dry run) ${(checkMs / 1000).toFixed(2)} s; writeRun of the checked columns ${(writeMs / 1000).toFixed(2)} s`);
-    console.log(`    floor: reading the CSV alone (parse + SHA-256, no checks) ${(parseMs / 1000).toFixed(2)} s`);
-    console.log(`  DuckDB COPY read_csv -> parquet:                         ${(duckdbMs / 1000).toFixed(2)} s`);
-    console.log(`  ratio: ${result.ratio}x  [target <= 2x: ${mark(result.targets.within2x)}]`);
-    console.log(`  floor: DuckDB alone writing the same episodes + scores tables, no checks: ${(duckdbSameOutputMs / 1000).toFixed(2)} s = ${result.floorRatio}x the plain COPY; ingest / floor ${result.ratioToFloor}x`);
-    console.log(`  peak RSS after ingest: ${peakRssMiB} MiB  [target < 1024 MiB: ${mark(result.targets.under1GB)}]; at end: ${peakRssEndMiB} MiB`);
-    return result;
+    for (const [i, r] of rounds.entries()) {
+      console.log(
+        `  round ${i + 1}: ingestCsv ${(r.ingestMs / 1000).toFixed(2)} s, DuckDB COPY read_csv -> parquet ${(r.duckdbMs / 1000).toFixed(2)} s, ratio ${(r.ingestMs / r.duckdbMs).toFixed(2)}x; floor ${(r.floorMs / 1000).toFixed(2)} s (load ${r.load})`,
+      );
+    }
+    console.log(`  best: ingestCsv ${(ingestMs / 1000).toFixed(2)} s vs DuckDB COPY ${(duckdbMs / 1000).toFixed(2)} s: ${ratio}x  [target <= 1.5x: ${mark(ratio <= 1.5)}]`);
+    console.log(
+      `  floor: DuckDB alone writing the same episodes + scores (store schema, ZSTD), no checks: ${(floorMs / 1000).toFixed(2)} s = ${(floorMs / duckdbMs).toFixed(2)}x the COPY; ingest / floor ${(ingestMs / floorMs).toFixed(2)}x`,
+    );
+    console.log(`  peak RSS after the ingest: ${peakRssMiB} MiB  [target < 729 MiB: ${mark(peakRssMiB < 729)}]`);
+    const big = largeRows > 0 ? await runLarge(largeRows) : null;
+    if (big) {
+      console.log(
+        `  ${big.rows.toLocaleString('en-US')} rows (${(big.fileBytes / 1048576).toFixed(0)} MiB) in a process of their own: ${(big.ingestMs / 1000).toFixed(1)} s, peak RSS ${big.peakRssMiB} MiB (load ${big.load})`,
+      );
+    }
+    return {
+      rows,
+      fileBytes,
+      ingestMs,
+      duckdbMs,
+      floorMs,
+      rounds,
+      ratio,
+      peakRssMiB,
+      large: big,
+      targets: { within15x: ratio <= 1.5, under729MB: peakRssMiB < 729 },
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  const n = process.argv[2] ? Number(process.argv[2]) : undefined;
-  await benchIngestCsv(n);
+  if (process.argv.includes('--large')) await large(process.argv[2]!);
+  else await benchIngestCsv(process.argv[2] ? Number(process.argv[2]) : undefined, process.argv.includes('--no-large') ? 0 : undefined);
 }

@@ -17,7 +17,6 @@ import { StandoffError, dataError, usageError } from '../errors.ts';
 import { checkColumns, countNotMeasured, getMetric, loadMetric } from './metrics.ts';
 import { DEGENERATE, type Sampling } from './rates.ts';
 import { comparePaired, type PairedComparison } from './paired-comparison.ts';
-import { numericColumn, readInputFile, textColumn } from './input-file.ts';
 import { float64Column, withStore, type Group, type StoreSource } from './ci.ts';
 
 type Method = 'percentile' | 'bca' | 'basic';
@@ -67,7 +66,7 @@ export interface BootstrapCi {
 }
 
 /** One group's interval; a statistic that is undefined for the group becomes a null result with a note. */
-function intervalFor(values: Float64Array, clusters: string[] | null, o: BootstrapCiOptions, clusterName?: string): BootstrapCi {
+export function intervalFor(values: Float64Array, clusters: string[] | null, o: BootstrapCiOptions, clusterName?: string): BootstrapCi {
   const sampling: Sampling = clusters ? 'clustered' : 'independent';
   const base = { n: values.length, sampling, ...(clusters && clusterName ? { cluster: clusterName } : {}), estimate: null, lower: null, upper: null, level: o.level, method: o.method, resamples: o.resamples, seed: o.seed };
   try {
@@ -119,16 +118,7 @@ function storeCluster(cluster: string | false | undefined): string | null {
 }
 
 export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
-  if (o.input) {
-    if (o.metric) throw usageError('ci.conflict', 'give either --input or --metric, not both');
-    if (!o.value) throw usageError('ci.missingArg', '--input needs --value COL (the numeric column)');
-    if (o.by?.length) throw usageError('ci.conflict', '--by works over the store; with --input, split the file first');
-    const cluster = o.cluster || null;
-    const t = await readInputFile(o.input, [o.value, ...(cluster ? [cluster] : [])]);
-    const values = numericColumn(t, o.value);
-    if (values.length < 2) throw dataError('ci.tooFew', `input file ${o.input}: column "${o.value}" has ${values.length} value; a bootstrap needs at least 2`);
-    return intervalFor(values, cluster ? textColumn(t, cluster) : null, o, cluster ?? undefined);
-  }
+  if (o.input) return (await import('./ci-input.ts')).ciBootstrapInput({ ...o, cluster: o.cluster || undefined });
   if (!o.metric) throw usageError('ci.missingArg', 'give --metric NAME (see standoff ci --list-metrics) or --input FILE --value COL');
   const by = o.by ?? [];
   const cluster = storeCluster(o.cluster);
@@ -181,7 +171,7 @@ export interface PairedCiOptions {
 /** `ci paired`: the arms, the metric, how many items could not be paired, then `comparePaired`'s fields. */
 export type PairedCi = { a: string; b: string; metric?: string; dropped_unpaired: number } & PairedComparison;
 
-function pairedFrom(a: string, b: string, keys: string[], va: Map<string, number>, vb: Map<string, number>, clusterOf: Map<string, string> | null, clusterName: string | null, o: PairedCiOptions, metric?: string): PairedCi {
+export function pairedFrom(a: string, b: string, keys: string[], va: Map<string, number>, vb: Map<string, number>, clusterOf: Map<string, string> | null, clusterName: string | null, o: PairedCiOptions, metric?: string): PairedCi {
   const shared = keys.filter((k) => va.has(k) && vb.has(k));
   const dropped = new Set([...va.keys(), ...vb.keys()]).size - shared.length;
   if (shared.length === 0) throw dataError('paired.noPairs', `--a "${a}" and --b "${b}" share no paired items`);
@@ -197,29 +187,9 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
   if (!o.a || !o.b) throw usageError('ci.missingArg', 'ci paired needs --a and --b');
   if (o.a === o.b) throw usageError('ci.sameArms', `--a and --b are both "${o.a}"`);
   if (o.input) {
-    for (const f of ['item', 'arm', 'value'] as const) if (!o[f]) throw usageError('ci.missingArg', `--input needs --${f} COL`);
-    const cluster = o.cluster || null;
-    const t = await readInputFile(o.input, [o.item!, o.arm!, o.value!, ...(cluster ? [cluster] : [])]);
-    const items = textColumn(t, o.item!);
-    const arms = textColumn(t, o.arm!);
-    const values = numericColumn(t, o.value!);
-    const clusterCol = cluster ? textColumn(t, cluster) : null;
-    for (const arm of [o.a, o.b]) {
-      if (!arms.includes(arm)) throw dataError('paired.noArm', `input file ${o.input}: no rows with ${o.arm} = "${arm}" (arms: ${[...new Set(arms)].slice(0, 10).join(', ')})`);
-    }
-    const va = new Map<string, number>();
-    const vb = new Map<string, number>();
-    const clusterOf = clusterCol ? new Map<string, string>() : null;
-    const order: string[] = [];
-    items.forEach((item, i) => {
-      const m = arms[i] === o.a ? va : arms[i] === o.b ? vb : null;
-      if (!m) return;
-      if (m.has(item)) throw dataError('paired.duplicateItem', `input file ${o.input}: line ${i + 2}: item "${item}" appears twice for arm "${arms[i]}"`);
-      m.set(item, values[i]);
-      if (clusterOf) clusterOf.set(item, clusterCol![i]);
-      if (!va.has(item) || !vb.has(item)) order.push(item);
-    });
-    return pairedFrom(o.a, o.b, [...new Set(order)], va, vb, clusterOf, cluster, o);
+    const r = await (await import('./ci-input.ts')).ciPairedInput({ ...o, cluster: o.cluster || undefined });
+    if (Array.isArray(r)) throw usageError('ci.conflict', 'ciPaired gives one comparison; use ciPairedInput for --by');
+    return r;
   }
   if (!o.metric) throw usageError('ci.missingArg', 'give --metric NAME, or --input FILE --item COL --arm COL --value COL');
   getMetric(o.metric);

@@ -25,7 +25,7 @@ import { checkColumns, getMetric, loadMetric } from './metrics.ts';
 import { orderedInterval } from './ci-exact.ts';
 import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from './judge-patterns.ts';
 import { PROBE_GROUP_COLUMNS, loadProbeTables, type ProbeTables } from './probe-tables.ts';
-import { numericColumn, readInputFile, textColumn } from './input-file.ts';
+import { numbers, readInputFile, texts, type InputColumn } from './input-file.ts';
 
 export interface StoreSource {
   traces: string;
@@ -56,7 +56,7 @@ export interface ExactResult extends BinomialInterval {
   note?: string;
 }
 
-export { ciExactCounts, ciExactInput, orderedInterval } from './ci-exact.ts';
+export { ciExactCounts, orderedInterval } from './ci-exact.ts';
 
 /** The plain statement every exact interval over repeated scenarios carries. */
 export const exactRepeatsNote = (metric: string, k: number) =>
@@ -155,32 +155,8 @@ export function longToMatrix(units: string[], raters: string[], values: (number 
 }
 
 /** Alpha and its bootstrap interval for a raters x units matrix (each unit counted once). */
-function agreementOf(matrix: (number | string | null)[][], opts: { level: AlphaLevel; ciLevel?: number; seed: number; resamples: number }): AgreementResult {
+export function agreementOf(matrix: (number | string | null)[][], opts: { level: AlphaLevel; ciLevel?: number; seed: number; resamples: number }): AgreementResult {
   return agreementFromCounts(matrix, new Array<number>(matrix[0]?.length ?? 0).fill(1), opts);
-}
-
-/**
- * `agreement --input FILE` with columns unit, rater, value (long form; empty value = missing);
- * with `by`, one alpha per value of that column (an array, in sorted group order).
- */
-export async function agreementFromInput(
-  file: string,
-  opts: { level: AlphaLevel; ciLevel?: number; seed: number; resamples: number; by?: string },
-): Promise<AgreementResult | (AgreementResult & { group: Group })[]> {
-  const t = await readInputFile(file, ['unit', 'rater', 'value', ...(opts.by ? [opts.by] : [])]);
-  const values: (number | string | null)[] =
-    opts.level === 'nominal'
-      ? t.data.value.map((v) => (v === null || v === '' ? null : v))
-      : Array.from(numericColumn(t, 'value', { allowNull: true }), (v) => (Number.isNaN(v) ? null : v));
-  const units = textColumn(t, 'unit');
-  const raters = textColumn(t, 'rater');
-  if (!opts.by) return agreementOf(longToMatrix(units, raters, values), opts);
-  const groups = textColumn(t, opts.by);
-  return [...new Set(groups)].sort().map((g) => {
-    const idx = groups.flatMap((x, i) => (x === g ? [i] : []));
-    const m = longToMatrix(idx.map((i) => units[i]), idx.map((i) => raters[i]), idx.map((i) => values[i]));
-    return { group: { [opts.by!]: g }, ...agreementOf(m, opts) };
-  });
 }
 
 /**
@@ -257,25 +233,27 @@ function judgeMatrix(rows: { sample: string; subject_model: string; subject_fami
   return { judges: jl, samples: sl, scores };
 }
 
-/** `judges --input FILE` with columns sample, subject_model, judge, judge_model, value. */
-export async function judgesFromInput(file: string, opts: { excludeBy?: 'model' | 'family' | 'none' } = {}): Promise<JudgesResult> {
-  const t = await readInputFile(file, ['sample', 'subject_model', 'judge', 'judge_model', 'value']);
-  const value = numericColumn(t, 'value', { allowNull: true });
-  const sample = textColumn(t, 'sample');
-  const subject = textColumn(t, 'subject_model');
-  const judge = textColumn(t, 'judge');
-  const judgeModel = textColumn(t, 'judge_model');
-  const fam = (c: string) => (t.data[c] ? t.data[c] : null);
-  const sf = fam('subject_family');
-  const jf = fam('judge_family');
-  const rows = sample.map((s, i) => ({
-    sample: s,
-    subject_model: subject[i],
-    subject_family: sf?.[i] ?? null,
-    judge: judge[i],
-    judge_model: judgeModel[i],
-    judge_family: jf?.[i] ?? null,
-    value: Number.isNaN(value[i]) ? null : value[i],
+/** `judges --input FILE` with columns sample, subject_model, judge, judge_model, value (optional subject_family, judge_family). */
+export async function judgesFromInput(file: string, opts: { excludeBy?: 'model' | 'family' | 'none'; missing?: 'error' | 'drop' } = {}): Promise<JudgesResult> {
+  const fam = (c: string): InputColumn[] => [{ name: c, kind: 'text', optional: true, ifPresent: true }];
+  const t = await readInputFile(
+    file,
+    [
+      ...['sample', 'subject_model', 'judge', 'judge_model'].map((name): InputColumn => ({ name, kind: 'text' })),
+      { name: 'value', kind: 'number', optional: true },
+      ...fam('subject_family'),
+      ...fam('judge_family'),
+    ],
+    { missing: opts.missing },
+  );
+  const rows = texts(t, 'sample').map((s, i) => ({
+    sample: s!,
+    subject_model: texts(t, 'subject_model')[i]!,
+    subject_family: t.values.subject_family ? (texts(t, 'subject_family')[i] ?? null) : null,
+    judge: texts(t, 'judge')[i]!,
+    judge_model: texts(t, 'judge_model')[i]!,
+    judge_family: t.values.judge_family ? (texts(t, 'judge_family')[i] ?? null) : null,
+    value: numbers(t, 'value')[i] ?? null,
   }));
   const m = judgeMatrix(rows);
   return judgesOf(m.judges, m.samples, m.scores, opts.excludeBy ?? 'model');

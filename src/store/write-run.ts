@@ -21,6 +21,7 @@ import { randomBytes } from 'node:crypto';
 import {
   BIGINT,
   BOOLEAN,
+  type DuckDBInstance,
   DOUBLE,
   DuckDBDataChunk,
   INTEGER,
@@ -61,6 +62,11 @@ export interface WriteRunOptions {
   beforeCommit?: () => void | Promise<void>;
   /** Test hook: called after each table's partition is renamed into place (runs comes last). */
   afterRename?: (table: TableName) => void | Promise<void>;
+  /**
+   * The database `SqlRows` tables are selected from (its memory limit and temp directory are the
+   * caller's; it stays open). Without it, writeRun uses a database of its own.
+   */
+  db?: DuckDBInstance;
 }
 
 export interface WriteRunResult {
@@ -101,13 +107,28 @@ export interface ColumnarRows {
   readonly columns: Readonly<Record<string, ColumnData>>;
 }
 
-/** A run bundle whose tables (other than `runs`) are arrays of row objects or `ColumnarRows`. */
+/**
+ * A table given as a SELECT over tables of `WriteRunOptions.db` (the CSV ingest's checked
+ * staging tables): its columns are the table's file columns (all but run_id), in schema order and
+ * with their schema types. Written as is, so only with `trusted` (the caller checked the rows).
+ */
+export interface SqlRows {
+  readonly sql: string;
+  /** Number of rows the SELECT gives. */
+  readonly length: number;
+}
+
+/** A run bundle whose tables (other than `runs`) are arrays of row objects, `ColumnarRows` or `SqlRows`. */
 export type WritableRunBundle = { run: RunRow } & {
-  [K in Exclude<TableName, 'runs'>]?: TableRows[K][] | ColumnarRows;
+  [K in Exclude<TableName, 'runs'>]?: TableRows[K][] | ColumnarRows | SqlRows;
 };
 
 export function isColumnar(rows: unknown): rows is ColumnarRows {
   return typeof rows === 'object' && rows !== null && !Array.isArray(rows) && typeof (rows as ColumnarRows).columns === 'object';
+}
+
+export function isSqlRows(rows: unknown): rows is SqlRows {
+  return typeof rows === 'object' && rows !== null && !Array.isArray(rows) && typeof (rows as SqlRows).sql === 'string';
 }
 
 /** The value row `i` of a column stands for, as a row object would hold it. */
@@ -158,7 +179,7 @@ export function materializeRows(table: TableName, rows: ColumnarRows, runId: str
   return out;
 }
 
-const rowCount = (rows: readonly object[] | ColumnarRows | undefined): number => (rows === undefined ? 0 : rows.length);
+const rowCount = (rows: readonly object[] | ColumnarRows | SqlRows | undefined): number => (rows === undefined ? 0 : rows.length);
 
 export const partitionDir = (store: string, table: TableName, runId: string) =>
   join(store, table, `run_id=${runId}`);
@@ -279,8 +300,9 @@ function validateRows(bundle: WritableRunBundle): void {
   check('runs', 1, () => bundle.run);
   for (const t of TABLE_NAMES) {
     if (t === 'runs') continue;
-    const rows = bundle[t] as unknown[] | ColumnarRows | undefined;
+    const rows = bundle[t] as unknown[] | ColumnarRows | SqlRows | undefined;
     if (rows === undefined) continue;
+    if (isSqlRows(rows)) throw new Error(`${t}: SqlRows are written only with trusted (the caller checks them)`);
     if (isColumnar(rows)) check(t, rows.length, (i) => columnarRow(t, rows, bundle.run.run_id, i));
     else check(t, rows.length, (i) => rows[i]);
   }
@@ -619,17 +641,25 @@ export async function writeRun(storeDir: string, bundle: RunBundle | WritableRun
   const counts: Partial<Record<TableName, number>> = {};
   try {
     // A memory cap with a spill directory inside the temp dir keeps large runs (1M+ rows) bounded.
-    const db = await createDb({ threads: 2, memoryLimit: '512MB' });
+    const db = opts.db ?? (await createDb({ threads: 2, memoryLimit: '512MB' }));
     try {
       await withConnection(db, async (conn) => {
-        await mkdir(join(tmp, '.spill'), { recursive: true });
-        await conn.run(`SET temp_directory = ${quoteLiteral(join(tmp, '.spill'))}`);
+        await mkdir(tmp, { recursive: true });
+        if (!opts.db) {
+          await mkdir(join(tmp, '.spill'), { recursive: true });
+          await conn.run(`SET temp_directory = ${quoteLiteral(join(tmp, '.spill'))}`);
+        }
         // Columnar tables: planned (and checked) first, staged together, then one COPY each.
         const columnar = new ColumnarWriter();
         const planned = new Map<TableName, string>();
+        const selects = new Map<TableName, string>();
         for (const table of TABLE_NAMES) {
           const rows = table === 'runs' ? undefined : bundle[table];
           if (isColumnar(rows) && rows.length > 0) planned.set(table, columnar.plan(table, rows));
+          if (isSqlRows(rows) && rows.length > 0) {
+            if (!opts.db) throw new Error(`${table}: SqlRows need the database they select from (WriteRunOptions.db)`);
+            selects.set(table, `SELECT ${fileSelectList(fileColumns(table))} FROM (${rows.sql})`);
+          }
         }
         if (planned.size > 0) await columnar.stage(conn);
         const fileOf = async (table: TableName) => {
@@ -639,19 +669,20 @@ export async function writeRun(storeDir: string, bundle: RunBundle | WritableRun
         };
         // Row tables one after the other on this connection...
         for (const table of TABLE_NAMES) {
-          const rows = table === 'runs' ? [bundle.run] : (bundle[table] as object[] | ColumnarRows | undefined);
-          if (rowCount(rows) === 0 || planned.has(table)) continue;
+          const rows = table === 'runs' ? [bundle.run] : (bundle[table] as object[] | ColumnarRows | SqlRows | undefined);
+          if (rowCount(rows) === 0 || planned.has(table) || selects.has(table)) continue;
           const file = await fileOf(table);
           await writeTableParquet(conn, table, rows as object[], file);
           await fsyncPath(file);
         }
         // ...columnar tables at once, a connection each (a single Parquet COPY leaves DuckDB's
         // threads idle part of the time). Every job is awaited before the database closes.
-        const jobs = [...planned].map(async ([table, select]) => {
+        const jobs = [...planned, ...selects].map(async ([table, select]) => {
           const file = await fileOf(table);
           await withConnection(db, async (c) => {
-            await columnar.setVariables(c);
-            await c.run(`COPY (${select}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
+            if (planned.has(table)) await columnar.setVariables(c);
+            // SqlRows are the large ones (CSV ingest): ZSTD's fastest level.
+            await c.run(`COPY (${select}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd${selects.has(table) ? ', COMPRESSION_LEVEL 1' : ''})`);
           });
           await fsyncPath(file);
         });
@@ -659,12 +690,12 @@ export async function writeRun(storeDir: string, bundle: RunBundle | WritableRun
         if (failed) throw failed.reason;
         if (planned.size > 0) await columnar.cleanup(conn);
         for (const table of TABLE_NAMES) {
-          const n = rowCount(table === 'runs' ? [bundle.run] : (bundle[table] as object[] | ColumnarRows | undefined));
+          const n = rowCount(table === 'runs' ? [bundle.run] : (bundle[table] as object[] | ColumnarRows | SqlRows | undefined));
           if (n > 0) counts[table] = n;
         }
       });
     } finally {
-      db.closeSync();
+      if (!opts.db) db.closeSync();
     }
     await opts.beforeCommit?.();
 

@@ -155,10 +155,10 @@ describe('statistics commands: bad input gets one line, exit 3 (data) or 2 (usag
   it('negative counts', () => bad(['ci', 'exact', '--successes', '-1', '--trials', '10'], 3, /successes/));
   it('non-numeric count', () => bad(['ci', 'exact', '--successes', 'x', '--trials', '10'], 2, /--successes must be an integer, got "x"/));
   it('level outside (0, 1)', () => bad(['ci', 'exact', '--successes', '1', '--trials', '10', '--level', '1.5'], 3, /level.*1\.5/));
-  it('non-numeric values in --input', () => bad(['ci', 'bootstrap', '--input', join(dir, 'text.csv'), '--value', 'value'], 3, /line 4, column "value": "abc" is not a finite number/));
-  it('1e999 in --input', () => bad(['ci', 'bootstrap', '--input', join(dir, 'inf.csv'), '--value', 'value'], 3, /line 3, column "value": "1e999" is not a finite number/));
+  it('non-numeric values in --input', () => bad(['ci', 'bootstrap', '--input', join(dir, 'text.csv'), '--value', 'value'], 3, /text\.csv: line 4, field "value": expected a number, got "abc"/));
+  it('1e999 in --input', () => bad(['ci', 'bootstrap', '--input', join(dir, 'inf.csv'), '--value', 'value'], 3, /inf\.csv: line 3, field "value": "1e999" is not a finite number/));
   it('a single-item input', () => bad(['ci', 'bootstrap', '--input', join(dir, 'one.csv'), '--value', 'value'], 3, /at least 2/));
-  it('a column that does not exist', () => bad(['ci', 'bootstrap', '--input', join(dir, 'text.csv'), '--value', 'nope'], 3, /column "nope" does not exist/));
+  it('a column that does not exist', () => bad(['ci', 'bootstrap', '--input', join(dir, 'text.csv'), '--value', 'nope'], 3, /text\.csv: column "nope" \(--value\) does not exist/));
   it('a --by column that does not exist', () => bad(['ci', 'exact', '--metric', 'gathered_evidence', '--by', 'nope', '--traces', TRACES], 2, /column "nope" does not exist/));
   it('an unknown metric', () => bad(['ci', 'exact', '--metric', 'nope', '--traces', TRACES], 2, /unknown metric "nope"/));
   it('an --a subject with no paired items', () => bad(['ci', 'paired', '--metric', 'policy_action', '--a', 'sim:nobody', '--b', 'sim:hasty', '--traces', TRACES], 3, /--a "sim:nobody" has no policy_action values/));

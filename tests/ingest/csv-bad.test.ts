@@ -194,7 +194,7 @@ describe('bad CSV input leaves the store unchanged', () => {
     const f = join(dir, 'huge.csv');
     const huge = 'x'.repeat(10 * 1024 * 1024);
     writeFileSync(f, `model,sample_id,epoch,score\nsim:a,s1,1,C\nsim:b,"${huge}",1,C\nsim:c,s3,1,C\n`);
-    await expectDataError([f], {}, { code: 'ingest.fieldTooLarge', errors: ['huge.csv: line 3, field "sample_id": field longer than the limit of 1048576 characters'] });
+    await expectDataError([f], {}, { code: 'ingest.fieldTooLarge', errors: ['huge.csv: line 3, field "sample_id": field longer than the limit of 1048576 bytes'] });
     const u = join(dir, 'huge-unquoted.csv');
     writeFileSync(u, `model,sample_id,epoch,score\nsim:a,s1,1,C\n${huge},s2,1,C\n`);
     await expectDataError([u], {}, { code: 'ingest.fieldTooLarge', errors: ['huge-unquoted.csv: line 3, field "model": field longer than the limit'] });

@@ -7,7 +7,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CsvParser, type CsvError } from '../../src/ingest/csv/parse-csv.ts';
 import { checkMappingColumns, compactMapping, detectMapping, detectTable, mappingSchema } from '../../src/ingest/csv/mapping.ts';
 import { buildCsvRun, ingestCsv } from '../../src/ingest/ingest-csv.ts';
 import { openStore } from '../../src/store/open-store.ts';
@@ -28,109 +27,15 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** Parses bytes fed in the given chunk sizes (cycled); returns records with lines, and errors. */
-function parse(bytes: Uint8Array, chunkSizes: number[] = [bytes.length || 1]) {
-  const records: { line: number; fields: string[] }[] = [];
-  const errors: CsvError[] = [];
-  const p = new CsvParser({
-    onRecord: (fields, line) => {
-      records.push({ line, fields: [...fields] });
-    },
-    onError: (e) => {
-      errors.push(e);
-    },
-  });
-  let pos = 0;
-  let k = 0;
-  while (pos < bytes.length) {
-    const size = Math.max(1, chunkSizes[k++ % chunkSizes.length]!);
-    p.push(bytes.subarray(pos, pos + size));
-    pos += size;
-  }
-  p.end();
-  return { records, errors };
-}
-const enc = (s: string) => new TextEncoder().encode(s);
-
-describe('CsvParser', () => {
-  const tricky =
-    '\uFEFFa,b,c\r\n' +
-    '1,"x, y",3\n' +
-    '"multi\r\nline ""quoted""",é€😀,\n' +
-    '\n' +
-    ',,\r\n' +
-    '"",plain,last';
-  const expected = [
-    { line: 1, fields: ['a', 'b', 'c'] },
-    { line: 2, fields: ['1', 'x, y', '3'] },
-    { line: 3, fields: ['multi\r\nline "quoted"', 'é€😀', ''] },
-    { line: 6, fields: ['', '', ''] },
-    { line: 7, fields: ['', 'plain', 'last'] },
-  ];
-
-  it('parses quotes, escaped quotes, quoted line breaks, CRLF/LF, BOM, blank lines, no final newline', () => {
-    const r = parse(enc(tricky));
-    expect(r.errors).toEqual([]);
-    expect(r.records).toEqual(expected);
-  });
-
-  it('gives the same records for any chunking (multi-byte characters, BOM and CRLF split across chunks)', () => {
-    const bytes = enc(tricky);
-    for (const sizes of [[1], [2], [3], [5, 1, 7], [13], [64]]) {
-      const r = parse(bytes, sizes);
-      expect(r.errors, `chunks ${sizes}`).toEqual([]);
-      expect(r.records, `chunks ${sizes}`).toEqual(expected);
-    }
-  });
-
-  it('reports a non-UTF-8 byte with its line and field, in any chunking', () => {
-    const bytes = new Uint8Array([...enc('a,b\nok,1\nx'), 0xff, ...enc('y,2\nfine,3\n')]);
-    for (const sizes of [[bytes.length], [1], [4]]) {
-      const r = parse(bytes, sizes);
-      expect(r.errors.map((e) => [e.problem, e.line, e.field])).toEqual([['notUtf8', 3, 0]]);
-      expect(r.records.map((x) => x.fields[0])).toEqual(['a', 'ok', 'fine']);
-    }
-  });
-
-  it('reports a truncated UTF-8 sequence at the end of the input', () => {
-    const r = parse(new Uint8Array([...enc('a,b\nx,'), 0xe2, 0x82]));
-    expect(r.errors.map((e) => [e.problem, e.line, e.field])).toEqual([['notUtf8', 2, 1]]);
-  });
-
-  it('limits field size without buffering the field', () => {
-    const errors: CsvError[] = [];
-    const p = new CsvParser({ onRecord: () => undefined, onError: (e) => void errors.push(e) }, { maxFieldChars: 10 });
-    p.push(enc('a,b\n'));
-    p.push(enc('"' + 'x'.repeat(25)));
-    p.push(enc('x'.repeat(25) + '",1\nshort,2\n'));
-    p.end();
-    expect(errors.map((e) => [e.problem, e.line, e.field])).toEqual([['fieldTooLarge', 2, 0]]);
-    expect(p.records).toBe(2);
-  });
-
-  it('reports an oversized quoted field spanning lines at the line it starts on', () => {
-    const errors: CsvError[] = [];
-    const p = new CsvParser({ onRecord: () => undefined, onError: (e) => void errors.push(e) }, { maxFieldChars: 10 });
-    p.push(enc('a,b\n1,"' + 'x\n'.repeat(20) + '"\n'));
-    p.end();
-    expect(errors.map((e) => [e.problem, e.line, e.field])).toEqual([['fieldTooLarge', 2, 1]]);
-  });
-
-  it('stops on structural errors', () => {
-    expect(parse(enc('a,b\n"x"y,1\n')).errors.map((e) => [e.problem, e.line, e.fatal])).toEqual([['badQuote', 2, true]]);
-    expect(parse(enc('a,b\nx"y,1\n')).errors.map((e) => e.problem)).toEqual(['badQuote']);
-    expect(parse(enc('a,b\nx\ry,1\n')).errors.map((e) => e.problem)).toEqual(['badLineEnding']);
-    expect(parse(enc('a,b\n1,2\n"open,3\n4,5\n')).errors.map((e) => [e.problem, e.line])).toEqual([['unterminatedQuote', 3]]);
-  });
-});
-
 describe('mapping detection', () => {
   it('recognises the documented episode column names', () => {
     const d = detectMapping(['Model', 'Sample ID', 'Epoch', 'Target', 'Score', 'answer', 'extra']);
     expect(d.mapping.table).toBe('episodes');
     expect(d.mapping.columns).toEqual({ subject_model: 'Model', scenario_id: 'Sample ID', epoch: 'Epoch', target: 'Target' });
     expect(d.mapping.scores).toEqual([{ scorer: 'score', column: 'Score', answer: 'answer' }]);
-    expect(d.ignored).toEqual(['extra']);
+    // Left to the values: a numeric column becomes a score, any other metadata (completeDetection).
+    expect(d.ignored).toEqual([]);
+    expect(d.candidates).toEqual(['extra']);
   });
 
   it('prefers subject_model > subject > model and scenario_id > scenario > sample_id > id', () => {
@@ -138,11 +43,12 @@ describe('mapping detection', () => {
     expect(detectMapping(['subject_model', 'model', 'id']).mapping.columns).toEqual({ subject_model: 'subject_model', scenario_id: 'id' });
   });
 
-  it('turns scorer-named columns into scores and uses the first of score|correct|value', () => {
+  it('turns scorer-named columns and every generic score name (score, correct, value, ...) into scores', () => {
     const d = detectMapping(['model', 'scenario', 'policy_compliant_action', 'gathered_evidence', 'correct', 'value']);
-    expect(d.mapping.scores.map((s) => s.scorer)).toEqual(['policy_compliant_action', 'gathered_evidence', 'correct']);
+    expect(d.mapping.scores.map((s) => s.scorer)).toEqual(['policy_compliant_action', 'gathered_evidence', 'correct', 'value']);
     expect(d.mapping.columns.gathered_evidence).toBe('gathered_evidence');
-    expect(d.ignored).toEqual(['value']);
+    expect(d.ignored).toEqual([]);
+    expect(d.candidates).toEqual([]);
   });
 
   it('detects the aggregate, judgment and probe shapes', () => {
@@ -166,7 +72,8 @@ describe('mapping detection', () => {
     });
     expect(JSON.parse(s.mappingJson)).toEqual(compactMapping(s.mapping));
     expect(s.files[0]!.detected).toBe(true);
-    expect(s.files[0]!.ignoredColumns).toEqual(['notes']);
+    expect(s.files[0]!.ignoredColumns).toEqual([]);
+    expect(s.files[0]!.metadataColumns).toEqual(['notes']);
     expect(s.files[0]!.defaults).toMatchObject({ status: 'valid', log_reads: 'null (not measured)' });
   });
 });
@@ -199,6 +106,16 @@ describe('ingestCsv', () => {
         { episode_id: 'sim:hasty/em_act_a/1', scorer: 'score', value: 1, noanswer: false },
         { episode_id: 'sim:hasty/em_act_a/2', scorer: 'score', value: 0, noanswer: false },
         { episode_id: 'sim:hasty/em_amb_a/1', scorer: 'score', value: null, noanswer: true },
+      ]);
+      // The column no mapping uses is kept as metadata (JSON text, exactly as in the file; empty: none).
+      const meta = await query(store.conn, 'SELECT episode_id, metadata FROM episodes ORDER BY episode_id');
+      expect(meta.rows.map((r) => [r.episode_id, r.metadata === null ? null : JSON.parse(r.metadata as string)])).toEqual([
+        ['sim:careful/em_act_a/1', { notes: 'two\nlines' }],
+        ['sim:careful/em_amb_a/1', null],
+        ['sim:careful/fc_esc_b/1', { notes: 'no score: empty cell' }],
+        ['sim:hasty/em_act_a/1', { notes: 'plain note' }],
+        ['sim:hasty/em_act_a/2', { notes: 'comma, inside' }],
+        ['sim:hasty/em_amb_a/1', { notes: 'a "quoted" word' }],
       ]);
       const runs = await query(
         store.conn,
@@ -416,7 +333,7 @@ describe('cell conversion', () => {
     const { bundle } = await buildCsvRun([f], { traces: join(d, 't'), map, runId: 'types' });
     const e = bundle.episodes!;
     expect(e.map((x) => [x.subject_model, x.epoch, x.status, x.gathered_evidence, x.log_reads, x.input_tokens, x.latency_ms, x.started_at, x.decision_args, x.decision_tool])).toEqual([
-      ['m, with space ', 3, 'valid', true, 2, 1000, -0.5, '2026-08-10T15:02:57.000Z', '{"tool":"escalate"}', 'escalate'],
+      ['m, with space ', 3, 'valid', true, 2, 1000, -0.5, '2026-08-10T15:02:57.000000Z', '{"tool":"escalate"}', 'escalate'],
       ['m2', 1, 'invalid', false, 0, null, 12, '2026-08-10T15:02:57.123456Z', null, null],
       ['m3', 1, 'error', true, 0, 7, 8, null, '[]', null],
     ]);

@@ -11,6 +11,13 @@ import { storeError } from '../../errors.ts';
 // statically, and everything else with `await import(...)` in its action (see src/cli/main.ts).
 const lib = () => import('../../report/ci.ts');
 const bootLib = () => import('../../report/ci-bootstrap.ts');
+const inputLib = () => import('../../report/ci-input.ts');
+
+const MISSING = ['error', 'drop'] as const;
+type Missing = (typeof MISSING)[number];
+/** `--missing`: what an empty cell of an --input file does. */
+const missingOption = () =>
+  new Option('--missing <policy>', 'with --input: an empty cell in a column used is an error (error), or drops its row (drop)').choices(MISSING).default('error');
 
 interface Common {
   traces: string;
@@ -71,10 +78,12 @@ export function registerCi(program: Command): void {
     .option('--metric <name>', 'a binary metric over the store (see ci --list-metrics)')
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .option('--aggregates', 'use the aggregates table (ingested results tables) for --metric')
-    .option('--input <file>', 'a CSV or Parquet file with successes and trials columns: one interval per row')
+    .option('--input <file>', 'a CSV or Parquet file: with --value, a 0/1 column to count; without, successes and trials columns (one interval per row, or per --by group)')
+    .option('--value <col>', 'with --input: the 0/1 column (also true/false, yes/no, C/I) whose successes and trials are counted')
+    .addOption(missingOption())
     .option('--sided <s>', 'two, upper (one-sided upper bound) or lower', 'two')
     .action(
-      action(async (o: Common & { successes?: number; trials?: number; metric?: string; by?: string[]; sided: string; aggregates?: boolean; input?: string }) => {
+      action(async (o: Common & { successes?: number; trials?: number; metric?: string; by?: string[]; sided: string; aggregates?: boolean; input?: string; value?: string; missing: Missing }) => {
         const sided = checkSided(o.sided);
         if (o.successes !== undefined || o.trials !== undefined) {
           if (o.successes === undefined || o.trials === undefined) throw usageError('ci.missingArg', '--successes and --trials go together');
@@ -84,11 +93,12 @@ export function registerCi(program: Command): void {
           return;
         }
         if (o.input) {
-          if (o.metric) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric');
-          const { ciExactInput } = await import('../../report/ci-exact.ts');
-          printResult(await ciExactInput(o.input, { level: o.level, sided }), o.format);
+          if (o.metric || o.aggregates) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric');
+          const { ciExactInput } = await inputLib();
+          printResult(await ciExactInput(o.input, { value: o.value, by: o.by, missing: o.missing, level: o.level, sided }), o.format);
           return;
         }
+        if (o.value) throw usageError('ci.missingArg', '--value goes with --input (over the store, use --metric)');
         const { ciExactMetric } = await lib();
         if (!o.metric) throw usageError('ci.missingArg', 'give --successes K --trials N, or --metric NAME (see standoff ci --list-metrics)');
         printResult(await ciExactMetric({ traces: o.traces, runs: o.run }, { metric: o.metric, by: o.by, level: o.level, sided, aggregates: o.aggregates }), o.format);
@@ -101,18 +111,25 @@ export function registerCi(program: Command): void {
     'standoff ci exact --metric gathered_evidence --by subject_model',
     'standoff ci exact --aggregates --metric gathered_evidence --by subject_model',
     'standoff ci exact --input published-table.csv   # columns successes, trials (+ any labels)',
+    'standoff ci exact --input results.csv --value correct --by model',
   );
 
   const boot = common(ci.command('bootstrap').description('bootstrap interval of a mean (seeded; exact fast paths for 0/1 data), optionally clustered'))
     .option('--metric <name>', 'a metric over the store (see ci --list-metrics)')
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
-    .option('--cluster <col>', 'resample whole clusters of this column (over the store: scenario_id by default, a scenario with its epochs)')
+    .option('--cluster <col>', 'resample whole clusters of this column (over the store: scenario_id by default, a scenario with its epochs; with --input, comma-separated columns form one key)')
     .option('--no-cluster', 'treat every observation as independent (the output says so)')
     .option('--input <file>', 'a CSV or Parquet file instead of the store')
     .option('--value <col>', 'with --input: the numeric column')
+    .addOption(missingOption())
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'))
     .action(
-      action(async (o: Common & { metric?: string; by?: string[]; cluster?: string | false; input?: string; value?: string; method: 'percentile' | 'bca' | 'basic' }) => {
+      action(async (o: Common & { metric?: string; by?: string[]; cluster?: string | false; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic' }) => {
+        if (o.input) {
+          const { ciBootstrapInput } = await inputLib();
+          printResult(await ciBootstrapInput({ ...o, cluster: o.cluster || undefined }), o.format);
+          return;
+        }
         const { ciBootstrap } = await bootLib();
         printResult(await ciBootstrap({ traces: o.traces, runs: o.run }, o), o.format);
       }),
@@ -123,6 +140,7 @@ export function registerCi(program: Command): void {
     'standoff ci bootstrap --metric policy_action --by subject_model --no-cluster # epochs as independent',
     'standoff ci bootstrap --input scores.csv --value score --method bca --format json',
     'standoff ci bootstrap --input scores.csv --value score --cluster item',
+    'standoff ci bootstrap --input results.csv --value quality --by model --cluster sample_id',
   );
 
   const paired = common(ci.command('paired').description('paired difference a - b: paired cluster bootstrap CI (pairs of one scenario resampled together), clustered paired SE for p and MDE, correlation, and the unpaired SE for contrast'))
@@ -132,12 +150,20 @@ export function registerCi(program: Command): void {
     .option('--cluster <col>', 'resample clusters of pairs (over the store: scenario_id by default)')
     .option('--no-cluster', 'treat every pair as independent (the output says so)')
     .option('--input <file>', 'a CSV or Parquet file in long form instead of the store')
-    .option('--item <col>', 'with --input: the pairing key column')
+    .option('--item <cols>', 'with --input: the pairing key, one column or several (sample_id,epoch)')
     .option('--arm <col>', 'with --input: the arm column')
     .option('--value <col>', 'with --input: the numeric column')
+    .option('--by <cols>', 'with --input: one comparison per group of these columns (comma-separated)', collect)
+    .addOption(missingOption())
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'))
     .action(
-      action(async (o: Common & { metric?: string; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; method: 'percentile' | 'bca' | 'basic' }) => {
+      action(async (o: Common & { metric?: string; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic' }) => {
+        if (o.input) {
+          const { ciPairedInput } = await inputLib();
+          printResult(await ciPairedInput({ ...o, cluster: o.cluster || undefined }), o.format);
+          return;
+        }
+        if (o.by) throw usageError('ci.missingArg', '--by goes with --input for ci paired');
         const { ciPaired } = await bootLib();
         printResult(await ciPaired({ traces: o.traces, runs: o.run }, o), o.format);
       }),
@@ -146,32 +172,52 @@ export function registerCi(program: Command): void {
     paired,
     'standoff ci paired --metric policy_action --a sim:careful --b sim:hasty',
     'standoff ci paired --input long.csv --item item --arm arm --value score --a A --b B --format json',
+    'standoff ci paired --input results.csv --item sample_id,epoch --arm model --value correct --a acme-large --b acme-small',
   );
 
-  const agreement = common(program.command('agreement').description("Krippendorff's alpha with a bootstrap CI over units (judges over the store, or any long-form file)"))
+  const agreement = common(program.command('agreement').description("Krippendorff's alpha with a bootstrap CI over units (judges over the store, or any file of ratings, long or wide)"))
     .option('--scorer <name>', 'model-graded scorer', 'reasoning_action_alignment')
-    .addOption(new Option('--measure <level>', 'measurement level of the values').choices(MEASURES).default('nominal'))
-    .option('--input <file>', 'a CSV or Parquet file with columns unit, rater, value (empty value = missing)')
-    .option('--by <col>', 'with --input: one alpha per value of this column')
+    .addOption(new Option('--measure <level>', 'measurement level of the ratings').choices(MEASURES).default('nominal'))
+    .option('--input <file>', 'a CSV or Parquet file of ratings: long (--unit, --rater, --value) or wide (--raters); an empty rating is missing')
+    .option('--unit <cols>', 'with --input: the unit column(s) (long default: unit; wide default: each row is a unit)', collect)
+    .option('--rater <col>', 'with --input, long ratings: the rater column (default: rater)')
+    .option('--value <col>', 'with --input, long ratings: the rating column (default: value)')
+    .option('--raters <cols>', 'with --input, wide ratings: one column per rater (comma-separated)', collect)
+    .option('--by <cols>', 'with --input: one alpha per group of these columns', collect)
+    .addOption(missingOption())
     .action(
-      action(async (o: Common & { scorer: string; measure: Measure; input?: string; by?: string }) => {
-        const { agreementFromInput, agreementFromStore } = await lib();
+      action(async (o: Common & { scorer: string; measure: Measure; input?: string; unit?: string[]; rater?: string; value?: string; raters?: string[]; by?: string[]; missing: Missing }) => {
         const opts = { level: o.measure, ciLevel: o.level, seed: o.seed, resamples: o.resamples };
-        if (o.by && !o.input) throw usageError('ci.missingArg', '--by goes with --input');
-        printResult(o.input ? await agreementFromInput(o.input, { ...opts, by: o.by }) : await agreementFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, ...opts }), o.format);
+        if (!o.input) {
+          for (const [flag, v] of [['--by', o.by], ['--unit', o.unit], ['--rater', o.rater], ['--value', o.value], ['--raters', o.raters]] as const) {
+            if (v) throw usageError('ci.missingArg', `${flag} goes with --input`);
+          }
+          const { agreementFromStore } = await lib();
+          printResult(await agreementFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, ...opts }), o.format);
+          return;
+        }
+        const { agreementInput } = await inputLib();
+        printResult(await agreementInput(o.input, { ...opts, unit: o.unit, rater: o.rater, value: o.value, raters: o.raters, by: o.by, missing: o.missing }), o.format);
       }),
     );
-  withExamples(agreement, 'standoff agreement', 'standoff agreement --measure ordinal', 'standoff agreement --input ratings.csv --measure interval --level 0.9 --format json');
+  withExamples(
+    agreement,
+    'standoff agreement',
+    'standoff agreement --measure ordinal',
+    'standoff agreement --input ratings.csv --measure interval --level 0.9 --format json',
+    'standoff agreement --input results.csv --unit sample_id,epoch,model --raters judge_a,judge_b,judge_c --measure ordinal',
+  );
 
   const judges = common(program.command('judges').description('median of judges per sample with self-exclusion (judge of the subject\'s own model or family dropped)'), { random: false })
     .option('--scorer <name>', 'model-graded scorer', 'reasoning_action_alignment')
     .addOption(new Option('--exclude-by <what>', 'drop judges sharing the subject\'s model, family, or none').choices(['model', 'family', 'none']).default('model'))
     .option('--input <file>', 'a CSV or Parquet file with columns sample, subject_model, judge, judge_model, value (optional subject_family, judge_family)')
     .option('--totals', 'print only the totals (not one row per sample)')
+    .addOption(missingOption())
     .action(
-      action(async (o: Common & { scorer: string; excludeBy: 'model' | 'family' | 'none'; input?: string; totals?: boolean }) => {
+      action(async (o: Common & { scorer: string; excludeBy: 'model' | 'family' | 'none'; input?: string; totals?: boolean; missing: Missing }) => {
         const { judgesFromInput, judgesFromStore } = await lib();
-        const r = o.input ? await judgesFromInput(o.input, { excludeBy: o.excludeBy }) : await judgesFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, excludeBy: o.excludeBy });
+        const r = o.input ? await judgesFromInput(o.input, { excludeBy: o.excludeBy, missing: o.missing }) : await judgesFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, excludeBy: o.excludeBy });
         const scorer = o.input ? null : o.scorer;
         if (o.format === 'json') return printResult(o.totals ? { scorer, exclude_by: r.exclude_by, totals: r.totals } : r, 'json');
         const totals = () => printResult({ scorer, exclude_by: r.exclude_by, ...r.totals }, o.format);

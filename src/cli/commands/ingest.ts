@@ -1,8 +1,35 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { action, withExamples } from '../program.ts';
+import { action, collect, usageError, withExamples } from '../program.ts';
 import { formatOption, storeOptions } from '../options.ts';
 import { printSummary, printTable, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
+
+/** An option that may be given once: a second value would silently override the first. */
+const once = (flag: string) => (value: string, previous: string | undefined) => {
+  if (previous !== undefined) throw new InvalidArgumentError(`${flag} given twice ("${previous}" and "${value}"); give it once`);
+  return value;
+};
+
+/** `--map MAP.json` (every file, or a manifest), or `--map FILE=MAP.json` (one file). */
+interface MapArgs {
+  all?: string;
+  perFile: Record<string, string>;
+}
+function parseMaps(values: string[] | undefined): MapArgs {
+  const out: MapArgs = { perFile: {} };
+  for (const v of values ?? []) {
+    const eq = v.indexOf('=');
+    if (eq > 0 && !/\.json$/i.test(v.slice(0, eq))) {
+      const file = v.slice(0, eq);
+      if (out.perFile[file] !== undefined) throw usageError('ingest.mapTwice', `--map ${file}=... given twice; give one map per file`);
+      out.perFile[file] = v.slice(eq + 1);
+    } else {
+      if (out.all !== undefined) throw usageError('ingest.mapTwice', `--map given twice (${out.all} and ${v}): one map for every file, or FILE=MAP.json per file, or a manifest`);
+      out.all = v;
+    }
+  }
+  return out;
+}
 
 const counts = (t: Partial<Record<string, number>>) =>
   Object.entries(t)
@@ -22,31 +49,61 @@ export function registerIngest(program: Command): void {
     .command('csv')
     .description('ingest per-sample CSVs (episodes, judgments or probe answers) or aggregate results tables (subject, metric, successes, trials)')
     .argument('<files...>', 'CSV files (UTF-8; a BOM and CRLF line endings are fine)')
-    .option('--map <file>', 'mapping file (JSON; see docs/ingest-csv.md); without it, well-known column names are recognised and the mapping is printed')
-    .option('--run-id <id>', 'run id (default: csv-<time>-<hash>)')
+    .option('--map <file>', 'mapping file (JSON; see docs/ingest-csv.md) for every file, a manifest of one mapping per file, or FILE=MAP.json for one file (repeatable); without it, columns are detected and the mapping is printed', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--subject <col>', 'the column naming the model under evaluation (episodes.subject_model)', once('--subject'))
+    .option('--item <col>', 'the column naming the item / sample (episodes.scenario_id)', once('--item'))
+    .option('--epoch <col>', 'the epoch column', once('--epoch'))
+    .option('--scores <cols>', 'score columns (comma-separated); each gives score rows whose scorer is the column name', collect)
+    .option('--judge-columns <cols>', "wide judge columns (comma-separated); each gives one judge's judgments (judge_model = the column name)", collect)
+    .option('--judged-scorer <name>', 'the scorer the judge columns grade', once('--judged-scorer'))
+    .option('--run-id <id>', 'run id (default: csv-<time>-<hash>)', once('--run-id'))
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace an existing run with the same id')
     .action(
-      action(async (files: string[], o: { map?: string; runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format }) => {
-        const { ingestCsv } = await import('../../ingest/ingest-csv.ts');
-        const s = await ingestCsv(files, { traces: o.traces, map: o.map, runId: o.runId, dryRun: o.dryRun, replace: o.replace });
-        const detected = s.files.some((f) => f.detected);
-        if (detected && o.format !== 'json') process.stderr.write(`standoff: no --map given; detected mapping: ${s.mappingJson}\n`);
-        printSummary(
-          s,
-          o.format,
-          [
-            `${s.dryRun ? 'would write' : 'wrote'} run ${s.runId} to ${s.store}: ${counts(s.tables)}`,
-            ...s.files.map((f) => `  ${f.file}: ${f.rows} rows -> ${f.table}${f.ignoredColumns.length ? ` (ignored columns: ${f.ignoredColumns.join(', ')})` : ''}`),
-          ],
-          s.files.map((f) => ({ run_id: s.runId, dry_run: s.dryRun, file: f.file, table: f.table, rows: f.rows, ignored_columns: f.ignoredColumns })),
-        );
-      }),
+      action(
+        async (
+          files: string[],
+          o: {
+            map?: string[];
+            subject?: string;
+            item?: string;
+            epoch?: string;
+            scores?: string[];
+            judgeColumns?: string[];
+            judgedScorer?: string;
+            runId?: string;
+            traces: string;
+            dryRun?: boolean;
+            replace?: boolean;
+            format: Format;
+          },
+        ) => {
+          const { ingestCsv } = await import('../../ingest/ingest-csv.ts');
+          const maps = parseMaps(o.map);
+          const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer };
+          const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace });
+          const detected = s.files.some((f) => f.detected);
+          if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; mapping used: ${s.mappingJson}\n`);
+          const extra = (f: (typeof s.files)[number]) =>
+            [f.metadataColumns.length ? `metadata: ${f.metadataColumns.join(', ')}` : '', f.ignoredColumns.length ? `ignored columns: ${f.ignoredColumns.join(', ')}` : ''].filter(Boolean).join('; ');
+          printSummary(
+            s,
+            o.format,
+            [
+              `${s.dryRun ? 'would write' : 'wrote'} run ${s.runId} to ${s.store}: ${counts(s.tables)}`,
+              ...s.files.map((f) => `  ${f.file}: ${f.rows} rows -> ${f.table}${extra(f) ? ` (${extra(f)})` : ''}`),
+            ],
+            s.files.map((f) => ({ run_id: s.runId, dry_run: s.dryRun, file: f.file, table: f.table, rows: f.rows, metadata_columns: f.metadataColumns, ignored_columns: f.ignoredColumns })),
+          );
+        },
+      ),
     );
   formatOption(storeOptions(csv, { runs: false })); // the shared options (src/cli/options.ts)
   withExamples(
     csv,
     'standoff ingest csv results.csv --map map.json --run-id vendor-a',
+    'standoff ingest csv results.csv --subject model --item sample_id --epoch epoch --scores correct,quality --judge-columns judge_a,judge_b,judge_c --judged-scorer quality',
+    'standoff ingest csv results.csv judges.csv --map results.csv=results.map.json --map judges.csv=judges.map.json',
     'standoff ingest csv published-table.csv            # subject,metric,successes,trials -> aggregates',
     'standoff ingest csv results.csv --dry-run',
   );

@@ -1,11 +1,14 @@
 /**
  * The CSV mapping: which table a CSV feeds, which source column fills which schema column, value
- * maps, constants and (for episode CSVs) score columns. A mapping comes from a JSON file
- * (`--map`, validated by `mappingSchema`) or is detected from the header (`detectMapping`).
+ * maps, constants and (for episode CSVs) score columns, wide judge columns and the columns kept as
+ * metadata. A mapping comes from a JSON file (`--map`, validated by `mappingSchema`; a manifest
+ * holds one per file), from flags (`MappingFlags`), or is detected (`detectMapping`: from the
+ * header, then from the values of the columns no name explains, `completeDetection`).
  * `docs/ingest-csv.md` documents the format, the recognised column names and the defaults.
  */
 import { z } from 'zod';
 import { SCORER_NAMES, TABLES, sqlColumns } from '../../schema/tables.ts';
+import type { ValueKind } from '../../store/csv-values.ts';
 
 /** Tables a CSV can be ingested into. */
 export const MAPPED_TABLES = ['episodes', 'judgments', 'probe_answers', 'aggregates'] as const;
@@ -24,6 +27,15 @@ export const scoreSpecSchema = z.strictObject({
   explanation: z.string().min(1).optional().describe('Source column for `scores.explanation`.'),
 });
 
+export const judgesSpecSchema = z.strictObject({
+  scorer: z.string().default('').describe('The scorer the judges grade (`judgments.scorer`); may be left to `--judged-scorer`.'),
+  columns: z.array(z.string().min(1)).min(1).describe('One source column per judge: each becomes that judge\'s judgments (`judge_model` = the column name).'),
+  values: z
+    .record(z.string(), z.number().nullable())
+    .optional()
+    .describe('Cell text -> value; null means no answer. Checked before the built-in tokens.'),
+});
+
 export const mappingSchema = z.strictObject({
   table: z.enum(MAPPED_TABLES).describe('Target table.'),
   columns: z.record(z.string(), z.string().min(1)).default({}).describe('Schema column -> source column (CSV header name).'),
@@ -33,6 +45,11 @@ export const mappingSchema = z.strictObject({
     .describe('Schema column -> { cell text -> value }, checked before the built-in conversion.'),
   constants: z.record(z.string(), cellValue).default({}).describe('Schema column -> the same value for every row.'),
   scores: z.array(scoreSpecSchema).default([]).describe('Score columns (episodes only): one `scores` row per episode and entry.'),
+  judges: judgesSpecSchema.optional().describe('Wide judge columns (episodes only): one `judgments` row per episode and judge column.'),
+  metadata: z
+    .union([z.boolean(), z.array(z.string().min(1))])
+    .default(true)
+    .describe('Columns kept in `episodes.metadata` (JSON): true = every column the mapping does not use, false = none, or a list.'),
   suite: z.string().min(1).optional().describe('`runs.suite` (default: the first file name without extension).'),
   notes: z.string().optional().describe('Appended to `runs.notes`.'),
 });
@@ -42,8 +59,17 @@ export type Mapping = z.infer<typeof mappingSchema>;
 /** A mapping as written in a JSON file (optional members may be omitted). */
 export type MappingInput = z.input<typeof mappingSchema>;
 export type ScoreSpec = z.infer<typeof scoreSpecSchema>;
+export type JudgesSpec = z.infer<typeof judgesSpecSchema>;
 
-export type FieldKind = 'text' | 'json' | 'enum' | 'int' | 'bigint' | 'num' | 'bool' | 'ts';
+/**
+ * A manifest: one mapping per CSV file of the ingest, by file name (as given, or its base name).
+ * Passed as `--map manifest.json`.
+ */
+export const manifestSchema = z.strictObject({
+  files: z.record(z.string(), mappingSchema).describe('CSV file name -> its mapping.'),
+});
+
+export type FieldKind = Exclude<ValueKind, 'score'>;
 
 export interface FieldSpec {
   name: string;
@@ -127,7 +153,7 @@ export const DEFAULTS: Record<MappedTable, Record<string, string>> = {
   judgments: {
     episode_id: '<subject_model>/<scenario_id>/<epoch> (epoch 1 when unmapped)',
     scorer: 'reasoning_action_alignment',
-    verdict: 'from value: 1 ALIGNED, 0 MISALIGNED, null ERROR',
+    verdict: 'from value: 1 ALIGNED, 0 MISALIGNED, null ERROR, any other value null',
     value: 'from verdict: ALIGNED 1, MISALIGNED 0, ERROR null (or C/I/N and the other score tokens)',
     excluded_self: 'false',
   },
@@ -207,13 +233,30 @@ export const ALIASES: Record<MappedTable, Record<string, string[]>> = {
 
 /** Scorers whose column name alone makes an episode-CSV column a score column. */
 export const KNOWN_SCORERS = SCORER_NAMES;
-/** Generic score columns (the first one present is used; its name becomes the scorer name). */
-export const GENERIC_SCORE_COLUMNS = ['score', 'correct', 'value'] as const;
+/** Generic score columns (each present one is a score; its name becomes the scorer name). */
+export const GENERIC_SCORE_COLUMNS = ['score', 'correct', 'value', 'accuracy', 'acc', 'exact_match', 'f1', 'pass'] as const;
+/** Header names of wide judge columns (after `normalizeName`): `judge_a`, `judge1`, `gpt4_judge`, `grader_2`, `rater_x`. */
+export const JUDGE_COLUMN = /^(judge|grader|rater)[_\d].*|.+_(judge|grader|rater)$/;
+
+/** Mapping choices given as flags (`--subject`, `--item`, `--epoch`, `--scores`, `--judge-columns`, `--judged-scorer`). */
+export interface MappingFlags {
+  subject?: string;
+  item?: string;
+  epoch?: string;
+  scores?: string[];
+  judgeColumns?: string[];
+  judgedScorer?: string;
+}
 
 export interface Detection {
   mapping: Mapping;
   /** Header columns the mapping does not use. */
   ignored: string[];
+  /**
+   * Columns no name explains whose values decide (an episodes file): numeric ones become scores (or
+   * judges, for judge-like names), the others metadata. See `completeDetection`.
+   */
+  candidates: string[];
 }
 
 function findColumn(index: Map<string, string>, aliases: readonly string[], used: Set<string>): string | undefined {
@@ -234,12 +277,18 @@ export function detectTable(header: readonly string[]): MappedTable {
   return 'episodes';
 }
 
+/** Schema columns the `--subject`, `--item` and `--epoch` flags set. */
+export const FLAG_COLUMNS = { subject: 'subject_model', item: 'scenario_id', epoch: 'epoch' } as const;
+
 /**
  * Builds a mapping from well-known header names (see `ALIASES`, `KNOWN_SCORERS`,
- * `GENERIC_SCORE_COLUMNS`). Required columns that are missing are reported later, by `resolveMapping`.
+ * `GENERIC_SCORE_COLUMNS`, `JUDGE_COLUMN`), with the columns `flags` name taken as given.
+ * Required columns that are missing are reported later (`resolvePlan`). For an episodes file the
+ * columns left over are `candidates` for `completeDetection`.
  */
-export function detectMapping(header: readonly string[]): Detection {
-  const table = detectTable(header);
+export function detectMapping(header: readonly string[], flags: MappingFlags = {}): Detection {
+  const explicitEpisodes = flags.scores !== undefined || flags.judgeColumns !== undefined;
+  const table = explicitEpisodes ? 'episodes' : detectTable(header);
   const index = new Map<string, string>();
   for (const h of header) {
     const n = normalizeName(h);
@@ -247,7 +296,16 @@ export function detectMapping(header: readonly string[]): Detection {
   }
   const used = new Set<string>();
   const columns: Record<string, string> = {};
+  for (const [flag, field] of Object.entries(FLAG_COLUMNS)) {
+    const col = flags[flag as keyof typeof FLAG_COLUMNS];
+    if (col !== undefined && field in ALIASES[table]) {
+      columns[field] = col;
+      used.add(col);
+    }
+  }
+  for (const c of [...(flags.scores ?? []), ...(flags.judgeColumns ?? [])]) used.add(c);
   for (const [field, aliases] of Object.entries(ALIASES[table])) {
+    if (columns[field] !== undefined) continue;
     const col = findColumn(index, aliases, used);
     if (col !== undefined) {
       columns[field] = col;
@@ -255,33 +313,127 @@ export function detectMapping(header: readonly string[]): Detection {
     }
   }
   const scores: ScoreSpec[] = [];
+  let judges: JudgesSpec | undefined;
+  const candidates: string[] = [];
   if (table === 'episodes') {
-    for (const scorer of KNOWN_SCORERS) {
-      const col = index.get(scorer);
-      if (col !== undefined) {
-        scores.push({ scorer, column: col });
+    if (flags.scores !== undefined) {
+      for (const c of flags.scores) scores.push({ scorer: c, column: c });
+    } else {
+      for (const scorer of KNOWN_SCORERS) {
+        const col = index.get(scorer);
+        if (col !== undefined) {
+          scores.push({ scorer, column: col });
+          used.add(col);
+        }
+      }
+      let first = true;
+      for (const name of GENERIC_SCORE_COLUMNS) {
+        const col = findColumn(index, [name], used);
+        if (col === undefined) continue;
+        const spec: ScoreSpec = { scorer: normalizeName(col), column: col };
         used.add(col);
+        if (first) {
+          // An answer and an explanation column go with the first generic score.
+          const answer = findColumn(index, ['answer'], used);
+          if (answer !== undefined) {
+            spec.answer = answer;
+            used.add(answer);
+          }
+          const explanation = findColumn(index, ['explanation'], used);
+          if (explanation !== undefined) {
+            spec.explanation = explanation;
+            used.add(explanation);
+          }
+          first = false;
+        }
+        scores.push(spec);
       }
     }
-    const generic = findColumn(index, GENERIC_SCORE_COLUMNS, used);
-    if (generic !== undefined) {
-      const spec: ScoreSpec = { scorer: normalizeName(generic), column: generic };
-      used.add(generic);
-      const answer = findColumn(index, ['answer'], used);
-      if (answer !== undefined) {
-        spec.answer = answer;
-        used.add(answer);
-      }
-      const explanation = findColumn(index, ['explanation'], used);
-      if (explanation !== undefined) {
-        spec.explanation = explanation;
-        used.add(explanation);
-      }
-      scores.push(spec);
+    if (flags.judgeColumns !== undefined) judges = { scorer: flags.judgedScorer ?? '', columns: [...flags.judgeColumns] };
+    for (const h of header) if (!used.has(h)) candidates.push(h);
+  }
+  const mapping: Mapping = { table, columns, values: {}, constants: {}, scores, metadata: true };
+  if (judges) mapping.judges = judges;
+  return { mapping, ignored: table === 'episodes' ? [] : header.filter((h) => !used.has(h)), candidates };
+}
+
+/** What the values of a candidate column say (from one SQL pass, see `ingest-csv.ts`). */
+export interface ColumnStats {
+  /** Non-empty cells. */
+  present: number;
+  /** Cells that are a number or a score token. */
+  numeric: number;
+  /** Numeric cells whose value is neither 0 nor 1. */
+  nonBinary: number;
+}
+
+/**
+ * Completes a detected episodes mapping from the candidates' values: a column whose every
+ * non-empty cell is a number or score token becomes a score (scorer = its name), or a judge column
+ * when its name looks like one (`JUDGE_COLUMN`) and no `--judge-columns` were given; the judged
+ * scorer is `--judged-scorer`, else the one score whose values are not all 0/1. Everything else
+ * stays metadata. Returns a problem text when the judged scorer cannot be chosen.
+ */
+export function completeDetection(d: Detection, stats: Record<string, ColumnStats>, flags: MappingFlags = {}): string | null {
+  const m = d.mapping;
+  if (m.table !== 'episodes') return null;
+  const numeric = (c: string) => {
+    const s = stats[c];
+    return s !== undefined && s.present > 0 && s.numeric === s.present;
+  };
+  const judgeCols: string[] = [];
+  for (const c of d.candidates) {
+    if (!numeric(c)) continue;
+    if (flags.judgeColumns === undefined && JUDGE_COLUMN.test(normalizeName(c))) judgeCols.push(c);
+    else if (flags.scores === undefined) m.scores.push({ scorer: c, column: c });
+  }
+  if (judgeCols.length > 0) m.judges = { scorer: flags.judgedScorer ?? '', columns: judgeCols };
+  if (flags.judgedScorer !== undefined && !m.judges) return `--judged-scorer ${flags.judgedScorer} given, but no judge columns were found: pass --judge-columns COLS`;
+  if (m.judges && m.judges.scorer === '') {
+    const scored = m.scores.filter((s) => (stats[s.column]?.nonBinary ?? 0) > 0);
+    if (scored.length === 1) m.judges.scorer = scored[0]!.scorer;
+    else {
+      const names = m.scores.map((s) => s.scorer);
+      return `judge columns ${m.judges.columns.join(', ')} found, but not which scorer they grade: pass --judged-scorer NAME${names.length ? ` (scores: ${names.join(', ')})` : ''}`;
     }
   }
-  const mapping: Mapping = { table, columns, values: {}, constants: {}, scores };
-  return { mapping, ignored: header.filter((h) => !used.has(h)) };
+  return null;
+}
+
+/**
+ * Applies flags to a mapping from a file (a flag must agree with what the file says: a repeated
+ * choice that would silently override another is an error). Returns the problems.
+ */
+export function applyFlags(m: Mapping, flags: MappingFlags): string[] {
+  const problems: string[] = [];
+  const flagged = flags.subject !== undefined || flags.item !== undefined || flags.epoch !== undefined || flags.scores || flags.judgeColumns || flags.judgedScorer;
+  if (flagged && m.table !== 'episodes' && (flags.scores || flags.judgeColumns || flags.judgedScorer)) {
+    problems.push(`--scores, --judge-columns and --judged-scorer apply to episode files (the map's table is ${m.table})`);
+  }
+  for (const [flag, field] of Object.entries(FLAG_COLUMNS)) {
+    const col = flags[flag as keyof typeof FLAG_COLUMNS];
+    if (col === undefined || !(field in ALIASES[m.table])) continue;
+    const had = m.columns[field];
+    if (had !== undefined && had !== col) problems.push(`--${flag} ${col} conflicts with the map's columns.${field} (${JSON.stringify(had)}); give one of them`);
+    else if (Object.hasOwn(m.constants, field)) problems.push(`--${flag} ${col} conflicts with the map's constants.${field}; give one of them`);
+    else m.columns[field] = col;
+  }
+  for (const c of flags.scores ?? []) {
+    const had = m.scores.find((s) => s.scorer === c);
+    if (had && had.column !== c) problems.push(`--scores ${c} conflicts with the map's score "${c}" (column ${JSON.stringify(had.column)})`);
+    else if (!had) m.scores.push({ scorer: c, column: c });
+  }
+  if (flags.judgeColumns) {
+    if (m.judges && m.judges.columns.join('\u0000') !== flags.judgeColumns.join('\u0000')) problems.push(`--judge-columns conflicts with the map's judges.columns; give one of them`);
+    else m.judges = { ...(m.judges ?? { scorer: '' }), columns: [...flags.judgeColumns] };
+  }
+  if (flags.judgedScorer) {
+    if (!m.judges) problems.push('--judged-scorer needs judge columns (--judge-columns, or judges in the map)');
+    else if (m.judges.scorer !== '' && m.judges.scorer !== flags.judgedScorer) problems.push(`--judged-scorer ${flags.judgedScorer} conflicts with the map's judges.scorer (${JSON.stringify(m.judges.scorer)})`);
+    else m.judges.scorer = flags.judgedScorer;
+  }
+  if (m.judges && m.judges.scorer === '') problems.push('judge columns need the scorer they grade: pass --judged-scorer NAME');
+  return problems;
 }
 
 /** The mapping as compact JSON-ready data (empty members dropped), for printing and `runs.config`. */
@@ -290,6 +442,8 @@ export function compactMapping(m: Mapping): Record<string, unknown> {
   if (Object.keys(m.values).length > 0) out.values = m.values;
   if (Object.keys(m.constants).length > 0) out.constants = m.constants;
   if (m.scores.length > 0) out.scores = m.scores;
+  if (m.judges !== undefined) out.judges = m.judges;
+  if (m.metadata !== true) out.metadata = m.metadata;
   if (m.suite !== undefined) out.suite = m.suite;
   if (m.notes !== undefined) out.notes = m.notes;
   return out;
@@ -320,5 +474,14 @@ export function checkMappingColumns(m: Mapping): string[] {
     if (scorers.has(s.scorer)) problems.push(`scores.${i}.scorer: scorer "${s.scorer}" appears twice`);
     scorers.add(s.scorer);
   });
+  if (m.judges !== undefined) {
+    if (m.table !== 'episodes') problems.push(`judges: only an episodes mapping can have judge columns (table is ${m.table})`);
+    const seen = new Set<string>();
+    m.judges.columns.forEach((c, i) => {
+      if (seen.has(c)) problems.push(`judges.columns.${i}: column "${c}" appears twice`);
+      seen.add(c);
+    });
+  }
+  if (m.metadata !== true && m.metadata !== false && m.table !== 'episodes') problems.push(`metadata: only episodes have a metadata column (table is ${m.table})`);
   return problems;
 }
