@@ -90,7 +90,7 @@ describe.each(ALL.map((c) => [c.path, c] as const))('standoff %s', (path, { cmd 
       expect(long(cmd, '--json')?.hidden).toBe(true);
     }
     if (long(cmd, '--level')) expect(help).toMatch(/--level <p>\s+confidence level/);
-    if (long(cmd, '--measure')) expect(help).toMatch(/--measure <level>\s+measurement level of the values \(choices: "nominal", "ordinal", "interval", "ratio"/);
+    if (long(cmd, '--measure')) expect(help).toMatch(/--measure <level>\s+measurement level of the ratings \(choices: "nominal", "ordinal", "interval", "ratio"/);
   });
 
   it('a misspelled option gets "did you mean"', async () => {

@@ -146,7 +146,7 @@ describe('agreement --input: long or wide ratings', { timeout: 240_000 }, () => 
   it('--level is the confidence level only; the measurement level is --measure', () => {
     const r = runCli(['agreement', '--input', csv, '--raters', 'judge_a,judge_b', '--level', 'ordinal']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--level must be a number, got "ordinal"/);
+    expect(r.stderr).toMatch(/--level is the confidence level \(e\.g\. 0\.95\); for the measurement level use --measure ordinal/);
     const g = json(['agreement', '--input', csv, '--raters', 'judge_a,judge_b', '--measure', 'ordinal', '--level', '0.9', '--resamples', '200']);
     expect([g.level, g.measurement]).toEqual([0.9, 'ordinal']);
   });

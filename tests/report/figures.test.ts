@@ -77,7 +77,10 @@ describe('colour-blind-safe palette', () => {
   });
 });
 
-const share = (count: number, n: number, lower: number, upper: number) => ({ count, n, rate: count / n, lower, upper });
+const share = (count: number, n: number, lower: number, upper: number) => {
+  const interval = { lower, upper, sampling: 'independent' };
+  return { count, n, rate: count / n, interval, exact: interval, cluster: null };
+};
 
 describe('forest plot', () => {
   it('labels the zero line', async () => {
@@ -107,7 +110,7 @@ describe('probe outcomes', () => {
       [0.27, 2.2222, 7.8],
     ]);
     const svg = (await renderFigure(fig.spec)).svg;
-    expect(svg).toContain('95% Clopper-Pearson interval');
+    expect(svg).toContain('lines: 95% interval');
     expect(svg).toContain('67.8% (61/90)');
   });
 });

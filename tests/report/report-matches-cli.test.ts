@@ -19,9 +19,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerCi } from '../../src/cli/commands/ci.ts';
+import { buildProgram } from '../../src/cli/main.ts';
 import { buildReport, type ReportResults } from '../../src/report/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
@@ -36,8 +35,7 @@ let r: ReportResults;
 
 /** Runs `standoff <args> --format json` through the CLI's own command definitions and returns the parsed output. */
 async function cli(args: string[], store = true): Promise<any> {
-  const program = new Command('standoff').exitOverride();
-  registerCi(program);
+  const program = buildProgram();
   let out = '';
   let err = '';
   const write = process.stdout.write;

@@ -29,7 +29,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('report build on smoke stores', () => {
   it('a run without judges: report built, alignment "not measured", gate FAILED on required_scorers', () => {
     const md = readFileSync(join(noJudges.out, 'REPORT.md'), 'utf8');
-    expect(md.split('\n')[2]).toMatch(/^> \*\*Structural gate: FAILED\*\* \(1 of 7 checks failed\)/);
+    expect(md.split('\n')[2]).toMatch(/^> \*\*Structural gate: FAILED\*\* \(1 of 8 checks failed\)/);
     expect(md).toMatch(/\*\*FAIL\*\*: required_scorers — reasoning_action_alignment not measured on 9 completed episodes/);
     for (const s of noJudges.results.results.subjects) {
       expect(s.metrics.alignment).toMatchObject({ measured: false, trials: 0, estimate: null, not_measured: 3 });

@@ -318,7 +318,8 @@ describe('finding 5: runs that fail say so', () => {
     p.options.maxModelLen = undefined;
     const { summary } = await run(cfg, dir, { resume: 'prov-s7', config: undefined });
     expect(summary.byStatus).toEqual({ valid: 6, invalid: 0, error: 0 });
-    expect(summary.gate!.ok).toBe(true);
+    // this config has no judges: alignment is not measured, so the O1 gate fails on that check alone
+    expect(summary.gate!.checks.filter((c) => !c.ok).map((c) => c.name), JSON.stringify(summary.gate)).toEqual(['required_scorers']);
     expect((await tables(dir, 'prov-s7')).episodes).toHaveLength(6);
   });
 
