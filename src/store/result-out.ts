@@ -22,10 +22,8 @@ import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBDataChunk, type DuckDBResult } from '@duckdb/node-api';
-import { RecordBatchFileWriter } from 'apache-arrow';
 import { StandoffError, oneLine, storeError, usageError } from '../errors.ts';
 import { quoteIdent, quoteLiteral, toPlain, type Plain } from './duckdb.ts';
-import { columnsToArrow } from './arrow.ts';
 import { encoderFor } from './format.ts';
 import { isOwnerAlive } from './lock.ts';
 
@@ -115,6 +113,8 @@ async function writeText(result: DuckDBResult, file: string, ext: '.csv' | '.jso
 }
 
 async function writeArrow(result: DuckDBResult, file: string, names: readonly string[]): Promise<number> {
+  // Arrow (~140 modules) loads only for `--out .arrow`: every other `standoff sql` starts without it.
+  const [{ RecordBatchFileWriter }, { columnsToArrow }] = await Promise.all([import('apache-arrow'), import('./arrow.ts')]);
   const types = result.columnTypes().map((t) => t.toString());
   const writer = new RecordBatchFileWriter();
   const stream = createWriteStream(file);

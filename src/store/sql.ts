@@ -17,7 +17,6 @@ import type { DuckDBConnection, DuckDBResult } from '@duckdb/node-api';
 import { StandoffError, dataError, oneLine, storeError, usageError } from '../errors.ts';
 import { toQueryResult, type QueryResult } from './duckdb.ts';
 import { openStore, type Store } from './open-store.ts';
-import { resultToArrow } from './arrow.ts';
 import { encoderFor, type Format, type FormatOptions } from './format.ts';
 import { prepareReadOnly } from './sql-gate.ts';
 import { checkOutPath, chunkRows, writeResultFile } from './result-out.ts';
@@ -58,12 +57,12 @@ export async function streamReadOnly(conn: DuckDBConnection, sql: string): Promi
 }
 
 /** Runs user SQL through the gate and materializes the last result (notebooks, tests). */
-export async function executeReadOnly(conn: DuckDBConnection, sql: string): Promise<QueryResult & { arrow: () => ReturnType<typeof resultToArrow> }> {
+export async function executeReadOnly(conn: DuckDBConnection, sql: string): Promise<QueryResult> {
   try {
     const prepared = await prepareReadOnly(conn, sql);
     for (let i = 0; i < prepared.length - 1; i++) await prepared[i]!.run();
     const result = await prepared[prepared.length - 1]!.runAndReadAll();
-    return { ...toQueryResult(result), arrow: () => resultToArrow(result) };
+    return toQueryResult(result);
   } catch (err) {
     throw classifySqlError(err);
   }

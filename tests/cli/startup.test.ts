@@ -73,12 +73,14 @@ describe('start-up', () => {
     expect(HEAVY.filter((h) => r.packages.has(h))).toEqual([]);
   });
 
-  it('the check sees heavy modules where they belong: sql loads DuckDB (bundled and native), schema loads zod', () => {
+  it('the check sees heavy modules where they belong: sql loads DuckDB (bundled and native) but not Arrow, schema loads zod', () => {
     const sql = load(['sql', 'select 1']);
     expect(sql.code, sql.stderr).toBe(0);
     expect(sql.packages.has('@duckdb/node-api')).toBe(true);
     expect(sql.packages.has('@duckdb/node-bindings')).toBe(true);
     expect(sql.packages.has('vega')).toBe(false);
+    // Arrow (~140 modules, most of sql's start-up before) loads only for --out .arrow
+    expect(sql.packages.has('apache-arrow')).toBe(false);
     const schema = load(['schema']);
     expect(schema.packages.has('zod')).toBe(true);
   });
