@@ -7,8 +7,8 @@
  * | check | passes when |
  * | --- | --- |
  * | `run_status` | the run's status is `success` |
- * | `sample_counts` | every subject arm has the same number of episodes, equal to `expectedSamples` when given; every subject the run's config names has episodes |
- * | `required_scorers` | every episode has a score row for each required scorer (default: the three O1 scorers), and on every completed episode that score was measured: its value is not NULL unless it is NOANSWER. A NULL left by failed judge calls (every eligible verdict ERROR) passes only within the judge-error allowance; a NULL without that excuse (a run without judges, every judge excluded as self) always fails |
+ * | `sample_counts` | every subject arm has the same number of episodes, equal to `expectedSamples` (default: the run's scenarios x its recorded epochs, when it records them); every subject the run's config names has episodes |
+ * | `required_scorers` | every episode has a score row for each required scorer (default: the suite's, see {@link gateDefaults}), and on every completed episode that score was measured: its value is not NULL unless it is NOANSWER. A NULL left by failed judge calls (every eligible verdict ERROR) passes only within the judge-error allowance; a NULL without that excuse (a run without judges, every judge excluded as self) always fails |
  * | `judge_errors` | the run has no ERROR verdict (a judge call that failed after retries), or at most `allowJudgeErrors` of them (`--allow-judge-errors N`) |
  * | `sample_errors` | no episode has status `error` |
  * | `distinct_subject_models` | at least one subject, and as many distinct subject models as the config names arms (two arms never share a model) |
@@ -21,6 +21,10 @@
  *
  * `validateRun(traces, {runId?, expectedSamples?, requiredScorers?, allowJudgeErrors?, allowTruncated?})`: without
  * `runId`, the only run in the store, else the most recently created one (named in the result).
+ * Which checks apply depends on the suite, decided here once for every caller (`standoff
+ * validate`, the report's gate, the end of `standoff run`): a Standoff run (source `standoff` or
+ * `synthetic`) requires the three O1 scorers; an imported run (CSV, Inspect, lm-eval) requires the
+ * scorers it holds. So `validate` and the report give the same verdict on the same run.
  * CLI: `standoff validate --traces DIR [--run ID] [--expected-samples N] [--allow-judge-errors N]
  * [--allow-truncated N]`,
  * exit 0 when ok.
@@ -35,7 +39,7 @@ export interface ValidateOptions {
   runId?: string;
   /** Episodes every subject must have (the seed's `--expected-samples 90`). */
   expectedSamples?: number;
-  /** Scorers every episode must carry, measured (default: the three O1 scorers). */
+  /** Scorers every episode must carry, measured (default: the suite's, {@link gateDefaults}). */
   requiredScorers?: readonly string[];
   /** ERROR verdicts (failed judge calls) the run may hold and still pass (default 0). */
   allowJudgeErrors?: number;
@@ -295,6 +299,23 @@ function configuredSubjects(config: unknown): string[] | null {
   }
 }
 
+/**
+ * What the gate requires of a run when the caller does not say: a Standoff run (source `standoff`
+ * or `synthetic`) the three O1 scorers; an imported run the scorers it holds (sorted). Expected
+ * samples per subject: the run's distinct scenarios x its recorded epochs, when it records epochs.
+ */
+export async function gateDefaults(conn: DuckDBConnection, runId: string): Promise<{ requiredScorers: string[]; expectedSamples: number | undefined }> {
+  const run = (await query(conn, 'SELECT source, epochs FROM runs WHERE run_id = $1', [runId])).rows[0];
+  const source = String(run?.source);
+  const requiredScorers =
+    source === 'standoff' || source === 'synthetic'
+      ? [...SCORER_NAMES].sort()
+      : (await query(conn, 'SELECT DISTINCT scorer FROM scores WHERE run_id = $1 ORDER BY scorer', [runId])).rows.map((r) => String(r.scorer));
+  const scenarios = num((await query(conn, 'SELECT count(DISTINCT scenario_id) AS n FROM episodes WHERE run_id = $1', [runId])).rows[0]?.n ?? 0);
+  const epochs = run?.epochs === null || run?.epochs === undefined ? null : num(run.epochs);
+  return { requiredScorers, expectedSamples: epochs !== null && scenarios > 0 ? scenarios * epochs : undefined };
+}
+
 export async function validateRun(traces: string, opts: ValidateOptions = {}): Promise<ValidationResult> {
   checkOptions(opts);
   const store = await openStore(traces, { runs: opts.runId ? [opts.runId] : undefined, requireRuns: true });
@@ -309,14 +330,15 @@ export async function validateRun(traces: string, opts: ValidateOptions = {}): P
     const counts = (
       await query(conn, 'SELECT subject_model, count(*) AS n FROM episodes WHERE run_id = $1 GROUP BY subject_model ORDER BY subject_model', [runId])
     ).rows.map((r) => ({ subject: String(r.subject_model), n: num(r.n) }));
+    const dflt = await gateDefaults(conn, runId);
     const g: GateContext = {
       conn,
       runId,
       status: String(run.status),
       configured: configuredSubjects(run.config),
       counts,
-      expectedSamples: opts.expectedSamples,
-      requiredScorers: [...(opts.requiredScorers ?? SCORER_NAMES)],
+      expectedSamples: opts.expectedSamples ?? dflt.expectedSamples,
+      requiredScorers: [...(opts.requiredScorers ?? dflt.requiredScorers)],
       allowJudgeErrors: opts.allowJudgeErrors ?? 0,
       allowTruncated: opts.allowTruncated ?? 0,
     };
