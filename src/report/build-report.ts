@@ -6,7 +6,8 @@
  *
  * Writes `<out>/REPORT.md` (GitHub Markdown, no extra tooling), `<out>/results.json` (every number
  * in the report, with the seed, the resample count and SHA-256 hashes of the input runs' Parquet
- * files) and `<out>/figures/<name>.{vl.json,svg,png}`.
+ * files), `<out>/figures/<name>.{vl.json,svg,png}` and `<out>/index.html` (the same report as one
+ * self-contained interactive page with an episode browser: `html/build-index-html.ts`).
  *
  * Sections: 1 run summary and structural gate; 2 results per subject (exact and cluster
  * intervals); 3 grounded vs lucky; 4 slices; 5 pairwise comparisons; 6 judges; 7 paired probes
@@ -78,6 +79,8 @@ export interface BuildReportOptions {
   allowTruncated?: number;
   /** Progress lines: true writes them to stderr; a function receives them. */
   progress?: boolean | ((line: string) => void);
+  /** index.html's bounds (defaults: TRANSCRIPT_BUDGET_BYTES, SET_LIST_CAP in html/load-episodes.ts). */
+  indexHtml?: { transcriptBudgetBytes?: number; listCap?: number };
 }
 
 export interface ReportResults {
@@ -208,7 +211,7 @@ export async function buildReport(options: BuildReportOptions): Promise<BuildRep
     tmp = await prepareOutput(out);
     const results = await computeSections(ctx, step);
     const figures = buildFigures(ctx, results);
-    const browser = await loadEpisodeBrowser(ctx.conn, results, await loadSubjectSources(ctx.q));
+    const browser = await loadEpisodeBrowser(ctx.conn, results, await loadSubjectSources(ctx.q), { budgetBytes: options.indexHtml?.transcriptBudgetBytes, listCap: options.indexHtml?.listCap });
     step(`episode browser: ${browser.episodes.length} episodes, ${browser.sets.length} counts`);
     const files = await writeOutputs(tmp, ctx, results, figures, browser, step);
     await commitOutput(tmp, out);

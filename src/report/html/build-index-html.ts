@@ -23,7 +23,7 @@ import { quoteLiteral } from '../../store/duckdb.ts';
 import type { ReportResults } from '../build-report.ts';
 import type { FigureSpec } from '../figures.ts';
 import { CLIENT_SCRIPT } from './client-script.ts';
-import { disagreeKey, groundedKey, reasonKey, statusKey, toSqlCommand, type GroundedCell } from './episode-sets.ts';
+import { LINKED_METRICS, disagreeKey, groundedKey, metricKey, reasonKey, statusKey, toSqlCommand, type GroundedCell } from './episode-sets.ts';
 import { toVegaSpec } from './interactive-figures.ts';
 import { escapeHtml, toReportHtml, type MarkdownHooks } from './markdown-html.ts';
 import { PAGE_CSS } from './page-css.ts';
@@ -81,6 +81,10 @@ export function buildCountLinks(r: ReportResults, setIndex: Map<string, number>)
     if (headers[0] === 'Subject model' && headers[1] === 'Gathered, correct' && GROUNDED_COLUMNS[h]) {
       const s = r.grounded.subjects[row];
       return s ? counted(groundedKey(s.subject, GROUNDED_COLUMNS[h])) : null;
+    }
+    if (headers[0] === 'Subject model' && headers[4] === 'Invalid episodes' && col >= 1 && col <= LINKED_METRICS.length) {
+      const s = r.results.subjects[row];
+      return s ? counted(metricKey(s.subject, LINKED_METRICS[col - 1])) : null;
     }
     if (headers[0] === 'Subject model' && h === 'Invalid episodes') {
       const s = r.results.subjects[row];

@@ -12,6 +12,8 @@
  */
 import { quoteLiteral } from '../../store/duckdb.ts';
 import type { ReportResults } from '../build-report.ts';
+import { metricSql } from '../metrics.ts';
+import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
 
 /** Where a report subject label comes from: one (run, subject_model). */
 export interface SubjectSource {
@@ -64,6 +66,14 @@ WHERE e.run_id = $run AND e.subject_model = $model AND NOT j.x AND j.v IS NOT NU
 GROUP BY e.run_id, e.episode_id, e.scenario_id, e.epoch HAVING count(DISTINCT j.v) > 1
 ${ORDER}`;
 
+/** A rate's denominator (section 2): the subject's episodes on which the metric was measured. */
+const metricMeasuredSql = (m: MainMetric) => `SELECT o.run_id, o.episode_id FROM ${metricSql(m)} o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
+WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL
+${ORDER}`;
+
+/** The rates of section 2 whose cells open their measured episodes. */
+export const LINKED_METRICS = ['gathered_evidence', 'policy_action', 'alignment'] as const;
+
 const GROUNDED_CELLS = [
   ['gathered_correct', true, true, 'gathered evidence, correct action'],
   ['gathered_incorrect', true, false, 'gathered evidence, incorrect action'],
@@ -73,6 +83,7 @@ const GROUNDED_CELLS = [
 
 export type GroundedCell = (typeof GROUNDED_CELLS)[number][0];
 
+export const metricKey = (subject: string, metric: MainMetric) => `measured/${metric}/${subject}`;
 export const groundedKey = (subject: string, cell: GroundedCell) => `grounded/${subject}/${cell}`;
 export const statusKey = (subject: string, status: 'invalid' | 'error') => `${status}/${subject}`;
 export const reasonKey = (status: string, reason: string) => `reason/${status}/${reason}`;
@@ -82,6 +93,14 @@ export const disagreeKey = (subject: string) => `disagree/${subject}`;
 export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): EpisodeSetDef[] {
   const sets: EpisodeSetDef[] = [];
   const src = (subject: string) => sources.find((s) => s.subject === subject);
+  for (const x of r.results.subjects) {
+    const s = src(x.subject);
+    if (!s) continue;
+    for (const m of LINKED_METRICS) {
+      const t = x.metrics[m].trials;
+      sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), params: { run: s.run_id, model: s.subject_model } });
+    }
+  }
   for (const g of r.grounded.subjects) {
     const s = src(g.subject);
     if (!s) continue;
