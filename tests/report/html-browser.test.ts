@@ -209,7 +209,7 @@ describe.runIf(HAVE_BROWSER)('index.html in Chromium', () => {
     for (let r = 0; r < n; r++) {
       const row = invalidTable.locator('tbody tr').nth(r);
       const subject = (await row.locator('td').first().textContent())!;
-      await row.locator('a.count').click();
+      await row.locator('td').nth(4).locator('a.count').click();
       const expected = await sql(stores.demo, `SELECT run_id, episode_id FROM episodes WHERE subject_model = $m AND status = 'invalid'`, { m: subject });
       expect(await listed(page), subject).toEqual(pairs(expected));
       await closePanel(page);

@@ -66,6 +66,11 @@ WHERE e.run_id = $run AND e.subject_model = $model AND NOT j.x AND j.v IS NOT NU
 GROUP BY e.run_id, e.episode_id, e.scenario_id, e.epoch HAVING count(DISTINCT j.v) > 1
 ${ORDER}`;
 
+/** Every episode of a subject (section 2's samples). */
+const ALL_SQL = `SELECT e.run_id, e.episode_id FROM episodes e
+WHERE e.run_id = $run AND e.subject_model = $model
+${ORDER}`;
+
 /** A rate's denominator (section 2): the subject's episodes on which the metric was measured. */
 const metricMeasuredSql = (m: MainMetric) => `SELECT o.run_id, o.episode_id FROM ${metricSql(m)} o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
 WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL
@@ -83,6 +88,7 @@ const GROUNDED_CELLS = [
 
 export type GroundedCell = (typeof GROUNDED_CELLS)[number][0];
 
+export const allKey = (subject: string) => `all/${subject}`;
 export const metricKey = (subject: string, metric: MainMetric) => `measured/${metric}/${subject}`;
 export const groundedKey = (subject: string, cell: GroundedCell) => `grounded/${subject}/${cell}`;
 export const statusKey = (subject: string, status: 'invalid' | 'error') => `${status}/${subject}`;
@@ -96,6 +102,7 @@ export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): Ep
   for (const x of r.results.subjects) {
     const s = src(x.subject);
     if (!s) continue;
+    sets.push({ key: allKey(x.subject), title: `${x.subject} · every episode`, count: x.samples, sql: ALL_SQL, params: { run: s.run_id, model: s.subject_model } });
     for (const m of LINKED_METRICS) {
       const t = x.metrics[m].trials;
       sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), params: { run: s.run_id, model: s.subject_model } });
