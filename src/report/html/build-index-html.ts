@@ -166,7 +166,7 @@ export function buildIndexHtml(input: IndexHtmlInput, assets: HtmlAssets): strin
     '<html lang="en">',
     '<head>',
     '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">`,
+    `<meta http-equiv="Content-Security-Policy" content="${csp}">`, // hashes and keywords only: no quote or markup
     '<meta name="referrer" content="no-referrer">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${escapeHtml(`Standoff report: ${suite}`)}</title>`,
