@@ -147,6 +147,22 @@ describe.runIf(HAVE_BROWSER)('index.html in Chromium', () => {
     await page.close();
   }, T);
 
+  it('clicking a legend entry fades the other subjects (legend filtering)', async () => {
+    const { page } = await openPage(browser, html('demo'));
+    const fig = page.locator('figure[data-figure="results"]');
+    const faded = () => fig.locator('svg .mark-rect path[opacity="0.15"]').count();
+    expect(await faded()).toBe(0);
+    const entry = fig.locator('svg .role-legend-symbol path').first();
+    await entry.scrollIntoViewIfNeeded();
+    await entry.click({ force: true });
+    await page.waitForFunction(() => document.querySelectorAll('figure[data-figure="results"] svg .mark-rect path[opacity="0.15"]').length > 0, null, { timeout: 30_000 });
+    const bars = await fig.locator('svg .mark-rect path').count();
+    const subjects = reports.demo.results.summary.subjects.length;
+    // One subject stays opaque: the other subjects' bars (three metrics each) fade.
+    expect(await faded()).toBe(bars - bars / subjects);
+    await page.close();
+  }, T);
+
   it('clicking a table header sorts its rows (and again reverses them)', async () => {
     const { page } = await openPage(browser, html('demo'));
     const table = page.locator('table.sortable', { has: page.locator('th', { hasText: 'Gathered, incorrect' }) }).first();
