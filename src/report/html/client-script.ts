@@ -26,6 +26,8 @@ export const CLIENT_SCRIPT = String.raw`
     while (tip.firstChild) tip.removeChild(tip.firstChild);
     if (typeof value === 'object') {
       Object.keys(value).forEach(function (k) {
+        // Vega-Lite's own sort helpers are not the figure's data.
+        if (/_sort_index$/.test(k) || k.charAt(0) === '_') return;
         var v = value[k];
         var row = el('div', 'tip-row');
         row.appendChild(el('span', 'tip-key', k + ': '));
