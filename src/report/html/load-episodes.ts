@@ -100,7 +100,8 @@ export async function loadEpisodeBrowser(
   const budget = opts.budgetBytes ?? TRANSCRIPT_BUDGET_BYTES;
   const cap = opts.listCap ?? SET_LIST_CAP;
   const defs = buildEpisodeSets(results, sources);
-  const members = await Promise.all(defs.map((d) => readMembers(conn, d, cap)));
+  const members: [string, string][][] = [];
+  for (const d of defs) members.push(await readMembers(conn, d, cap)); // one connection: one query at a time
   const ids = uniqueIds(members.flat());
   const episodes = await readEpisodes(conn, ids, sources);
   const index = new Map(episodes.map((e, i) => [idKey(e.run_id, e.episode_id), i]));

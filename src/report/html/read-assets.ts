@@ -7,9 +7,11 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { packagePath } from '../../paths.ts';
 import type { HtmlAssets } from './build-index-html.ts';
 
-const require = createRequire(import.meta.url);
+/** Resolves packages as the installed standoff package does (from its root: checkout or node_modules). */
+const require = createRequire(packagePath('package.json'));
 
 /** A package's build directory (from its main entry, which lives there). */
 const buildDir = (pkg: string) => dirname(require.resolve(pkg));
