@@ -79,8 +79,8 @@ export interface BuildReportOptions {
   allowTruncated?: number;
   /** Progress lines: true writes them to stderr; a function receives them. */
   progress?: boolean | ((line: string) => void);
-  /** index.html's bounds (defaults: TRANSCRIPT_BUDGET_BYTES, SET_LIST_CAP in html/load-episodes.ts). */
-  indexHtml?: { transcriptBudgetBytes?: number; listCap?: number };
+  /** index.html's bounds (defaults: DATA_BUDGET_BYTES, SET_LIST_CAP, MAX_EMBEDDED_EPISODES in html/load-episodes.ts). */
+  indexHtml?: { dataBudgetBytes?: number; listCap?: number; maxEpisodes?: number };
 }
 
 export interface ReportResults {
@@ -211,7 +211,7 @@ export async function buildReport(options: BuildReportOptions): Promise<BuildRep
     tmp = await prepareOutput(out);
     const results = await computeSections(ctx, step);
     const figures = buildFigures(ctx, results);
-    const browser = await loadEpisodeBrowser(ctx.conn, results, await loadSubjectSources(ctx.q), { budgetBytes: options.indexHtml?.transcriptBudgetBytes, listCap: options.indexHtml?.listCap });
+    const browser = await loadEpisodeBrowser(ctx.conn, results, await loadSubjectSources(ctx.q), { budgetBytes: options.indexHtml?.dataBudgetBytes, listCap: options.indexHtml?.listCap, maxEpisodes: options.indexHtml?.maxEpisodes });
     step(`episode browser: ${browser.episodes.length} episodes, ${browser.sets.length} counts`);
     const files = await writeOutputs(tmp, ctx, results, figures, browser, step);
     await commitOutput(tmp, out);

@@ -26,7 +26,7 @@ let capped: BuildReportResult;
 beforeAll(async () => {
   a = await buildReport({ traces, out: join(dir, 'a'), resamples: 200 });
   b = await buildReport({ traces, out: join(dir, 'b'), resamples: 200 });
-  capped = await buildReport({ traces, out: join(dir, 'capped'), resamples: 200, indexHtml: { transcriptBudgetBytes: 20_000, listCap: 5 } });
+  capped = await buildReport({ traces, out: join(dir, 'capped'), resamples: 200, indexHtml: { dataBudgetBytes: 120_000, listCap: 5, maxEpisodes: 40 } });
 }, 300_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -121,9 +121,14 @@ describe('index.html from the demo store', () => {
     const omitted = d.episodes.filter((e: { messages: unknown }) => e.messages === null);
     expect(omitted.length).toBe(d.transcripts_omitted);
     for (const e of omitted) expect(e.transcript_command).toMatch(/^standoff sql 'SELECT seq, role, content, .* FROM messages WHERE run_id = '\\''[^']+'\\'' AND episode_id = /);
-    const big = d.sets.filter((s: { count: number }) => s.count > 5);
-    expect(big.length).toBeGreaterThan(0);
-    for (const s of big) expect(s.members.length).toBe(5);
+    expect(d.episodes.length - omitted.length, 'some transcripts fit').toBeGreaterThan(0);
+    // The episode data (rows, scores, verdicts, transcripts) keeps within the budget.
+    const data = d.episodes.map(({ transcript_command: _, ...e }: Record<string, unknown>) => e);
+    expect(Buffer.byteLength(toScriptJson(data))).toBeLessThanOrEqual(120_000);
+    // At most 5 listed per set and 40 distinct episodes in all: sets are filled in order, later ones list a prefix.
+    expect(d.episodes.length).toBe(40);
+    for (const s of d.sets) expect(s.members.length).toBeLessThanOrEqual(Math.min(5, s.count));
+    expect(d.sets.filter((s: { count: number; members: unknown[] }) => s.members.length < Math.min(5, s.count)).length).toBeGreaterThan(0);
   });
 
   it("a count's definition is a standoff sql query that finds exactly its episodes", () => {

@@ -27,6 +27,9 @@ import { LINKED_METRICS, disagreeKey, groundedKey, metricKey, reasonKey, statusK
 import { toVegaSpec } from './interactive-figures.ts';
 import { escapeHtml, toReportHtml, type MarkdownHooks } from './markdown-html.ts';
 import { PAGE_CSS } from './page-css.ts';
+import { toScriptJson } from './script-json.ts';
+
+export { toScriptJson };
 import type { EpisodeBrowserData } from './load-episodes.ts';
 
 /** The scripts the page inlines (read from the installed packages by `readHtmlAssets`). */
@@ -48,15 +51,7 @@ export interface IndexHtmlInput {
 /** The documented size the page stays under (transcripts past their budget are left out). */
 export const INDEX_HTML_CAP_BYTES = 20 * 1000 * 1000;
 
-/** JSON that cannot end a `<script>` element or a JS string line (`<`, `>`, `&`, U+2028/9 escaped). */
-export function toScriptJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v))
-    .replace(/</g, '\\u003c')
-    .replace(/>/g, '\\u003e')
-    .replace(/&/g, '\\u0026')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
-}
+const fmtMb = (bytes: number) => `${Number((bytes / 1e6).toFixed(1))} MB`;
 
 const sha256 = (s: string) => `'sha256-${createHash('sha256').update(s, 'utf8').digest('base64')}'`;
 
@@ -125,12 +120,12 @@ export function toBrowserJson(b: EpisodeBrowserData): unknown {
 function browserIndexHtml(b: EpisodeBrowserData): string {
   const out: string[] = ['<section id="episode-browser"><h2 id="episode-browser-index">Episode browser</h2>'];
   out.push(
-    `<p>Every count underlined in the tables above opens the episodes it counts: their transcripts (messages, reasoning, tool calls with arguments and results), the decision, the scores and every judge's verdict with its raw first line. Each list shows the SQL that defines it, for <code>standoff sql</code>. At most ${b.set_list_cap} episodes are listed per count.</p>`,
+    `<p>Every count underlined in the tables above opens the episodes it counts: their transcripts (messages, reasoning, tool calls with arguments and results), the decision, the scores and every judge's verdict with its raw first line. Each list shows the SQL that defines it, for <code>standoff sql</code>. At most ${b.set_list_cap} episodes are listed per count, ${b.max_episodes} in all; a list that shows fewer than its count says so, and its query gets them all.</p>`,
   );
   if (!b.has_messages) out.push('<p class="no-transcript">No transcripts stored: the store has no messages for these episodes (CSV and some imports carry none). Episode rows, scores and verdicts are shown.</p>');
   if (b.transcripts_omitted > 0) {
     out.push(
-      `<p class="omitted">${b.transcripts_omitted} transcript${b.transcripts_omitted === 1 ? ' was' : 's were'} left out to keep this file under ${INDEX_HTML_CAP_BYTES / 1e6} MB (transcripts are embedded up to ${Math.round(b.budget_bytes / 1048576)} MiB of text, in run and episode order). Each such episode shows the query that gets its messages; all of them: <code>${escapeHtml(toSqlCommand('SELECT * FROM messages ORDER BY run_id, episode_id, seq'))}</code></p>`,
+      `<p class="omitted">${b.transcripts_omitted} transcript${b.transcripts_omitted === 1 ? ' was' : 's were'} left out to keep this file under ${INDEX_HTML_CAP_BYTES / 1e6} MB (episode rows, scores, verdicts and transcripts are embedded up to ${fmtMb(b.budget_bytes)}; transcripts in run and episode order while they fit). Each such episode shows the query that gets its messages; all of them: <code>${escapeHtml(toSqlCommand('SELECT * FROM messages ORDER BY run_id, episode_id, seq'))}</code></p>`,
     );
   }
   const rows = b.sets.map((s, i) => `<tr><td data-sort="${escapeHtml(s.title)}">${escapeHtml(s.title)}</td><td class="a-right" data-sort="${s.count}"><a class="count" href="#browser" data-set="${i}">${s.count}</a></td></tr>`);

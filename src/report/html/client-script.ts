@@ -144,7 +144,7 @@ export const CLIENT_SCRIPT = String.raw`
     if (e.messages === null) {
       if (e.message_count === 0) transcriptBox.appendChild(el('p', 'no-transcript', 'No transcripts stored for this episode (the store\'s messages table has no rows for it).'));
       else {
-        transcriptBox.appendChild(el('p', 'omitted', 'Transcript left out (' + e.message_count + ' messages): the report embeds transcripts up to ' + Math.round(data.budget_bytes / 1048576) + ' MiB. Get it with:'));
+        transcriptBox.appendChild(el('p', 'omitted', 'Transcript left out (' + e.message_count + ' messages): the report embeds episode data up to ' + Math.round(data.budget_bytes / 1e5) / 10 + ' MB. Get it with:'));
         transcriptBox.appendChild(pre('sql', e.transcript_command));
       }
       return;

@@ -1,25 +1,32 @@
 /**
  * Reads the episodes `reports/index.html` points at: the members of every episode set
- * (`episode-sets.ts`, at most {@link SET_LIST_CAP} listed per set), their episode rows, scores and
- * judge verdicts, and their transcripts from the `messages` table while they fit the transcript
- * budget ({@link TRANSCRIPT_BUDGET_BYTES}). Every value reaches SQL as a bound parameter (lists
- * of ids as LIST parameters); nothing is interpolated.
+ * (`episode-sets.ts`), their episode rows, scores and judge verdicts, and their transcripts from
+ * the `messages` table. Every value reaches SQL as a bound parameter (lists of ids as LIST
+ * parameters); nothing is interpolated.
  *
- * Size: past the budget an episode keeps its row, scores and verdicts but not its transcript, and
- * the page names how many were left out and gives the `standoff sql` query for each transcript.
- * Determinism: every query orders by all its keys; episodes are embedded in (run_id, episode_id)
- * order and the budget is spent in that order.
+ * Size, so the page stays under 20 MB:
+ * - a set lists at most {@link SET_LIST_CAP} episodes, and all sets together at most
+ *   {@link MAX_EMBEDDED_EPISODES} distinct ones (sets are filled in page order; a set that would
+ *   add more lists a prefix); a set listing fewer than its count says so, and its query gets all;
+ * - the embedded episode data (rows, scores, verdicts and transcripts, as the page's JSON) stays
+ *   within {@link DATA_BUDGET_BYTES}: transcripts are added in (run_id, episode_id) order while
+ *   their exact JSON fits; an episode past it keeps its row, scores and verdicts, and the page
+ *   says how many transcripts were left out, with the `standoff sql` query for each.
+ * Determinism: every query orders by all its keys; the budget is spent in a fixed order.
  */
 import { LIST, VARCHAR, listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { query, toQueryResult, type Plain } from '../../store/duckdb.ts';
 import { reportError } from '../sections/context.ts';
 import type { ReportResults } from '../build-report.ts';
+import { toScriptJson } from './script-json.ts';
 import { buildEpisodeSets, toStandaloneSql, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
 
 /** Episodes listed per set (a larger set says how many more there are and gives its query). */
 export const SET_LIST_CAP = 1000;
-/** Transcript bytes (message text, reasoning, tool arguments and errors) embedded at most: index.html stays under 20 MB. */
-export const TRANSCRIPT_BUDGET_BYTES = 16 * 1024 * 1024;
+/** Distinct episodes embedded at most (over all sets). */
+export const MAX_EMBEDDED_EPISODES = 5000;
+/** Bytes of embedded episode data (the page's JSON) at most: with Vega and the report, index.html stays under 20 MB. */
+export const DATA_BUDGET_BYTES = 16 * 1000 * 1000;
 
 export interface BrowserMessage {
   seq: number;
@@ -72,10 +79,11 @@ export interface EpisodeBrowserData {
   episodes: BrowserEpisode[];
   /** Messages stored for any listed episode (false: the store has no transcripts for them). */
   has_messages: boolean;
-  /** Episodes whose transcript the budget left out (their messages are null). */
+  /** Episodes whose transcript the data budget left out (their messages are null). */
   transcripts_omitted: number;
   budget_bytes: number;
   set_list_cap: number;
+  max_episodes: number;
 }
 
 type Conn = Pick<DuckDBConnection, 'runAndReadAll'>;
@@ -95,22 +103,44 @@ export async function loadEpisodeBrowser(
   conn: Conn,
   results: ReportResults,
   sources: SubjectSource[],
-  opts: { budgetBytes?: number; listCap?: number } = {},
+  opts: { budgetBytes?: number; listCap?: number; maxEpisodes?: number } = {},
 ): Promise<EpisodeBrowserData> {
-  const budget = opts.budgetBytes ?? TRANSCRIPT_BUDGET_BYTES;
+  const budget = opts.budgetBytes ?? DATA_BUDGET_BYTES;
   const cap = opts.listCap ?? SET_LIST_CAP;
   const defs = buildEpisodeSets(results, sources);
-  const members: [string, string][][] = [];
-  for (const d of defs) members.push(await readMembers(conn, d, cap)); // one connection: one query at a time
+  const read: [string, string][][] = [];
+  for (const d of defs) read.push(await readMembers(conn, d, cap)); // one connection: one query at a time
+  const members = toBoundedMembers(read, opts.maxEpisodes ?? MAX_EMBEDDED_EPISODES);
   const ids = uniqueIds(members.flat());
   const episodes = await readEpisodes(conn, ids, sources);
   const index = new Map(episodes.map((e, i) => [idKey(e.run_id, e.episode_id), i]));
   const sets: BrowserSet[] = defs.map((d, i) => ({ key: d.key, title: d.title, count: d.count, sql: toStandaloneSql(d), members: members[i].map((m) => index.get(idKey(m[0], m[1]))!) }));
-  const omitted = await attachTranscripts(conn, episodes, budget);
-  return { sets, episodes, has_messages: episodes.some((e) => e.message_count > 0), transcripts_omitted: omitted, budget_bytes: budget, set_list_cap: cap };
+  const metadata = episodes.reduce((a, e) => a + jsonBytes(e), 0);
+  const omitted = await attachTranscripts(conn, episodes, budget - metadata);
+  return { sets, episodes, has_messages: episodes.some((e) => e.message_count > 0), transcripts_omitted: omitted, budget_bytes: budget, set_list_cap: cap, max_episodes: opts.maxEpisodes ?? MAX_EMBEDDED_EPISODES };
 }
 
 const idKey = (run: string, ep: string) => `${run}\u0000${ep}`;
+
+/** Bytes a value takes in the page (its script-safe JSON). */
+const jsonBytes = (v: unknown) => Buffer.byteLength(toScriptJson(v), 'utf8');
+
+/** Each set's longest prefix that keeps the distinct episodes over all sets within `max` (sets in order). */
+export function toBoundedMembers(sets: [string, string][][], max: number): [string, string][][] {
+  const chosen = new Set<string>();
+  return sets.map((list) => {
+    const kept: [string, string][] = [];
+    for (const id of list) {
+      const k = idKey(id[0], id[1]);
+      if (!chosen.has(k)) {
+        if (chosen.size >= max) break;
+        chosen.add(k);
+      }
+      kept.push(id);
+    }
+    return kept;
+  });
+}
 
 function uniqueIds(ids: [string, string][]): [string, string][] {
   const seen = new Map<string, [string, string]>();
@@ -154,7 +184,9 @@ async function readEpisodes(conn: Conn, ids: [string, string][], sources: Subjec
     const m = new Map<string, T[]>();
     for (const r of list) {
       const k = idKey(String(r.run_id), String(r.episode_id));
-      m.set(k, [...(m.get(k) ?? []), map(r)]);
+      const list = m.get(k);
+      if (list) list.push(map(r));
+      else m.set(k, [map(r)]);
     }
     return m;
   };
@@ -185,8 +217,9 @@ async function readEpisodes(conn: Conn, ids: [string, string][], sources: Subjec
 }
 
 /**
- * Attaches transcripts in episode order while their text fits `budget` bytes; returns how many
- * episodes with messages were left without theirs.
+ * Attaches transcripts in episode order while their JSON fits `budget` bytes (candidates picked by
+ * their stored text size, then measured exactly); returns how many episodes with messages were
+ * left without theirs.
  */
 async function attachTranscripts(conn: Conn, episodes: BrowserEpisode[], budget: number): Promise<number> {
   const ids = episodes.map((e): [string, string] => [e.run_id, e.episode_id]);
@@ -235,9 +268,15 @@ async function attachTranscripts(conn: Conn, episodes: BrowserEpisode[], budget:
     });
     byEpisode.set(k, list);
   }
+  let left = budget;
   for (const e of episodes) {
     const m = byEpisode.get(idKey(e.run_id, e.episode_id));
-    if (m) e.messages = m;
+    if (!m) continue;
+    const bytes = jsonBytes(m);
+    if (bytes <= left) {
+      e.messages = m;
+      left -= bytes;
+    } else omitted++;
   }
   return omitted;
 }
