@@ -31,27 +31,29 @@ export interface EpisodeSetDef {
   title: string;
   /** The count the report shows for this set (from results.json). */
   count: number;
-  /** SELECT run_id, episode_id ... with `$name` parameters; ordered. */
+  /** SELECT run_id, episode_id, scenario_id, epoch ... with `$name` parameters; ordered. */
   sql: string;
   params: Record<string, SetParam>;
 }
 
-/** Columns every set query returns, in this order. */
+/** Every set query returns run_id, episode_id, scenario_id, epoch, in this order. */
 const ORDER = 'ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id';
+/** The same order over a set query's output columns. */
+export const SET_ORDER = 'ORDER BY run_id, scenario_id, epoch, episode_id';
 
 /** Policy-action episodes (section 3's base: non-ambiguous, not errored, measured), by evidence and correctness. */
-const GROUNDED_SQL = `SELECT e.run_id, e.episode_id FROM episodes e JOIN scores s ON s.run_id = e.run_id AND s.episode_id = e.episode_id
+const GROUNDED_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e JOIN scores s ON s.run_id = e.run_id AND s.episode_id = e.episode_id
 WHERE s.scorer = 'policy_compliant_action' AND NOT s.noanswer AND e.status <> 'error' AND s.value IS NOT NULL
   AND e.run_id = $run AND e.subject_model = $model AND e.gathered_evidence = $gathered AND (s.value = 1) = $correct
 ${ORDER}`;
 
 /** Episodes of a subject with a status (section 8; `invalid` is also section 2's "Invalid episodes"). */
-const STATUS_SQL = `SELECT e.run_id, e.episode_id FROM episodes e
+const STATUS_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
 WHERE e.run_id = $run AND e.subject_model = $model AND e.status = $status
 ${ORDER}`;
 
 /** Episodes with a status and reason (section 8's reason table; the reason as section 8 words it). */
-const REASON_SQL = `SELECT e.run_id, e.episode_id FROM episodes e
+const REASON_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
 WHERE e.status = $status AND coalesce(CASE WHEN e.status = 'invalid' THEN e.invalid_reason ELSE e.error END, '(no reason recorded)') = $reason
 ${ORDER}`;
 
@@ -59,7 +61,7 @@ ${ORDER}`;
  * Judged episodes whose eligible verdicts (not excluded as self, not ERROR) differ (section 6's
  * "Eligible judges disagree"): a judge's value on an episode is its max, as in the judge patterns.
  */
-const DISAGREE_SQL = `SELECT e.run_id, e.episode_id FROM episodes e JOIN (
+const DISAGREE_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e JOIN (
   SELECT run_id, episode_id, judge_model, max(value) AS v, bool_or(excluded_self) AS x FROM judgments WHERE scorer = $scorer GROUP BY ALL
 ) j ON j.run_id = e.run_id AND j.episode_id = e.episode_id
 WHERE e.run_id = $run AND e.subject_model = $model AND NOT j.x AND j.v IS NOT NULL
@@ -67,12 +69,12 @@ GROUP BY e.run_id, e.episode_id, e.scenario_id, e.epoch HAVING count(DISTINCT j.
 ${ORDER}`;
 
 /** Every episode of a subject (section 2's samples). */
-const ALL_SQL = `SELECT e.run_id, e.episode_id FROM episodes e
+const ALL_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
 WHERE e.run_id = $run AND e.subject_model = $model
 ${ORDER}`;
 
 /** A rate's denominator (section 2): the subject's episodes on which the metric was measured. */
-const metricMeasuredSql = (m: MainMetric) => `SELECT o.run_id, o.episode_id FROM ${metricSql(m)} o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
+const metricMeasuredSql = (m: MainMetric) => `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM ${metricSql(m)} o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
 WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL
 ${ORDER}`;
 

@@ -19,7 +19,7 @@ import { query, toQueryResult, type Plain } from '../../store/duckdb.ts';
 import { reportError } from '../sections/context.ts';
 import type { ReportResults } from '../build-report.ts';
 import { toScriptJson } from './script-json.ts';
-import { buildEpisodeSets, toStandaloneSql, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
+import { SET_ORDER, buildEpisodeSets, toStandaloneSql, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
 
 /** Episodes listed per set (a larger set says how many more there are and gives its query). */
 export const SET_LIST_CAP = 1000;
@@ -150,13 +150,14 @@ function uniqueIds(ids: [string, string][]): [string, string][] {
 
 /** The set's members (first `cap`); its SQL must find exactly the count the report shows. */
 async function readMembers(conn: Conn, d: EpisodeSetDef, cap: number): Promise<[string, string][]> {
-  const counted = await query(conn as DuckDBConnection, `SELECT CAST(count(*) AS BIGINT) AS n FROM (${d.sql})`, d.params);
-  const n = Number(counted.rows[0]?.n ?? 0);
+  // One pass: the window counts every row before LIMIT keeps the first `cap`.
+  const limit = Math.max(1, Math.floor(cap));
+  const rows = (await query(conn as DuckDBConnection, `SELECT run_id, episode_id, CAST(count(*) OVER () AS BIGINT) AS n FROM (${d.sql}) ${SET_ORDER} LIMIT ${limit}`, d.params)).rows;
+  const n = Number(rows[0]?.n ?? 0);
   if (n !== d.count) {
     throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" finds ${n} episodes but the report counts ${d.count}`);
   }
-  const rows = await query(conn as DuckDBConnection, `SELECT * FROM (${d.sql}) LIMIT ${Math.max(0, Math.floor(cap))}`, d.params);
-  return rows.rows.map((r) => [String(r.run_id), String(r.episode_id)]);
+  return rows.slice(0, Math.max(0, Math.floor(cap))).map((r) => [String(r.run_id), String(r.episode_id)]);
 }
 
 /** Runs `sql` with the ids bound as the LIST parameters $runs and $eps (table `ids`). */
