@@ -218,7 +218,7 @@ describe.runIf(HAVE_BROWSER)('index.html in Chromium', () => {
     await page.close();
   }, T);
 
-  it("a subject's invalid episodes and judge disagreements open exactly their episodes", async () => {
+  it("a subject's rate, invalid episodes and judge disagreements open exactly their episodes", async () => {
     const { page } = await openPage(browser, html('demo'));
     const invalidTable = page.locator('table.sortable', { has: page.locator('th', { hasText: 'Invalid episodes' }) }).first();
     const n = await invalidTable.locator('tbody tr').count();
@@ -228,6 +228,17 @@ describe.runIf(HAVE_BROWSER)('index.html in Chromium', () => {
       await row.locator('td').nth(4).locator('a.count').click();
       const expected = await sql(stores.demo, `SELECT run_id, episode_id FROM episodes WHERE subject_model = $m AND status = 'invalid'`, { m: subject });
       expect(await listed(page), subject).toEqual(pairs(expected));
+      await closePanel(page);
+      // The policy-action rate opens its denominator: completed, non-ambiguous, scored episodes.
+      await row.locator('td').nth(2).locator('a.count').click();
+      const measured = await sql(
+        stores.demo,
+        `SELECT e.run_id, e.episode_id FROM episodes e JOIN scores s USING (run_id, episode_id)
+         WHERE e.subject_model = $m AND e.status <> 'error' AND s.scorer = 'policy_compliant_action' AND NOT s.noanswer AND s.value IS NOT NULL`,
+        { m: subject },
+      );
+      expect(await listed(page), `${subject} policy action`).toEqual(pairs(measured));
+      expect(measured.length).toBe(reports.demo.results.results.subjects[r].metrics.policy_action.trials);
       await closePanel(page);
     }
     const judgeTable = page.locator('table.sortable', { has: page.locator('th', { hasText: 'Eligible judges disagree' }) }).first();
