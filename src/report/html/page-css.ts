@@ -26,6 +26,8 @@ th[aria-sort=descending] button.sort::after { content: " \\2193"; color: var(--f
 .a-right { text-align: right; } .a-center { text-align: center; } .a-left { text-align: left; }
 td sub { font-size: 11px; color: var(--muted); }
 a.count { color: var(--accent); font-weight: bold; text-decoration: underline dotted; cursor: pointer; }
+/* The interval lines under a linked rate keep their own look (decorations stop at inline blocks). */
+a.count sub { display: inline-block; font-weight: normal; color: var(--muted); }
 figure.vega { margin: 14px 0 22px; }
 figure.vega .chart { overflow-x: auto; }
 figcaption { font-size: 13px; color: var(--muted); max-width: 980px; }
@@ -34,7 +36,7 @@ figcaption { font-size: 13px; color: var(--muted); max-width: 980px; }
 #browser { position: fixed; z-index: 10; top: 0; right: 0; bottom: 0; width: min(760px, 62vw); overflow-y: auto; background: #fff; border-left: 2px solid #14324f; box-shadow: -6px 0 18px rgba(0,0,0,.18); padding: 0 18px 40px; }
 #browser .panel-head { position: sticky; top: 0; background: #fff; display: flex; justify-content: space-between; align-items: center; gap: 12px; border-bottom: 1px solid var(--line); }
 #browser h2 { border: 0; margin: 12px 0; font-size: 18px; overflow-wrap: anywhere; }
-#browser-close { font-size: 14px; padding: 4px 10px; cursor: pointer; }
+#browser-close { font-size: 14px; padding: 4px 10px; cursor: pointer; white-space: nowrap; }
 table.episode-list tbody tr { cursor: pointer; }
 table.episode-list tbody tr:hover, table.episode-list tbody tr.selected { background: #e6f0fb; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0; font: 12.5px/1.45 "DejaVu Sans Mono", Menlo, Consolas, monospace; }
