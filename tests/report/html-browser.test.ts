@@ -352,10 +352,14 @@ describe.runIf(HAVE_BROWSER)('index.html in Chromium', () => {
       expect(await page.locator('a[href^="javascript:"], [onerror]').count(), where).toBe(0);
       expect(log.dialogs, where).toEqual([]);
       expect(log.foreign, where).toEqual([]);
+      // No raw control or bidi character reaches the visible text (they show as \uXXXX).
+      const shown = await page.evaluate(() => document.querySelector('main').textContent + document.getElementById('browser').textContent);
+      expect(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u202a-\u202e\u2066-\u2069]/.test(shown), where).toBe(false);
     };
     await check('page');
     expect(await page.textContent('main')).toContain(XSS.img);
     expect(await page.textContent('main')).toContain(HOSTILE.script);
+    expect(await page.textContent('main')).toContain('sim:\\u202Egnp.exe');
     // Open every count; open each listed episode's transcript.
     const links = await page.locator('a.count').count();
     let transcripts = 0;

@@ -19,6 +19,7 @@
  * Determinism: no clock, no paths, stable key order: same values, same bytes.
  */
 import { createHash } from 'node:crypto';
+import { visibleControls } from '../../escape.ts';
 import { quoteLiteral } from '../../store/duckdb.ts';
 import type { ReportResults } from '../build-report.ts';
 import type { FigureSpec } from '../figures.ts';
@@ -50,6 +51,9 @@ export interface IndexHtmlInput {
 
 /** The documented size the page stays under (transcripts past their budget are left out). */
 export const INDEX_HTML_CAP_BYTES = 20 * 1000 * 1000;
+
+/** Untrusted text as HTML text: escaped, control and bidi characters visible (`\uXXXX`). */
+const text = (s: string) => escapeHtml(visibleControls(s));
 
 const fmtMb = (bytes: number) => `${Number((bytes / 1e6).toFixed(1))} MB`;
 
@@ -128,7 +132,7 @@ function browserIndexHtml(b: EpisodeBrowserData): string {
       `<p class="omitted">${b.transcripts_omitted} transcript${b.transcripts_omitted === 1 ? ' was' : 's were'} left out to keep this file under ${INDEX_HTML_CAP_BYTES / 1e6} MB (episode rows, scores, verdicts and transcripts are embedded up to ${fmtMb(b.budget_bytes)}; transcripts in run and episode order while they fit). Each such episode shows the query that gets its messages; all of them: <code>${escapeHtml(toSqlCommand('SELECT * FROM messages ORDER BY run_id, episode_id, seq'))}</code></p>`,
     );
   }
-  const rows = b.sets.map((s, i) => `<tr><td data-sort="${escapeHtml(s.title)}">${escapeHtml(s.title)}</td><td class="a-right" data-sort="${s.count}"><a class="count" href="#browser" data-set="${i}">${s.count}</a></td></tr>`);
+  const rows = b.sets.map((s, i) => `<tr><td data-sort="${text(s.title)}">${text(s.title)}</td><td class="a-right" data-sort="${s.count}"><a class="count" href="#browser" data-set="${i}">${s.count}</a></td></tr>`);
   out.push(`<div class="table-wrap"><table class="sortable"><thead><tr><th class="a-left"><button type="button" class="sort">Episodes of</button></th><th class="a-right"><button type="button" class="sort">Count</button></th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div></section>`);
   return out.join('\n');
 }
@@ -164,7 +168,7 @@ export function buildIndexHtml(input: IndexHtmlInput, assets: HtmlAssets): strin
     `<meta http-equiv="Content-Security-Policy" content="${csp}">`, // hashes and keywords only: no quote or markup
     '<meta name="referrer" content="no-referrer">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${escapeHtml(`Standoff report: ${suite}`)}</title>`,
+    `<title>${text(`Standoff report: ${suite}`)}</title>`,
     `<style>${PAGE_CSS}</style>`,
     '</head>',
     '<body>',

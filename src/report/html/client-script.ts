@@ -10,10 +10,14 @@ export const CLIENT_SCRIPT = String.raw`
   'use strict';
   var readJson = function (id) { return JSON.parse(document.getElementById(id).textContent); };
   var data = readJson('standoff-browser');
+  // Control and bidi characters shown as visible \uXXXX (as src/escape.ts visibleControls does),
+  // so stored text can neither reorder what the reader sees nor hide in the page.
+  var INVISIBLE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  var vis = function (s) { return String(s).replace(INVISIBLE, function (c) { return '\\u' + ('000' + c.charCodeAt(0).toString(16).toUpperCase()).slice(-4); }); };
   var el = function (tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (text !== undefined && text !== null) e.textContent = vis(text);
     return e;
   };
 
@@ -104,7 +108,7 @@ export const CLIENT_SCRIPT = String.raw`
   var titleBox = document.getElementById('browser-title');
   var clear = function (e) { while (e.firstChild) e.removeChild(e.firstChild); };
   var yesNo = function (v) { return v === null || v === undefined ? 'not measured' : v ? 'yes' : 'no'; };
-  var pre = function (cls, text) { var p = el('pre', cls); p.textContent = text; return p; };
+  var pre = function (cls, text) { var p = el('pre', cls); p.textContent = vis(text); return p; };
   var pretty = function (json) {
     if (json === null || json === undefined) return '';
     try { return JSON.stringify(JSON.parse(json), null, 2); } catch (e) { return String(json); }
@@ -180,7 +184,7 @@ export const CLIENT_SCRIPT = String.raw`
     if (!s) return;
     panel.hidden = false;
     panel.setAttribute('data-set', String(k));
-    titleBox.textContent = s.title;
+    titleBox.textContent = vis(s.title);
     clear(listBox);
     clear(transcriptBox);
     var info = el('p', 'set-count', s.count + ' episode' + (s.count === 1 ? '' : 's') + (s.members.length < s.count ? ' (the first ' + s.members.length + ' are listed)' : ''));

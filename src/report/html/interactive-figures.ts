@@ -6,6 +6,7 @@
  */
 import * as vl from 'vega-lite';
 import { StandoffError } from '../../errors.ts';
+import { visibleControls } from '../../escape.ts';
 import { QUIET, findExternalRef } from '../render-figure.ts';
 
 type Json = Record<string, unknown>;
@@ -27,9 +28,17 @@ const nominalColour = (u: Json): string | null => {
   return isObject(c) && c.type === 'nominal' && typeof c.field === 'string' ? c.field : null;
 };
 
-/** The figure's spec with data tooltips and legend filtering (a deep copy; the input is not changed). */
+/** Every string in a JSON value with control and bidi characters made visible (as the SVGs have them). */
+const inertStrings = (v: unknown): unknown =>
+  typeof v === 'string' ? visibleControls(v) : Array.isArray(v) ? v.map(inertStrings) : isObject(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, inertStrings(x)])) : v;
+
+/**
+ * The figure's spec with data tooltips and legend filtering (a deep copy; the input is not
+ * changed). Its strings (data, sort orders, domains alike, so they still match) have control and
+ * bidi characters made visible, as in the report's SVGs.
+ */
 export function toInteractiveSpec(spec: Json): Json {
-  const copy = JSON.parse(JSON.stringify(spec)) as Json;
+  const copy = inertStrings(spec) as Json;
   const all = units(copy);
   for (const u of all) {
     const mark = isObject(u.mark) ? u.mark : { type: u.mark };
