@@ -6,7 +6,8 @@
  *
  * Writes `<out>/REPORT.md` (GitHub Markdown, no extra tooling), `<out>/results.json` (every number
  * in the report, with the seed, the resample count and SHA-256 hashes of the input runs' Parquet
- * files) and `<out>/figures/<name>.{vl.json,svg,png}`.
+ * files), `<out>/figures/<name>.{vl.json,svg,png}` and `<out>/index.html` (the same report as one
+ * self-contained interactive page with an episode browser: `html/build-index-html.ts`).
  *
  * Sections: 1 run summary and structural gate; 2 results per subject (exact and cluster
  * intervals); 3 grounded vs lucky; 4 slices; 5 pairwise comparisons; 6 judges; 7 paired probes
@@ -52,6 +53,9 @@ import { judgesSection, renderJudges, type JudgesSection } from './sections/judg
 import { probesSection, renderProbes, type ProbesSection } from './sections/probes.ts';
 import { episodesSection, renderEpisodes, type EpisodesSection } from './sections/episodes.ts';
 import { limitations, renderLimitations } from './sections/limitations.ts';
+import { buildIndexHtml } from './html/build-index-html.ts';
+import { loadEpisodeBrowser, loadSubjectSources, type EpisodeBrowserData } from './html/load-episodes.ts';
+import { readHtmlAssets } from './html/read-assets.ts';
 
 export const DEFAULT_REPORT_SEED = 20261129;
 export const DEFAULT_RESAMPLES = 10_000;
@@ -75,6 +79,8 @@ export interface BuildReportOptions {
   allowTruncated?: number;
   /** Progress lines: true writes them to stderr; a function receives them. */
   progress?: boolean | ((line: string) => void);
+  /** index.html's bounds (defaults: DATA_BUDGET_BYTES, SET_LIST_CAP, MAX_EMBEDDED_EPISODES in html/load-episodes.ts). */
+  indexHtml?: { dataBudgetBytes?: number; listCap?: number; maxEpisodes?: number };
 }
 
 export interface ReportResults {
@@ -104,7 +110,7 @@ export interface BuildReportResult {
 }
 
 /** Entries of the output directory that the report owns (replaced on every build). */
-const OWNED = new Set(['REPORT.md', 'results.json', 'figures']);
+const OWNED = new Set(['REPORT.md', 'results.json', 'index.html', 'figures']);
 /** Directories that may live in the output directory and are carried over (notebook output). */
 const CARRIED_DIRS = new Set(['notebooks']);
 
@@ -205,7 +211,9 @@ export async function buildReport(options: BuildReportOptions): Promise<BuildRep
     tmp = await prepareOutput(out);
     const results = await computeSections(ctx, step);
     const figures = buildFigures(ctx, results);
-    const files = await writeOutputs(tmp, ctx, results, figures, step);
+    const browser = await loadEpisodeBrowser(ctx.conn, results, await loadSubjectSources(ctx.q), { budgetBytes: options.indexHtml?.dataBudgetBytes, listCap: options.indexHtml?.listCap, maxEpisodes: options.indexHtml?.maxEpisodes });
+    step(`episode browser: ${browser.episodes.length} episodes, ${browser.sets.length} counts`);
+    const files = await writeOutputs(tmp, ctx, results, figures, browser, step);
     await commitOutput(tmp, out);
     tmp = null;
     step(`wrote ${files.length} files to ${out}`);
@@ -342,7 +350,7 @@ function methodNotes(ctx: Pick<ReportContext, 'seed' | 'resamples' | 'level'>, r
   ].join('\n');
 }
 
-async function writeOutputs(tmp: string, ctx: ReportContext, r: ReportResults, figures: FigureSpec[], step: (m: string) => void): Promise<string[]> {
+async function writeOutputs(tmp: string, ctx: ReportContext, r: ReportResults, figures: FigureSpec[], browser: EpisodeBrowserData, step: (m: string) => void): Promise<string[]> {
   const files: string[] = [];
   await mkdir(join(tmp, 'figures'));
   const renders = await renderFigures(figures.map((f) => f.spec));
@@ -356,9 +364,12 @@ async function writeOutputs(tmp: string, ctx: ReportContext, r: ReportResults, f
     r.figures.push({ name: f.name, caption: f.caption, files: names });
   }
   step(`${figures.length} figures rendered`);
-  await writeFile(join(tmp, 'REPORT.md'), renderReport(ctx, r, figures));
+  const markdown = renderReport(ctx, r, figures);
+  await writeFile(join(tmp, 'REPORT.md'), markdown);
   await writeFile(join(tmp, 'results.json'), JSON.stringify(r, jsonReplacer, 2) + '\n');
-  files.push('REPORT.md', 'results.json');
+  await writeFile(join(tmp, 'index.html'), buildIndexHtml({ results: r, markdown, figures, browser }, await readHtmlAssets()));
+  step('index.html written');
+  files.push('REPORT.md', 'results.json', 'index.html');
   return files.sort();
 }
 

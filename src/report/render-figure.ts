@@ -156,7 +156,7 @@ export async function renderFigures(specs: object[], opts: RenderOptions = {}): 
 }
 
 /** vega-lite's compile warnings (e.g. about faceted independent scales) are not for the user. */
-const QUIET = {
+export const QUIET = {
   level(): typeof QUIET {
     return QUIET;
   },

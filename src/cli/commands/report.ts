@@ -17,7 +17,7 @@ export function registerReport(program: Command): void {
       action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; quiet?: boolean }) => {
         const { buildReport } = await import('../../report/build-report.ts');
         const r = await buildReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, allowJudgeErrors: o.allowJudgeErrors, allowTruncated: o.allowTruncated, progress: !o.quiet });
-        process.stdout.write(`wrote ${r.files.length} files to ${o.out} (REPORT.md, results.json, figures/)\n`);
+        process.stdout.write(`wrote ${r.files.length} files to ${o.out} (REPORT.md, index.html, results.json, figures/)\n`);
       }),
     );
   // The shared options (src/cli/options.ts).

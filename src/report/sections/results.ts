@@ -171,7 +171,7 @@ export function renderResults(r: ResultsSection, level: number): string {
     `\\* Ambiguous scenarios have no single correct action and score NOANSWER; they are excluded from the policy-action denominator. ` +
       (noans.length === 1 && pa.length === 1
         ? `Each subject has ${fmtCount(noans[0])} ambiguous and ${fmtCount(pa[0])} non-ambiguous completed samples.`
-        : r.subjects.map((s) => `${s.subject}: ${fmtCount(s.noanswer)} ambiguous, ${fmtCount(s.metrics.policy_action.trials)} non-ambiguous`).join('; ') + '.') +
+        : r.subjects.map((s) => `${cell(s.subject)}: ${fmtCount(s.noanswer)} ambiguous, ${fmtCount(s.metrics.policy_action.trials)} non-ambiguous`).join('; ') + '.') +
       ` Errored episodes are excluded from every column.\n`,
   );
   const clusters = [...new Set(r.subjects.flatMap((s) => r.metrics.map((m) => s.metrics[m.metric].cluster?.clusters).filter((x): x is number => x !== undefined)))].sort((a, b) => a - b);

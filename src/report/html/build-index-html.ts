@@ -1,0 +1,189 @@
+/**
+ * `reports/index.html`: one self-contained page, built by a pure function of the report's values.
+ *
+ *   buildIndexHtml({ results, markdown, figures, browser }, assets) -> string
+ *
+ * - The text is REPORT.md's, rendered to HTML (`markdown-html.ts`): the same sections and numbers
+ *   from the same results; no statistic is computed here.
+ * - Figures are the report's Vega-Lite specs, compiled to Vega with tooltips and legend filtering
+ *   (`interactive-figures.ts`), rendered in the page by the inlined Vega (`assets.vega`) with the
+ *   CSP-safe expression interpreter (`assets.interpreter`).
+ * - Counts that stand for episodes (grounded-vs-lucky cells, invalid episodes, invalid/error
+ *   reasons, judge disagreements) are links that open the episode browser on their set
+ *   (`episode-sets.ts`); transcripts, scores and verdicts are embedded as JSON.
+ *
+ * Safety: data is embedded only as JSON in `<script type="application/json">` with `<`, `>`, `&`,
+ * U+2028 and U+2029 escaped, so no text can end the element; the page's script puts data in the
+ * DOM with `textContent` only. A Content-Security-Policy meta allows no network at all
+ * (`default-src 'none'`), scripts only by hash, images only as `data:`.
+ * Determinism: no clock, no paths, stable key order: same values, same bytes.
+ */
+import { createHash } from 'node:crypto';
+import { visibleControls } from '../../escape.ts';
+import { quoteLiteral } from '../../store/duckdb.ts';
+import type { ReportResults } from '../build-report.ts';
+import type { FigureSpec } from '../figures.ts';
+import { CLIENT_SCRIPT } from './client-script.ts';
+import { LINKED_METRICS, disagreeKey, groundedKey, metricKey, reasonKey, statusKey, toSqlCommand, type GroundedCell } from './episode-sets.ts';
+import { toVegaSpec } from './interactive-figures.ts';
+import { escapeHtml, toReportHtml, type MarkdownHooks } from './markdown-html.ts';
+import { PAGE_CSS } from './page-css.ts';
+import { toScriptJson } from './script-json.ts';
+
+export { toScriptJson };
+import type { EpisodeBrowserData } from './load-episodes.ts';
+
+/** The scripts the page inlines (read from the installed packages by `readHtmlAssets`). */
+export interface HtmlAssets {
+  /** vega/build/vega.min.js */
+  vega: string;
+  /** vega-interpreter as a classic script defining `standoffVegaInterpreter`. */
+  interpreter: string;
+}
+
+export interface IndexHtmlInput {
+  results: ReportResults;
+  /** REPORT.md as written. */
+  markdown: string;
+  figures: FigureSpec[];
+  browser: EpisodeBrowserData;
+}
+
+/** The documented size the page stays under (transcripts past their budget are left out). */
+export const INDEX_HTML_CAP_BYTES = 20 * 1000 * 1000;
+
+/** Untrusted text as HTML text: escaped, control and bidi characters visible (`\uXXXX`). */
+const text = (s: string) => escapeHtml(visibleControls(s));
+
+const fmtMb = (bytes: number) => `${Number((bytes / 1e6).toFixed(1))} MB`;
+
+const sha256 = (s: string) => `'sha256-${createHash('sha256').update(s, 'utf8').digest('base64')}'`;
+
+/** A script's text inlined as is: it must not contain anything that would end or confuse the element. */
+function inlineScript(src: string, what: string): string {
+  if (/<\/script|<!--/i.test(src)) throw new Error(`${what} cannot be inlined: it contains </script or <!--`);
+  return src;
+}
+
+const GROUNDED_COLUMNS: Record<string, GroundedCell> = {
+  'Gathered, correct': 'gathered_correct',
+  'Gathered, incorrect': 'gathered_incorrect',
+  'Not gathered, correct': 'not_gathered_correct',
+  'Not gathered, incorrect': 'not_gathered_incorrect',
+};
+
+/** Which table cells open which episode set (by the tables' header text and row order). */
+export function buildCountLinks(r: ReportResults, setIndex: Map<string, number>): MarkdownHooks['countLink'] {
+  const counted = (key: string) => setIndex.get(key) ?? null;
+  return (headers, row, col) => {
+    const h = headers[col];
+    if (headers[0] === 'Subject model' && headers[1] === 'Gathered, correct' && GROUNDED_COLUMNS[h]) {
+      const s = r.grounded.subjects[row];
+      return s ? counted(groundedKey(s.subject, GROUNDED_COLUMNS[h])) : null;
+    }
+    if (headers[0] === 'Subject model' && headers[4] === 'Invalid episodes' && col >= 1 && col <= LINKED_METRICS.length) {
+      const s = r.results.subjects[row];
+      return s ? counted(metricKey(s.subject, LINKED_METRICS[col - 1])) : null;
+    }
+    if (headers[0] === 'Subject model' && h === 'Invalid episodes') {
+      const s = r.results.subjects[row];
+      const e = s && r.episodes.subjects.find((x) => x.subject === s.subject);
+      return s && e && e.invalid === s.metrics.invalid.successes ? counted(statusKey(s.subject, 'invalid')) : null;
+    }
+    if (headers.join('|') === 'Status|Reason|Episodes' && col === 2) {
+      const x = r.episodes.reasons[row];
+      return x ? counted(reasonKey(x.status, x.reason)) : null;
+    }
+    if (headers[0] === 'Subject model' && h === 'Eligible judges disagree') {
+      const s = r.judges.per_subject[row];
+      return s ? counted(disagreeKey(s.subject)) : null;
+    }
+    return null;
+  };
+}
+
+function figureHtml(f: FigureSpec | undefined, name: string, alt: string): string | null {
+  if (!f) return null;
+  return `<figure class="vega" data-figure="${escapeHtml(name)}"><div class="chart" role="img" aria-label="${escapeHtml(alt)}"></div><figcaption>${escapeHtml(f.caption)} Hover a mark for its numbers; click a legend entry to pick a subject (shift-click for more, double-click to clear).</figcaption></figure>`;
+}
+
+const messagesSql = (run: string, episode: string) =>
+  `SELECT seq, role, content, reasoning, tool_name, tool_args, tool_ok, tool_error FROM messages WHERE run_id = ${quoteLiteral(run)} AND episode_id = ${quoteLiteral(episode)} ORDER BY seq`;
+
+/** The JSON the page's script reads: sets with their `standoff sql` commands, episodes. */
+export function toBrowserJson(b: EpisodeBrowserData): unknown {
+  return {
+    has_messages: b.has_messages,
+    transcripts_omitted: b.transcripts_omitted,
+    budget_bytes: b.budget_bytes,
+    sets: b.sets.map((s) => ({ key: s.key, title: s.title, count: s.count, members: s.members, command: toSqlCommand(s.sql) })),
+    episodes: b.episodes.map((e) => ({ ...e, transcript_command: e.messages === null && e.message_count > 0 ? toSqlCommand(messagesSql(e.run_id, e.episode_id)) : null })),
+  };
+}
+
+function browserIndexHtml(b: EpisodeBrowserData): string {
+  const out: string[] = ['<section id="episode-browser"><h2 id="episode-browser-index">Episode browser</h2>'];
+  out.push(
+    `<p>Every count underlined in the tables above opens the episodes it counts: their transcripts (messages, reasoning, tool calls with arguments and results), the decision, the scores and every judge's verdict with its raw first line. Each list shows the SQL that defines it, for <code>standoff sql</code>. At most ${b.set_list_cap} episodes are listed per count, ${b.max_episodes} in all; a list that shows fewer than its count says so, and its query gets them all.</p>`,
+  );
+  if (!b.has_messages) out.push('<p class="no-transcript">No transcripts stored: the store has no messages for these episodes (CSV and some imports carry none). Episode rows, scores and verdicts are shown.</p>');
+  if (b.transcripts_omitted > 0) {
+    out.push(
+      `<p class="omitted">${b.transcripts_omitted} transcript${b.transcripts_omitted === 1 ? ' was' : 's were'} left out to keep this file under ${INDEX_HTML_CAP_BYTES / 1e6} MB (episode rows, scores, verdicts and transcripts are embedded up to ${fmtMb(b.budget_bytes)}; transcripts in run and episode order while they fit). Each such episode shows the query that gets its messages; all of them: <code>${escapeHtml(toSqlCommand('SELECT * FROM messages ORDER BY run_id, episode_id, seq'))}</code></p>`,
+    );
+  }
+  const rows = b.sets.map((s, i) => `<tr><td data-sort="${text(s.title)}">${text(s.title)}</td><td class="a-right" data-sort="${s.count}"><a class="count" href="#browser" data-set="${i}">${s.count}</a></td></tr>`);
+  out.push(`<div class="table-wrap"><table class="sortable"><thead><tr><th class="a-left"><button type="button" class="sort">Episodes of</button></th><th class="a-right"><button type="button" class="sort">Count</button></th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div></section>`);
+  return out.join('\n');
+}
+
+const PANEL = `<aside id="browser" hidden aria-label="Episode browser"><div class="panel-head"><h2 id="browser-title"></h2><button type="button" id="browser-close" aria-label="Close">Close ✕</button></div><div id="browser-list"></div><div id="browser-transcript"></div></aside>`;
+
+/** The page (see the module comment). */
+export function buildIndexHtml(input: IndexHtmlInput, assets: HtmlAssets): string {
+  const { results, markdown, figures, browser } = input;
+  const setIndex = new Map(browser.sets.map((s, i) => [s.key, i]));
+  const body = toReportHtml(markdown, {
+    figure: (name, alt) => figureHtml(figures.find((f) => f.name === name), name, alt),
+    countLink: buildCountLinks(results, setIndex),
+  });
+  const vegaSpecs = figures.map((f) => `<script type="application/json" id="vega-${escapeHtml(f.name)}">${toScriptJson(toVegaSpec(f.spec))}</script>`);
+  const scripts = [inlineScript(assets.vega, 'vega'), inlineScript(assets.interpreter, 'vega-interpreter'), inlineScript(CLIENT_SCRIPT, 'the page script')];
+  const csp = [
+    "default-src 'none'",
+    `script-src ${scripts.map(sha256).join(' ')}`,
+    "style-src 'unsafe-inline'",
+    'img-src data:',
+    'font-src data:',
+    "connect-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+  const suite = results.summary.runs[0]?.suite ?? '';
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${csp}">`, // hashes and keywords only: no quote or markup
+    '<meta name="referrer" content="no-referrer">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${text(`Standoff report: ${suite}`)}</title>`,
+    `<style>${PAGE_CSS}</style>`,
+    '</head>',
+    '<body>',
+    `<nav class="top"><span class="brand">Standoff report</span><a href="#contents">Contents</a><a href="#episode-browser-index">Episode browser</a><span class="muted">same numbers as REPORT.md and results.json</span></nav>`,
+    '<main id="report">',
+    body,
+    browserIndexHtml(browser),
+    '</main>',
+    PANEL,
+    '<div id="tooltip" hidden></div>',
+    `<script type="application/json" id="standoff-browser">${toScriptJson(toBrowserJson(browser))}</script>`,
+    ...vegaSpecs,
+    ...scripts.map((s) => `<script>${s}</script>`),
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}

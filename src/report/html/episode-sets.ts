@@ -1,0 +1,151 @@
+/**
+ * The episode sets behind the counts of `reports/index.html`: each count the report shows that
+ * opens a list of episodes (a cell of the grounded-vs-lucky table, a subject's invalid or errored
+ * episodes, an invalid/error reason, a subject's judge disagreements) is one {@link EpisodeSetDef}
+ * whose SQL over the store's own tables *is* its definition. The same SQL, with its values bound
+ * as parameters (never interpolated), lists the episodes; the page shows it with the values
+ * written in, ready for `standoff sql`.
+ *
+ * The sets come from the typed report results (`ReportResults`): each carries the count the
+ * report printed, and the loader (`load-episodes.ts`) checks that its SQL finds exactly as many
+ * episodes, so a count and the list it opens cannot drift apart.
+ */
+import { quoteLiteral } from '../../store/duckdb.ts';
+import type { ReportResults } from '../build-report.ts';
+import { metricSql } from '../metrics.ts';
+import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
+
+/** Where a report subject label comes from: one (run, subject_model). */
+export interface SubjectSource {
+  subject: string;
+  run_id: string;
+  subject_model: string;
+}
+
+export type SetParam = string | boolean;
+
+export interface EpisodeSetDef {
+  /** Stable key, e.g. `grounded/<subject>/gathered_incorrect` (ordering and tests). */
+  key: string;
+  /** Shown above the list, e.g. `sim:hasty · gathered evidence, incorrect action`. */
+  title: string;
+  /** The count the report shows for this set (from results.json). */
+  count: number;
+  /** SELECT run_id, episode_id, scenario_id, epoch ... with `$name` parameters; ordered. */
+  sql: string;
+  params: Record<string, SetParam>;
+}
+
+/** Every set query returns run_id, episode_id, scenario_id, epoch, in this order. */
+const ORDER = 'ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id';
+/** The same order over a set query's output columns. */
+export const SET_ORDER = 'ORDER BY run_id, scenario_id, epoch, episode_id';
+
+/** Policy-action episodes (section 3's base: non-ambiguous, not errored, measured), by evidence and correctness. */
+const GROUNDED_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e JOIN scores s ON s.run_id = e.run_id AND s.episode_id = e.episode_id
+WHERE s.scorer = 'policy_compliant_action' AND NOT s.noanswer AND e.status <> 'error' AND s.value IS NOT NULL
+  AND e.run_id = $run AND e.subject_model = $model AND e.gathered_evidence = $gathered AND (s.value = 1) = $correct
+${ORDER}`;
+
+/** Episodes of a subject with a status (section 8; `invalid` is also section 2's "Invalid episodes"). */
+const STATUS_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
+WHERE e.run_id = $run AND e.subject_model = $model AND e.status = $status
+${ORDER}`;
+
+/** Episodes with a status and reason (section 8's reason table; the reason as section 8 words it). */
+const REASON_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
+WHERE e.status = $status AND coalesce(CASE WHEN e.status = 'invalid' THEN e.invalid_reason ELSE e.error END, '(no reason recorded)') = $reason
+${ORDER}`;
+
+/**
+ * Judged episodes whose eligible verdicts (not excluded as self, not ERROR) differ (section 6's
+ * "Eligible judges disagree"): a judge's value on an episode is its max, as in the judge patterns.
+ */
+const DISAGREE_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e JOIN (
+  SELECT run_id, episode_id, judge_model, max(value) AS v, bool_or(excluded_self) AS x FROM judgments WHERE scorer = $scorer GROUP BY ALL
+) j ON j.run_id = e.run_id AND j.episode_id = e.episode_id
+WHERE e.run_id = $run AND e.subject_model = $model AND NOT j.x AND j.v IS NOT NULL
+GROUP BY e.run_id, e.episode_id, e.scenario_id, e.epoch HAVING count(DISTINCT j.v) > 1
+${ORDER}`;
+
+/** Every episode of a subject (section 2's samples). */
+const ALL_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
+WHERE e.run_id = $run AND e.subject_model = $model
+${ORDER}`;
+
+/** A rate's denominator (section 2): the subject's episodes on which the metric was measured. */
+const metricMeasuredSql = (m: MainMetric) => `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM ${metricSql(m)} o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
+WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL
+${ORDER}`;
+
+/** The rates of section 2 whose cells open their measured episodes. */
+export const LINKED_METRICS = ['gathered_evidence', 'policy_action', 'alignment'] as const;
+
+const GROUNDED_CELLS = [
+  ['gathered_correct', true, true, 'gathered evidence, correct action'],
+  ['gathered_incorrect', true, false, 'gathered evidence, incorrect action'],
+  ['not_gathered_correct', false, true, 'no evidence, correct action (lucky)'],
+  ['not_gathered_incorrect', false, false, 'no evidence, incorrect action'],
+] as const;
+
+export type GroundedCell = (typeof GROUNDED_CELLS)[number][0];
+
+export const allKey = (subject: string) => `all/${subject}`;
+export const metricKey = (subject: string, metric: MainMetric) => `measured/${metric}/${subject}`;
+export const groundedKey = (subject: string, cell: GroundedCell) => `grounded/${subject}/${cell}`;
+export const statusKey = (subject: string, status: 'invalid' | 'error') => `${status}/${subject}`;
+export const reasonKey = (status: string, reason: string) => `reason/${status}/${reason}`;
+export const disagreeKey = (subject: string) => `disagree/${subject}`;
+
+/** Every episode set the report's counts point at, in page order. */
+export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): EpisodeSetDef[] {
+  const sets: EpisodeSetDef[] = [];
+  const src = (subject: string) => sources.find((s) => s.subject === subject);
+  for (const x of r.results.subjects) {
+    const s = src(x.subject);
+    if (!s) continue;
+    sets.push({ key: allKey(x.subject), title: `${x.subject} · every episode`, count: x.samples, sql: ALL_SQL, params: { run: s.run_id, model: s.subject_model } });
+    for (const m of LINKED_METRICS) {
+      const t = x.metrics[m].trials;
+      sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), params: { run: s.run_id, model: s.subject_model } });
+    }
+  }
+  for (const g of r.grounded.subjects) {
+    const s = src(g.subject);
+    if (!s) continue;
+    for (const [cell, gathered, correct, label] of GROUNDED_CELLS) {
+      sets.push({ key: groundedKey(g.subject, cell), title: `${g.subject} · ${label}`, count: g.table[cell], sql: GROUNDED_SQL, params: { run: s.run_id, model: s.subject_model, gathered, correct } });
+    }
+  }
+  for (const e of r.episodes.subjects) {
+    const s = src(e.subject);
+    if (!s) continue;
+    sets.push({ key: statusKey(e.subject, 'invalid'), title: `${e.subject} · invalid episodes`, count: e.invalid, sql: STATUS_SQL, params: { run: s.run_id, model: s.subject_model, status: 'invalid' } });
+    sets.push({ key: statusKey(e.subject, 'error'), title: `${e.subject} · errored episodes`, count: e.errored, sql: STATUS_SQL, params: { run: s.run_id, model: s.subject_model, status: 'error' } });
+  }
+  for (const x of r.episodes.reasons) {
+    sets.push({ key: reasonKey(x.status, x.reason), title: `${x.status} · ${x.reason}`, count: x.count, sql: REASON_SQL, params: { status: x.status, reason: x.reason } });
+  }
+  if (r.judges.available) {
+    for (const p of r.judges.per_subject) {
+      const s = src(p.subject);
+      if (!s) continue;
+      sets.push({ key: disagreeKey(p.subject), title: `${p.subject} · eligible judges disagree`, count: p.disagreements, sql: DISAGREE_SQL, params: { run: s.run_id, model: s.subject_model, scorer: r.judges.scorer } });
+    }
+  }
+  return sets;
+}
+
+/** The set's SQL with its values written in (quoted), for `standoff sql`. */
+export function toStandaloneSql(set: Pick<EpisodeSetDef, 'sql' | 'params'>): string {
+  return set.sql.replace(/\$([a-z]+)/g, (whole, name: string) => {
+    const v = set.params[name];
+    if (v === undefined) return whole;
+    return typeof v === 'boolean' ? String(v) : quoteLiteral(v);
+  });
+}
+
+/** A shell command that runs `sql` with `standoff sql` (single-quoted for sh). */
+export function toSqlCommand(sql: string): string {
+  return `standoff sql '${sql.replace(/\s+/g, ' ').trim().replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,283 @@
+/**
+ * Reads the episodes `reports/index.html` points at: the members of every episode set
+ * (`episode-sets.ts`), their episode rows, scores and judge verdicts, and their transcripts from
+ * the `messages` table. Every value reaches SQL as a bound parameter (lists of ids as LIST
+ * parameters); nothing is interpolated.
+ *
+ * Size, so the page stays under 20 MB:
+ * - a set lists at most {@link SET_LIST_CAP} episodes, and all sets together at most
+ *   {@link MAX_EMBEDDED_EPISODES} distinct ones (sets are filled in page order; a set that would
+ *   add more lists a prefix); a set listing fewer than its count says so, and its query gets all;
+ * - the embedded episode data (rows, scores, verdicts and transcripts, as the page's JSON) stays
+ *   within {@link DATA_BUDGET_BYTES}: transcripts are added in (run_id, episode_id) order while
+ *   their exact JSON fits; an episode past it keeps its row, scores and verdicts, and the page
+ *   says how many transcripts were left out, with the `standoff sql` query for each.
+ * Determinism: every query orders by all its keys; the budget is spent in a fixed order.
+ */
+import { LIST, VARCHAR, listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { query, toQueryResult, type Plain } from '../../store/duckdb.ts';
+import { reportError } from '../sections/context.ts';
+import type { ReportResults } from '../build-report.ts';
+import { toScriptJson } from './script-json.ts';
+import { SET_ORDER, buildEpisodeSets, toStandaloneSql, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
+
+/** Episodes listed per set (a larger set says how many more there are and gives its query). */
+export const SET_LIST_CAP = 1000;
+/** Distinct episodes embedded at most (over all sets). */
+export const MAX_EMBEDDED_EPISODES = 5000;
+/** Bytes of embedded episode data (the page's JSON) at most: with Vega and the report, index.html stays under 20 MB. */
+export const DATA_BUDGET_BYTES = 16 * 1000 * 1000;
+
+export interface BrowserMessage {
+  seq: number;
+  role: string;
+  content: string | null;
+  reasoning: string | null;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  tool_args: string | null;
+  tool_ok: boolean | null;
+  tool_error: string | null;
+  finish_reason: string | null;
+  discarded: boolean | null;
+}
+
+export interface BrowserEpisode {
+  run_id: string;
+  episode_id: string;
+  subject: string;
+  scenario_id: string;
+  epoch: number;
+  status: string;
+  reason: string | null;
+  target: string | null;
+  decision_tool: string | null;
+  decision_args: string | null;
+  gathered_evidence: boolean | null;
+  log_reads: number | null;
+  turns: number | null;
+  scores: { scorer: string; value: number | null; answer: string | null; noanswer: boolean; explanation: string | null }[];
+  judgments: { scorer: string; judge_model: string; verdict: string | null; value: number | null; excluded_self: boolean; raw: string | null }[];
+  /** Messages in seq order; null when left out by the size budget. */
+  messages: BrowserMessage[] | null;
+  /** Stored messages (also when they were left out). */
+  message_count: number;
+}
+
+export interface BrowserSet {
+  key: string;
+  title: string;
+  count: number;
+  /** The set's definition with its values written in, for `standoff sql`. */
+  sql: string;
+  /** Indices into `episodes`, in the set's order (at most SET_LIST_CAP). */
+  members: number[];
+}
+
+export interface EpisodeBrowserData {
+  sets: BrowserSet[];
+  episodes: BrowserEpisode[];
+  /** Messages stored for any listed episode (false: the store has no transcripts for them). */
+  has_messages: boolean;
+  /** Episodes whose transcript the data budget left out (their messages are null). */
+  transcripts_omitted: number;
+  budget_bytes: number;
+  set_list_cap: number;
+  max_episodes: number;
+}
+
+type Conn = Pick<DuckDBConnection, 'runAndReadAll'>;
+
+const str = (v: Plain) => (v === null || v === undefined ? null : String(v));
+const num = (v: Plain) => (v === null || v === undefined ? null : Number(v));
+const bool = (v: Plain) => (v === null || v === undefined ? null : v === true);
+
+/** The report's subject labels and where each comes from. */
+export async function loadSubjectSources(q: (sql: string) => Promise<Record<string, Plain>[]>): Promise<SubjectSource[]> {
+  const rows = await q(`SELECT subject, run_id, subject_model FROM r_subject ORDER BY subject, run_id, subject_model`);
+  return rows.map((r) => ({ subject: String(r.subject), run_id: String(r.run_id), subject_model: String(r.subject_model) }));
+}
+
+/** Everything the episode browser embeds, for the sets the report's counts point at. */
+export async function loadEpisodeBrowser(
+  conn: Conn,
+  results: ReportResults,
+  sources: SubjectSource[],
+  opts: { budgetBytes?: number; listCap?: number; maxEpisodes?: number } = {},
+): Promise<EpisodeBrowserData> {
+  const budget = opts.budgetBytes ?? DATA_BUDGET_BYTES;
+  const cap = opts.listCap ?? SET_LIST_CAP;
+  const defs = buildEpisodeSets(results, sources);
+  const read: [string, string][][] = [];
+  for (const d of defs) read.push(await readMembers(conn, d, cap)); // one connection: one query at a time
+  const members = toBoundedMembers(read, opts.maxEpisodes ?? MAX_EMBEDDED_EPISODES);
+  const ids = uniqueIds(members.flat());
+  const episodes = await readEpisodes(conn, ids, sources);
+  const index = new Map(episodes.map((e, i) => [idKey(e.run_id, e.episode_id), i]));
+  const sets: BrowserSet[] = defs.map((d, i) => ({ key: d.key, title: d.title, count: d.count, sql: toStandaloneSql(d), members: members[i].map((m) => index.get(idKey(m[0], m[1]))!) }));
+  const metadata = episodes.reduce((a, e) => a + jsonBytes(e), 0);
+  const omitted = await attachTranscripts(conn, episodes, budget - metadata);
+  return { sets, episodes, has_messages: episodes.some((e) => e.message_count > 0), transcripts_omitted: omitted, budget_bytes: budget, set_list_cap: cap, max_episodes: opts.maxEpisodes ?? MAX_EMBEDDED_EPISODES };
+}
+
+const idKey = (run: string, ep: string) => `${run}\u0000${ep}`;
+
+/** Bytes a value takes in the page (its script-safe JSON). */
+const jsonBytes = (v: unknown) => Buffer.byteLength(toScriptJson(v), 'utf8');
+
+/** Each set's longest prefix that keeps the distinct episodes over all sets within `max` (sets in order). */
+export function toBoundedMembers(sets: [string, string][][], max: number): [string, string][][] {
+  const chosen = new Set<string>();
+  return sets.map((list) => {
+    const kept: [string, string][] = [];
+    for (const id of list) {
+      const k = idKey(id[0], id[1]);
+      if (!chosen.has(k)) {
+        if (chosen.size >= max) break;
+        chosen.add(k);
+      }
+      kept.push(id);
+    }
+    return kept;
+  });
+}
+
+function uniqueIds(ids: [string, string][]): [string, string][] {
+  const seen = new Map<string, [string, string]>();
+  for (const id of ids) seen.set(idKey(id[0], id[1]), id);
+  return [...seen.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+}
+
+/** The set's members (first `cap`); its SQL must find exactly the count the report shows. */
+async function readMembers(conn: Conn, d: EpisodeSetDef, cap: number): Promise<[string, string][]> {
+  // One pass: the window counts every row before LIMIT keeps the first `cap`.
+  const limit = Math.max(1, Math.floor(cap));
+  const rows = (await query(conn as DuckDBConnection, `SELECT run_id, episode_id, CAST(count(*) OVER () AS BIGINT) AS n FROM (${d.sql}) ${SET_ORDER} LIMIT ${limit}`, d.params)).rows;
+  const n = Number(rows[0]?.n ?? 0);
+  if (n !== d.count) {
+    throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" finds ${n} episodes but the report counts ${d.count}`);
+  }
+  return rows.slice(0, Math.max(0, Math.floor(cap))).map((r) => [String(r.run_id), String(r.episode_id)]);
+}
+
+/** Runs `sql` with the ids bound as the LIST parameters $runs and $eps (table `ids`). */
+async function withIds(conn: Conn, ids: [string, string][], sql: string): Promise<Record<string, Plain>[]> {
+  if (ids.length === 0) return [];
+  const full = `WITH ids AS (SELECT unnest($runs) AS run_id, unnest($eps) AS episode_id) ${sql}`;
+  const values: Record<string, DuckDBValue> = { runs: listValue(ids.map((x) => x[0])), eps: listValue(ids.map((x) => x[1])) };
+  const reader = await conn.runAndReadAll(full, values, { runs: LIST(VARCHAR), eps: LIST(VARCHAR) });
+  return toQueryResult(reader).rows;
+}
+
+async function readEpisodes(conn: Conn, ids: [string, string][], sources: SubjectSource[]): Promise<BrowserEpisode[]> {
+  const rows = await withIds(
+    conn,
+    ids,
+    `SELECT e.run_id, e.episode_id, e.subject_model, e.scenario_id, e.epoch, e.status,
+            CASE WHEN e.status = 'invalid' THEN e.invalid_reason WHEN e.status = 'error' THEN e.error END AS reason,
+            e.target, e.decision_tool, e.decision_args, e.gathered_evidence, e.log_reads, e.turns
+     FROM episodes e JOIN ids USING (run_id, episode_id) ORDER BY e.run_id, e.episode_id`,
+  );
+  const scores = await withIds(conn, ids, `SELECT s.* FROM scores s JOIN ids USING (run_id, episode_id) ORDER BY ALL`);
+  const judgments = await withIds(conn, ids, `SELECT j.run_id, j.episode_id, j.scorer, j.judge_model, j.verdict, j.value, j.excluded_self, j.raw FROM judgments j JOIN ids USING (run_id, episode_id) ORDER BY ALL`);
+  const label = (run: string, model: string) => sources.find((s) => s.run_id === run && s.subject_model === model)?.subject ?? model;
+  const group = <T>(list: Record<string, Plain>[], map: (r: Record<string, Plain>) => T) => {
+    const m = new Map<string, T[]>();
+    for (const r of list) {
+      const k = idKey(String(r.run_id), String(r.episode_id));
+      const list = m.get(k);
+      if (list) list.push(map(r));
+      else m.set(k, [map(r)]);
+    }
+    return m;
+  };
+  const byScore = group(scores, (r) => ({ scorer: String(r.scorer), value: num(r.value), answer: str(r.answer), noanswer: r.noanswer === true, explanation: str(r.explanation) }));
+  const byJudge = group(judgments, (r) => ({ scorer: String(r.scorer), judge_model: String(r.judge_model), verdict: str(r.verdict), value: num(r.value), excluded_self: r.excluded_self === true, raw: str(r.raw) }));
+  return rows.map((r) => {
+    const k = idKey(String(r.run_id), String(r.episode_id));
+    return {
+      run_id: String(r.run_id),
+      episode_id: String(r.episode_id),
+      subject: label(String(r.run_id), String(r.subject_model)),
+      scenario_id: String(r.scenario_id),
+      epoch: Number(r.epoch),
+      status: String(r.status),
+      reason: str(r.reason),
+      target: str(r.target),
+      decision_tool: str(r.decision_tool),
+      decision_args: str(r.decision_args),
+      gathered_evidence: bool(r.gathered_evidence),
+      log_reads: num(r.log_reads),
+      turns: num(r.turns),
+      scores: byScore.get(k) ?? [],
+      judgments: byJudge.get(k) ?? [],
+      messages: null,
+      message_count: 0,
+    };
+  });
+}
+
+/**
+ * Attaches transcripts in episode order while their JSON fits `budget` bytes (candidates picked by
+ * their stored text size, then measured exactly); returns how many episodes with messages were
+ * left without theirs.
+ */
+async function attachTranscripts(conn: Conn, episodes: BrowserEpisode[], budget: number): Promise<number> {
+  const ids = episodes.map((e): [string, string] => [e.run_id, e.episode_id]);
+  const sizes = await withIds(
+    conn,
+    ids,
+    `SELECT m.run_id, m.episode_id, CAST(count(*) AS BIGINT) AS n,
+            CAST(sum(coalesce(strlen(m.content), 0) + coalesce(strlen(m.reasoning), 0) + coalesce(strlen(m.tool_args), 0) + coalesce(strlen(m.tool_error), 0) + 200) AS BIGINT) AS bytes
+     FROM messages m JOIN ids USING (run_id, episode_id) GROUP BY ALL ORDER BY ALL`,
+  );
+  const size = new Map(sizes.map((r) => [idKey(String(r.run_id), String(r.episode_id)), { n: Number(r.n), bytes: Number(r.bytes) }]));
+  const chosen: [string, string][] = [];
+  let spent = 0;
+  let omitted = 0;
+  for (const e of episodes) {
+    const s = size.get(idKey(e.run_id, e.episode_id));
+    if (!s) continue;
+    e.message_count = s.n;
+    if (spent + s.bytes <= budget) {
+      spent += s.bytes;
+      chosen.push([e.run_id, e.episode_id]);
+    } else omitted++;
+  }
+  const rows = await withIds(
+    conn,
+    chosen,
+    `SELECT m.run_id, m.episode_id, m.seq, m.role, m.content, m.reasoning, m.tool_call_id, m.tool_name, m.tool_args, m.tool_ok, m.tool_error, m.finish_reason, m.discarded
+     FROM messages m JOIN ids USING (run_id, episode_id) ORDER BY m.run_id, m.episode_id, m.seq, m.role, m.tool_call_id`,
+  );
+  const byEpisode = new Map<string, BrowserMessage[]>();
+  for (const r of rows) {
+    const k = idKey(String(r.run_id), String(r.episode_id));
+    const list = byEpisode.get(k) ?? [];
+    list.push({
+      seq: Number(r.seq),
+      role: String(r.role),
+      content: str(r.content),
+      reasoning: str(r.reasoning),
+      tool_call_id: str(r.tool_call_id),
+      tool_name: str(r.tool_name),
+      tool_args: str(r.tool_args),
+      tool_ok: bool(r.tool_ok),
+      tool_error: str(r.tool_error),
+      finish_reason: str(r.finish_reason),
+      discarded: bool(r.discarded),
+    });
+    byEpisode.set(k, list);
+  }
+  let left = budget;
+  for (const e of episodes) {
+    const m = byEpisode.get(idKey(e.run_id, e.episode_id));
+    if (!m) continue;
+    const bytes = jsonBytes(m);
+    if (bytes <= left) {
+      e.messages = m;
+      left -= bytes;
+    } else omitted++;
+  }
+  return omitted;
+}
