@@ -51,7 +51,7 @@ export interface BootstrapResult {
   /** The generator that produced the resamples. */
   rng: 'mt19937' | 'xoshiro128**';
   /** 'resample': indices drawn with replacement; 'multinomial': exact counts over distinct values. */
-  engine: 'resample' | 'multinomial';
+  engine: 'resample' | 'multinomial' | 'resample-blocks';
   bca: BcaDetails | null;
   /** Why `lower` and `upper` are NaN, when they are (BCa on degenerate data). */
   note?: string;
