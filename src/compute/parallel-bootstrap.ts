@@ -52,7 +52,8 @@ export async function parallelBootstrapStatistic(
   const p = prepareBootstrapStatistic(values, spec, options);
   const R = p.opts.resamples;
   const K = blockCount(R);
-  const draws = R * p.input.units;
+  // index draws, plus the per-value weights of a clustered resample
+  const draws = R * (p.input.units + (p.input.unit ? p.input.sorted.length : 0));
   const threads = Math.max(1, Math.min(parallel.threads ?? defaultThreads(), K, Math.floor(draws / MIN_DRAWS_PER_THREAD) || 1));
   if (threads === 1) {
     const reps = new Float64Array(R);
