@@ -14,9 +14,12 @@ import { show } from './arg-checks.ts';
  * with rejection, so they are exactly uniform. Everything is a pure function of the seed; results
  * that use this generator say so with `rng: 'xoshiro128**'`.
  *
- * The bulk methods (`fillIndices`, `countIndices`) keep the state in local variables inside one
- * loop, which is what makes them fast; they consume the stream exactly as repeated `int(m)` calls
- * would.
+ * The bulk methods (`fillIndices`, `countIndices`, `sumIndices`) keep the state in local
+ * variables inside one loop, which is what makes them fast (each repeats the generator step
+ * inline for that reason); they consume the stream exactly as repeated `int(m)` calls would.
+ * `jump()` is the reference 2^64-step jump (same polynomial as xoshiro128starstar.c; checked
+ * against the C in tests/oracle/statistic-boot.json), which splits one seed into
+ * non-overlapping streams.
  *
  * Degenerate cases: seed must be an integer in [0, 2^32 - 1] (0 is a valid seed; the state is
  * never all zero because SplitMix64 outputs are a bijection of distinct counters). `int(m)` needs
