@@ -112,7 +112,7 @@ export function prepareBootstrapStatistic(values: Float64Array | readonly number
     sorted = x.sort();
   }
   const stat = resamplingStatistic(s, sorted);
-  const estimate = stat.weighted(new Uint8Array(n).fill(1), n);
+  const estimate = stat.weighted(new Int32Array(n).fill(1), n);
   return { input: { sorted, unit, units, spec: s, seed: opts.seed, resamples: opts.resamples }, opts, estimate, n, clusters: clustered ? units : null };
 }
 
@@ -137,7 +137,7 @@ export function finishBootstrapStatistic(p: PreparedBootstrapStatistic, reps: Fl
     // leave one cluster out: weights 1, 0 on the cluster's values
     const members: number[][] = Array.from({ length: units }, () => []);
     for (let i = 0; i < n; i++) members[unit[i]].push(i);
-    const w = new Uint8Array(n).fill(1);
+    const w = new Int32Array(n).fill(1);
     const jack = new Float64Array(units);
     for (let c = 0; c < units; c++) {
       for (const i of members[c]) w[i] = 0;

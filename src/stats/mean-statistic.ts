@@ -23,7 +23,7 @@ const TWO53 = 9007199254740992;
  * @example
  * import { meanStatistic } from './mean-statistic.ts';
  * const x = Float64Array.of(1, 2, 6);
- * meanStatistic(x).weighted(Uint8Array.of(0, 2, 1), 3); // (2 + 2 + 6) / 3 = 3.3333333333333335
+ * meanStatistic(x).weighted(Int32Array.of(0, 2, 1), 3); // (2 + 2 + 6) / 3 = 3.3333333333333335
  */
 export function meanStatistic(x: Float64Array): WeightedStatistic {
   const n = x.length;
@@ -33,7 +33,8 @@ export function meanStatistic(x: Float64Array): WeightedStatistic {
   if (d >= 0) {
     const r = toScaledIntegers(x, d);
     const p = 10 ** d;
-    // a resample holds at most 255 copies of one value per unit drawn; N <= 255 n
+    // Sums of up to 255 n scaled values stay exact (an unclustered resample has N = n; a clustered
+    // one beyond 255 n values, vanishingly rare, is summed with ordinary rounding).
     if (255 * n * maxAbs(r) <= TWO53 && p * 255 * n <= TWO53) {
       u = r;
       divisor = p;

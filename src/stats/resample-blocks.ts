@@ -49,8 +49,7 @@ export const blockCount = (resamples: number): number => Math.ceil(resamples / B
  * Streams: block b uses the xoshiro128** stream of `seed` jumped b times (b x 2^64 draws ahead,
  * `Xoshiro128.jump`), so blocks never overlap and a block's replicates depend only on (seed, b),
  * not on which thread computed it or in which order. Within a block each resample draws `units`
- * unit indices (unbiased Lemire integers) as counts per unit (one byte each; a resample drawing
- * one unit 256+ times, probability < 1e-500, is redrawn from the same stream), then weights each
+ * unit indices (unbiased Lemire integers) as 32-bit counts per unit, then weights each
  * sorted value by its unit's count and evaluates the statistic on the weights (no copy, no sort);
  * an unclustered statistic with a fused path (`drawn`, the mean) takes its draws straight from the
  * block's stream instead.
@@ -66,8 +65,8 @@ export function computeBlocks(input: BlockInput, next: () => number, out: Float6
   const { sorted, unit, units, spec, seed, resamples } = input;
   const n = sorted.length;
   const stat = resamplingStatistic(spec, sorted);
-  const counts = new Uint8Array(units);
-  const w = unit ? new Uint8Array(n) : counts;
+  const counts = new Int32Array(units);
+  const w = unit ? new Int32Array(n) : counts;
   const base = createXoshiro128(seed);
   let at = 0;
   for (let b = next(); b >= 0; b = next()) {
@@ -82,7 +81,7 @@ export function computeBlocks(input: BlockInput, next: () => number, out: Float6
       continue;
     }
     for (let r = b * BLOCK_RESAMPLES; r < end; r++) {
-      while (g.countIndices(counts, units, units) !== 0) counts.fill(0);
+      g.countIndices32(counts, units, units);
       let N = n;
       if (unit) {
         N = 0;

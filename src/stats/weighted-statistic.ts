@@ -24,7 +24,7 @@ export type StatisticSpec =
 /** A statistic bound to one sorted data set. */
 export interface WeightedStatistic {
   /** The statistic of the resample holding w[i] copies of sorted value i (N = sum of w, N >= 2). */
-  weighted(w: Uint8Array, N: number): number;
+  weighted(w: Int32Array, N: number): number;
   /** The statistic of the data without one copy of sorted value s (the jackknife), O(1). */
   without(s: number): number;
   /**
@@ -38,7 +38,7 @@ export interface WeightedStatistic {
  * y_k and y_(k+1) of the sorted expansion of (x, w) (0 <= k, k + 1 < N), by a running sum of the
  * weights; writes them to out[0], out[1].
  */
-export function orderPair(x: Float64Array, w: Uint8Array, k: number, out: Float64Array): void {
+export function orderPair(x: Float64Array, w: Int32Array, k: number, out: Float64Array): void {
   let cum = 0;
   let i = 0;
   for (;;) {
@@ -59,7 +59,7 @@ export function orderPair(x: Float64Array, w: Uint8Array, k: number, out: Float6
 /**
  * The same as `orderPair`, scanning down from the top (fewer steps for k above the middle).
  */
-export function orderPairFromTop(x: Float64Array, w: Uint8Array, N: number, k: number, out: Float64Array): void {
+export function orderPairFromTop(x: Float64Array, w: Int32Array, N: number, k: number, out: Float64Array): void {
   // above = number of expanded values at positions >= the current sorted value's first copy
   let above = 0;
   let i = x.length - 1;
@@ -80,7 +80,7 @@ export function orderPairFromTop(x: Float64Array, w: Uint8Array, N: number, k: n
 }
 
 /** y_(k) and y_(k+1), choosing the shorter scan. */
-export function orderPairOf(x: Float64Array, w: Uint8Array, N: number, k: number, out: Float64Array): void {
+export function orderPairOf(x: Float64Array, w: Int32Array, N: number, k: number, out: Float64Array): void {
   if (2 * k < N) orderPair(x, w, k, out);
   else orderPairFromTop(x, w, N, k, out);
 }

@@ -101,7 +101,7 @@ describe('weighted kernels equal the statistic of the written-out resample', () 
         // ties: values on a coarse grid half the time
         const coarse = trial % 2 === 0;
         const x = Float64Array.from({ length: n }, () => (coarse ? g.int(6) : g.uniform() * 10 - 3)).sort();
-        const w = Uint8Array.from({ length: n }, () => g.int(4));
+        const w = Int32Array.from({ length: n }, () => g.int(4));
         let N = w.reduce((a, b) => a + b, 0);
         if (N < 2) {
           w[0] += 2;
