@@ -15,10 +15,25 @@
  * maxRSS (process.resourceUsage(), a lifetime peak, so it is reported as "peak so far") plus the
  * RSS growth during the run.
  *
+ * Whole-process figures (issue 17), run first: `standoff ci bootstrap --input FILE --value v`
+ * (the compiled CLI, bin/standoff.js, both cores by default) against a Python process that reads
+ * the same CSV with numpy and runs scipy.stats.bootstrap(vectorized=True, batch=1000), each timed
+ * from start to exit with its peak RSS (GNU time's %M; for Standoff the whole process, worker
+ * threads included):
+ *
+ *   continuous mean n=1e5 x 10000   target >= 10x faster than scipy
+ *   median n=1e5 x 10000            target >= 8x faster than scipy
+ *   BCa over percentile (mean, median, same run)   target <= +20%
+ *   peak RSS of every Standoff run  target < 300 MB
+ *
+ * Standoff runs are the median of BENCH_BOOT_ROUNDS (default 3) runs, scipy one run (~20-30 s
+ * each) unless BENCH_BOOT_SCIPY_ROUNDS says otherwise. The load average is printed: other work
+ * on the machine inflates every figure, the same-run ratios less so.
+ *
  * Usage (bench/run.ts calls it): `await benchBootstrap()`; `benchBootstrap({ scipy: false })`
  * skips the Python comparisons.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,6 +97,72 @@ const fmt = (s: number) => (s >= 10 ? s.toFixed(1) : s >= 0.1 ? s.toFixed(2) : s
 
 const PY_HEAD = 'import sys, time, numpy as np, scipy.stats as st\n';
 
+const ROOT = path.join(import.meta.dirname, '..');
+const GNU_TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
+const median3 = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
+
+/** One whole process: wall seconds and peak RSS (MB, GNU time %M; null without GNU time). */
+function processRun(cmd: string, args: string[]): { seconds: number; rssMB: number | null } {
+  const t0 = performance.now();
+  const r = GNU_TIME
+    ? spawnSync(GNU_TIME, ['-f', 'STANDOFF_RSS_KB %M', cmd, ...args], { encoding: 'utf8', maxBuffer: 1 << 24 })
+    : spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const seconds = (performance.now() - t0) / 1000;
+  if (r.status !== 0) throw new Error(`bench: ${cmd} ${args.join(' ')} failed: ${r.stderr}`);
+  const m = /STANDOFF_RSS_KB (\d+)/.exec(r.stderr ?? '');
+  return { seconds, rssMB: m ? Number(m[1]) / 1024 : null };
+}
+
+export interface WholeProcessFigure {
+  name: string;
+  standoffSeconds: number;
+  standoffRssMB: number | null;
+  scipySeconds: number | null;
+  scipyRssMB: number | null;
+  ratio: number | null;
+}
+
+/** The issue-17 whole-process figures (see the file comment). */
+export function benchWholeProcess(log: (line: string) => void, withScipy: boolean, dir: string): WholeProcessFigure[] {
+  const rounds = Number(process.env.BENCH_BOOT_ROUNDS ?? 3);
+  const scipyRounds = Number(process.env.BENCH_BOOT_SCIPY_ROUNDS ?? 1);
+  const bin = path.join(ROOT, 'bin', 'standoff.js');
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'workers', 'bootstrap-worker.js'))) throw new Error('bench: run npm run build first (dist/workers/bootstrap-worker.js is missing)');
+  const g = createXoshiro128(1717);
+  const n = 100_000;
+  const lines = ['v'];
+  for (let i = 0; i < n; i++) lines.push((-Math.log(1 - g.uniform())).toFixed(6));
+  const csv = path.join(dir, 'continuous.csv');
+  fs.writeFileSync(csv, lines.join('\n') + '\n');
+  log(`whole process, n = 1e5 continuous values (${csv}), 10000 resamples, ${os.availableParallelism()} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  const standoff = (statistic: string, method: string) => {
+    const runs = Array.from({ length: rounds }, () => processRun(process.execPath, [bin, 'ci', 'bootstrap', '--input', csv, '--value', 'v', '--statistic', statistic, '--method', method, '--resamples', String(RESAMPLES), '--seed', '1', '--format', 'json']));
+    return { seconds: median3(runs.map((r) => r.seconds)), rssMB: runs.every((r) => r.rssMB !== null) ? Math.max(...runs.map((r) => r.rssMB!)) : null };
+  };
+  const scipy = (fn: string) => {
+    const code = `import sys, numpy as np, scipy.stats as st\nx = np.loadtxt(sys.argv[1], skiprows=1)\nr = st.bootstrap((x,), ${fn}, n_resamples=${RESAMPLES}, method='percentile', vectorized=True, batch=1000, random_state=1)\nprint(r.confidence_interval.low, r.confidence_interval.high)`;
+    const runs = Array.from({ length: scipyRounds }, () => processRun(PYTHON, ['-c', code, csv]));
+    return { seconds: median3(runs.map((r) => r.seconds)), rssMB: runs.every((r) => r.rssMB !== null) ? Math.max(...runs.map((r) => r.rssMB!)) : null };
+  };
+  const out: WholeProcessFigure[] = [];
+  const mb = (x: number | null) => (x === null ? '?' : `${x.toFixed(0)} MB`);
+  const row = (name: string, st: { seconds: number; rssMB: number | null }, sp: { seconds: number; rssMB: number | null } | null, target: number | null) => {
+    const ratio = sp ? sp.seconds / st.seconds : null;
+    const vs = sp ? `scipy ${fmt(sp.seconds)} s, ${mb(sp.rssMB)}: ${ratio!.toFixed(1)}x faster${target ? ` [target >= ${target}x: ${ratio! >= target ? 'ok' : 'MISSED'}]` : ''}` : 'scipy skipped';
+    log(`${name}: standoff ${fmt(st.seconds)} s, peak RSS ${mb(st.rssMB)} [< 300 MB: ${st.rssMB === null ? '?' : st.rssMB < 300 ? 'ok' : 'MISSED'}] (${vs})`);
+    out.push({ name, standoffSeconds: st.seconds, standoffRssMB: st.rssMB, scipySeconds: sp?.seconds ?? null, scipyRssMB: sp?.rssMB ?? null, ratio });
+  };
+  for (const [statistic, fn, target] of [['mean', 'np.mean', 10], ['median', 'np.median', 8]] as const) {
+    const perc = standoff(statistic, 'percentile');
+    row(`ci bootstrap --statistic ${statistic} n=1e5 x 10000 percentile (whole process)`, perc, withScipy ? scipy(fn) : null, target);
+    const bca = standoff(statistic, 'bca');
+    row(`ci bootstrap --statistic ${statistic} n=1e5 x 10000 bca (whole process)`, bca, null, null);
+    const extra = bca.seconds / perc.seconds - 1;
+    log(`  BCa over percentile (${statistic}): ${extra >= 0 ? '+' : ''}${(100 * extra).toFixed(0)}% [target <= +20%: ${extra <= 0.2 ? 'ok' : 'MISSED'}]`);
+  }
+  return out;
+}
+
 export async function benchBootstrap(options: BenchBootstrapOptions = {}): Promise<BootstrapBenchFigure[]> {
   const log = options.log ?? ((line: string) => console.log(line));
   const withScipy = options.scipy !== false && scipyAvailable();
@@ -89,6 +170,7 @@ export async function benchBootstrap(options: BenchBootstrapOptions = {}): Promi
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'standoff-bench-boot-'));
   const figures: BootstrapBenchFigure[] = [];
   const g = createXoshiro128(2024);
+  const whole = benchWholeProcess(log, withScipy, dir);
 
   const report = (
     name: string,
@@ -205,7 +287,7 @@ export async function benchBootstrap(options: BenchBootstrapOptions = {}): Promi
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  return figures;
+  return Object.assign(figures, { wholeProcess: whole });
 }
 
 /** Median by Hoare quickselect, not relying on the input order (rearranges its argument). */

@@ -33,6 +33,7 @@ const DIST = join(ROOT, 'dist');
 /** Worker thread entries: name (as passed to `workerUrl`) -> TypeScript entry. */
 export const WORKERS = {
   'sim-worker': 'src/runner/sim/worker.ts',
+  'bootstrap-worker': 'src/compute/bootstrap-worker.ts',
 };
 
 /** Loaded from node_modules at run time: native addons, and large packages only some commands use. */

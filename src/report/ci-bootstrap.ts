@@ -12,7 +12,18 @@
  * the clustered paired SE for p and the MDE. Values not measured (NULL) are left out and counted
  * in `not_measured`.
  */
-import { bootstrapMean, clusterBootstrap, clusteredStandardError, cltStandardError } from '../stats/index.ts';
+import {
+  autoUsesMultinomial,
+  bootstrapMean,
+  clusterBootstrap,
+  clusteredStandardError,
+  cltStandardError,
+  meanUnits,
+  median as medianOf,
+  pairedStandardError,
+  type BootstrapResult,
+  type StatisticSpec,
+} from '../stats/index.ts';
 import { StandoffError, dataError, usageError } from '../errors.ts';
 import { checkColumns, countNotMeasured, getMetric, loadMetric } from './metrics.ts';
 import { DEGENERATE, type Sampling } from './rates.ts';
@@ -20,6 +31,59 @@ import { comparePaired, type PairedComparison } from './paired-comparison.ts';
 import { float64Column, withStore, type Group, type StoreSource } from './ci.ts';
 
 type Method = 'percentile' | 'bca' | 'basic';
+
+/** `--statistic`: a resampling statistic, or `proportion` (the mean of 0/1 data, checked). */
+export type CiStatistic = StatisticSpec | { name: 'proportion' };
+
+export const STATISTIC_CHOICES = 'mean, median, trimmed-mean:P, quantile:P, sd or proportion';
+
+/**
+ * Parses `--statistic`: mean, median, sd, proportion, trimmed-mean:P (P in [0, 0.5); plain
+ * `trimmed-mean` is 0.1) or quantile:P (P in (0, 1)). Anything else is a usage error (exit 2).
+ */
+export function parseStatistic(text: string | undefined, allowed?: readonly string[]): CiStatistic {
+  const t = (text ?? 'mean').trim();
+  const [name, arg, ...rest] = t.split(':');
+  const choices = allowed ? allowed.join(' or ') : STATISTIC_CHOICES;
+  if (allowed && !allowed.includes(name)) throw usageError('ci.badStatistic', `--statistic must be ${choices}, got "${t}"`);
+  const num = (what: string): number => {
+    if (arg === undefined || rest.length || !/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(arg)) {
+      throw usageError('ci.badStatistic', `--statistic ${name} needs ${what}, as in ${name}:${name === 'quantile' ? '0.9' : '0.1'}, got "${t}"`);
+    }
+    return Number(arg);
+  };
+  switch (name) {
+    case 'mean':
+    case 'median':
+    case 'sd':
+    case 'proportion':
+      if (arg !== undefined) throw usageError('ci.badStatistic', `--statistic ${name} takes no parameter, got "${t}"`);
+      return { name };
+    case 'trimmed-mean': {
+      const trim = arg === undefined ? 0.1 : num('a trim proportion in [0, 0.5)');
+      if (!(trim >= 0 && trim < 0.5)) throw usageError('ci.badStatistic', `--statistic trimmed-mean:P needs P in [0, 0.5) (the share cut from each end), got ${arg}`);
+      return { name, trim };
+    }
+    case 'quantile': {
+      const p = num('a probability in (0, 1)');
+      if (!(p > 0 && p < 1)) throw usageError('ci.badStatistic', `--statistic quantile:P needs P strictly between 0 and 1, got ${arg}`);
+      return { name, p };
+    }
+    default:
+      throw usageError('ci.badStatistic', `--statistic must be ${choices}, got "${t}"`);
+  }
+}
+
+/** The statistic as the output names it: mean, median, trimmed-mean:0.1, quantile:0.9, sd, proportion. */
+export const statisticLabel = (s: CiStatistic): string =>
+  s.name === 'trimmed-mean' ? `trimmed-mean:${s.trim}` : s.name === 'quantile' ? `quantile:${s.p}` : s.name;
+
+/** `--threads`: an integer >= 1 (usage error otherwise); undefined means the default (cores, capped). */
+export function checkThreads(threads: number | undefined): number | undefined {
+  if (threads === undefined) return undefined;
+  if (!Number.isInteger(threads) || threads < 1) throw usageError('ci.badThreads', `--threads must be an integer >= 1, got ${threads}`);
+  return threads;
+}
 
 /** The default cluster column over the store: a scenario's epochs are correlated observations. */
 export const DEFAULT_CLUSTER = 'scenario_id';
@@ -35,12 +99,18 @@ export interface BootstrapCiOptions {
   level: number;
   seed: number;
   resamples: number;
+  /** `--statistic` (default mean); a string is parsed with `parseStatistic`. */
+  statistic?: string | CiStatistic;
+  /** `--threads`: threads for the general resampler (results do not depend on it). */
+  threads?: number;
 }
 
 export interface BootstrapCi {
   group?: Group;
   metric?: string;
   n: number;
+  /** The statistic bootstrapped (`--statistic`). */
+  statistic?: string;
   /** Observations not measured (NULL), left out (store metrics only). */
   not_measured?: number;
   /** 'clustered': whole clusters resampled; 'independent': every observation treated as independent. */
@@ -65,14 +135,41 @@ export interface BootstrapCi {
   note?: string;
 }
 
-/** One group's interval; a statistic that is undefined for the group becomes a null result with a note. */
-export function intervalFor(values: Float64Array, clusters: string[] | null, o: BootstrapCiOptions, clusterName?: string): BootstrapCi {
+/** The parsed `--statistic` of the options. */
+const statisticOf = (o: { statistic?: string | CiStatistic }): CiStatistic => (typeof o.statistic === 'object' ? o.statistic : parseStatistic(o.statistic));
+
+/**
+ * `--statistic proportion` needs 0/1 values: anything else is a data error (exit 3) naming
+ * `where` (the file and column, or the metric).
+ */
+export function checkProportion(values: Float64Array, where: string): void {
+  for (let i = 0; i < values.length; i++) {
+    if (values[i] !== 0 && values[i] !== 1) throw dataError('ci.notBinary', `--statistic proportion needs 0/1 values, but ${where} holds ${values[i]}`);
+  }
+}
+
+/**
+ * One group's interval; a statistic that is undefined for the group becomes a null result with a
+ * note. The mean (and `proportion`) keeps its exact fast paths (`bootstrapMean` for few-valued
+ * data, `clusterBootstrap` for clusters); every other case runs the general resampler
+ * (`parallelBootstrapStatistic`, blocks over `--threads` threads, the same result for any number).
+ */
+export async function intervalFor(values: Float64Array, clusters: string[] | null, o: BootstrapCiOptions, clusterName?: string): Promise<BootstrapCi> {
+  const stat = statisticOf(o);
+  const label = statisticLabel(stat);
+  const isMean = stat.name === 'mean' || stat.name === 'proportion';
   const sampling: Sampling = clusters ? 'clustered' : 'independent';
-  const base = { n: values.length, sampling, ...(clusters && clusterName ? { cluster: clusterName } : {}), estimate: null, lower: null, upper: null, level: o.level, method: o.method, resamples: o.resamples, seed: o.seed };
+  const base = { n: values.length, statistic: label, sampling, ...(clusters && clusterName ? { cluster: clusterName } : {}), estimate: null, lower: null, upper: null, level: o.level, method: o.method, resamples: o.resamples, seed: o.seed };
+  const bopts = { resamples: o.resamples, level: o.level, method: o.method, seed: o.seed };
   try {
-    const r = clusters
-      ? clusterBootstrap(values, clusters, { resamples: o.resamples, level: o.level, method: o.method, seed: o.seed })
-      : bootstrapMean(values, { resamples: o.resamples, level: o.level, method: o.method, seed: o.seed });
+    let r: BootstrapResult & { clusters?: number };
+    if (isMean && clusters) r = clusterBootstrap(values, clusters, bopts);
+    else if (isMean && values.length >= 2 && autoUsesMultinomial(meanUnits(values))) r = bootstrapMean(values, bopts);
+    else {
+      const { parallelBootstrapStatistic } = await import('../compute/parallel-bootstrap.ts');
+      const spec: StatisticSpec = stat.name === 'proportion' ? { name: 'mean' } : stat;
+      r = await parallelBootstrapStatistic(values, spec, { ...bopts, ...(clusters ? { clusters } : {}) }, { threads: o.threads });
+    }
     const out: BootstrapCi = {
       ...base,
       estimate: r.estimate,
@@ -81,8 +178,8 @@ export function intervalFor(values: Float64Array, clusters: string[] | null, o: 
       se: Number.isFinite(r.se) ? r.se : null,
       rng: r.rng,
       engine: r.engine,
-      se_clt: values.length > 1 ? cltStandardError(values, { ddof: 1 }) : null,
-      se_clt_ddof0: cltStandardError(values, { ddof: 0 }),
+      se_clt: isMean && values.length > 1 ? cltStandardError(values, { ddof: 1 }) : null,
+      se_clt_ddof0: isMean ? cltStandardError(values, { ddof: 0 }) : null,
     };
     if (r.note) out.note = r.note;
     else if (clusters ? r.se === 0 : values.every((v) => v === values[0])) {
@@ -92,9 +189,9 @@ export function intervalFor(values: Float64Array, clusters: string[] | null, o: 
       out.note = clusters ? DEGENERATE : 'not reported: every value is identical, so the bootstrap has no spread; for 0/1 data, ci exact gives an honest interval';
     }
     if (clusters) {
-      out.clusters = (r as unknown as { clusters: number }).clusters;
+      out.clusters = r.clusters!;
       out.se_clustered =
-        out.clusters > 1
+        isMean && out.clusters > 1
           ? {
               cr0: clusteredStandardError(values, clusters, { variant: 'cr0' }),
               cr1: clusteredStandardError(values, clusters, { variant: 'cr1' }),
@@ -105,7 +202,8 @@ export function intervalFor(values: Float64Array, clusters: string[] | null, o: 
     return out;
   } catch (err) {
     if (!(err instanceof StandoffError) || err.kind !== 'data') throw err;
-    return { ...base, estimate: values.length ? values.reduce((a, b) => a + b, 0) / values.length : null, lower: null, upper: null, se: null, se_clt: null, se_clt_ddof0: null, note: `undefined: ${err.message}` };
+    const estimate = values.length === 0 ? null : isMean ? values.reduce((a, b) => a + b, 0) / values.length : stat.name === 'median' ? medianOf(values) : null;
+    return { ...base, estimate, lower: null, upper: null, se: null, se_clt: null, se_clt_ddof0: null, note: `undefined: ${err.message}` };
   }
 }
 
@@ -120,6 +218,7 @@ function storeCluster(cluster: string | false | undefined): string | null {
 export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
   if (o.input) return (await import('./ci-input.ts')).ciBootstrapInput({ ...o, cluster: o.cluster || undefined });
   if (!o.metric) throw usageError('ci.missingArg', 'give --metric NAME (see standoff ci --list-metrics) or --input FILE --value COL');
+  o = { ...o, statistic: statisticOf(o), threads: checkThreads(o.threads) };
   const by = o.by ?? [];
   const cluster = storeCluster(o.cluster);
   return withStore(src, async (conn) => {
@@ -127,6 +226,7 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
     const missing = await countNotMeasured(conn, o.metric!, by);
     if (table.numRows === 0) throw dataError('metric.empty', `metric ${o.metric} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
     const values = float64Column(table, 'value');
+    if ((o.statistic as CiStatistic).name === 'proportion') checkProportion(values, `metric ${o.metric}`);
     const key = (i: number) => by.map((c) => String(table.getChild(c)!.get(i))).join('\u0000');
     const clusterCol = cluster ? table.getChild(cluster)! : null;
     const scenario = table.getChild('scenario_id')!;
@@ -137,7 +237,7 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
       const group: Group = {};
       for (const c of by) group[c] = table.getChild(c)!.get(start) as string | number | null;
       const clusters = clusterCol ? Array.from({ length: i - start }, (_, j) => String(clusterCol.get(start + j))) : null;
-      const r = intervalFor(values.subarray(start, i), clusters, o, cluster ?? undefined);
+      const r = await intervalFor(values.subarray(start, i), clusters, o, cluster ?? undefined);
       r.not_measured = missing.get(key(start)) ?? 0;
       if (!clusters) {
         const perScenario = new Map<string, number>();
@@ -166,12 +266,83 @@ export interface PairedCiOptions {
   level: number;
   seed: number;
   resamples: number;
+  /** `--statistic mean|median` (default mean): the median is of the per-pair differences a - b. */
+  statistic?: string | CiStatistic;
+  threads?: number;
+}
+
+/**
+ * `ci paired --statistic median`: the bootstrap interval of the median of the per-pair differences
+ * a - b (pairs, or clusters of pairs, resampled; the general resampler), beside the means. No p or
+ * MDE: those are of the mean difference (`--statistic mean`).
+ */
+export interface PairedMedianComparison {
+  n: number;
+  clusters?: number;
+  statistic: 'median';
+  /** Median of a - b over the pairs. */
+  median_diff: number;
+  lower: number | null;
+  upper: number | null;
+  level: number;
+  method: Method;
+  sampling: Sampling;
+  cluster?: string;
+  resamples: number;
+  seed: number;
+  rng: string;
+  engine: string;
+  se_bootstrap: number | null;
+  mean_a: number;
+  mean_b: number;
+  mean_diff: number;
+  correlation: number | null;
+  note?: string;
 }
 
 /** `ci paired`: the arms, the metric, how many items could not be paired, then `comparePaired`'s fields. */
-export type PairedCi = { a: string; b: string; metric?: string; dropped_unpaired: number } & PairedComparison;
+export type PairedCi = { a: string; b: string; metric?: string; dropped_unpaired: number } & ((PairedComparison & { statistic?: 'mean' }) | PairedMedianComparison);
 
-export function pairedFrom(a: string, b: string, keys: string[], va: Map<string, number>, vb: Map<string, number>, clusterOf: Map<string, string> | null, clusterName: string | null, o: PairedCiOptions, metric?: string): PairedCi {
+/** The median-of-differences comparison (see `PairedMedianComparison`). */
+async function comparePairedMedian(xa: Float64Array, xb: Float64Array, ids: string[] | null, clusterName: string | null, o: PairedCiOptions): Promise<PairedMedianComparison> {
+  const d = new Float64Array(xa.length);
+  for (let i = 0; i < d.length; i++) d[i] = xa[i] - xb[i];
+  const { parallelBootstrapStatistic } = await import('../compute/parallel-bootstrap.ts');
+  const r = await parallelBootstrapStatistic(d, { name: 'median' }, { resamples: o.resamples, level: o.level, method: o.method, seed: o.seed, ...(ids ? { clusters: ids } : {}) }, { threads: o.threads });
+  const se = pairedStandardError(xa, xb, { ddof: 1 });
+  const finite = (x: number) => (Number.isFinite(x) ? x : null);
+  const out: PairedMedianComparison = {
+    n: d.length,
+    ...(r.clusters !== undefined ? { clusters: r.clusters } : {}),
+    statistic: 'median',
+    median_diff: r.estimate,
+    lower: finite(r.lower),
+    upper: finite(r.upper),
+    level: o.level,
+    method: o.method,
+    sampling: ids ? 'clustered' : 'independent',
+    ...(ids && clusterName ? { cluster: clusterName } : {}),
+    resamples: o.resamples,
+    seed: o.seed,
+    rng: r.rng,
+    engine: r.engine,
+    se_bootstrap: finite(r.se),
+    mean_a: se.meanA,
+    mean_b: se.meanB,
+    mean_diff: se.meanDiff,
+    correlation: finite(se.correlation),
+  };
+  if (r.note) out.note = r.note;
+  else if (r.se === 0) {
+    out.lower = null;
+    out.upper = null;
+    out.note = 'not reported: every resample has the same median difference, so the bootstrap has no spread';
+  }
+  return out;
+}
+
+export async function pairedFrom(a: string, b: string, keys: string[], va: Map<string, number>, vb: Map<string, number>, clusterOf: Map<string, string> | null, clusterName: string | null, o: PairedCiOptions, metric?: string): Promise<PairedCi> {
+  const stat = typeof o.statistic === 'object' ? o.statistic : parseStatistic(o.statistic, ['mean', 'median']);
   const shared = keys.filter((k) => va.has(k) && vb.has(k));
   const dropped = new Set([...va.keys(), ...vb.keys()]).size - shared.length;
   if (shared.length === 0) throw dataError('paired.noPairs', `--a "${a}" and --b "${b}" share no paired items`);
@@ -179,11 +350,13 @@ export function pairedFrom(a: string, b: string, keys: string[], va: Map<string,
   const xb = Float64Array.from(shared, (k) => vb.get(k)!);
   if (shared.length < 2) throw dataError('paired.tooFew', `--a "${a}" and --b "${b}" share ${shared.length} paired item; a paired interval needs at least 2`);
   const ids = clusterOf ? shared.map((k) => clusterOf.get(k)!) : null;
+  if (stat.name === 'median') return { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, ...(await comparePairedMedian(xa, xb, ids, clusterName, o)) };
   const r = comparePaired(xa, xb, ids, clusterName, { level: o.level, seed: o.seed, resamples: o.resamples, method: o.method });
-  return { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, ...r };
+  return { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, statistic: 'mean', ...r };
 }
 
 export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<PairedCi> {
+  o = { ...o, statistic: parseStatistic(typeof o.statistic === 'object' ? statisticLabel(o.statistic) : o.statistic, ['mean', 'median']), threads: checkThreads(o.threads) };
   if (!o.a || !o.b) throw usageError('ci.missingArg', 'ci paired needs --a and --b');
   if (o.a === o.b) throw usageError('ci.sameArms', `--a and --b are both "${o.a}"`);
   if (o.input) {
@@ -220,7 +393,7 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
     for (const [flag, s] of [['--a', o.a!], ['--b', o.b!]] as const) {
       if (!subjects.has(s)) throw dataError('paired.noArm', `${flag} "${s}" has no ${o.metric} values (subjects: ${[...subjects].sort().join(', ')})`);
     }
-    const r = pairedFrom(o.a!, o.b!, [...new Set(keys)].sort(), va, vb, clusterOf, cluster, o, o.metric);
+    const r = await pairedFrom(o.a!, o.b!, [...new Set(keys)].sort(), va, vb, clusterOf, cluster, o, o.metric);
     if (!clusterOf && new Set([...va.keys()].map((k) => k.slice(0, k.lastIndexOf('/')))).size < va.size) {
       r.note = `${r.note ? `${r.note}; ` : ''}--no-cluster: epochs repeat scenarios and this interval, p and MDE treat the pairs as independent, so they are too optimistic`;
     }

@@ -10,7 +10,7 @@ import type { AlphaLevel, BinomialInterval, Sided } from '../stats/index.ts';
 import { dataError, usageError } from '../errors.ts';
 import { ciExactCounts } from './ci-exact.ts';
 import { agreementOf, longToMatrix, type AgreementResult, type Group } from './ci.ts';
-import { intervalFor, pairedFrom, type BootstrapCi, type BootstrapCiOptions, type PairedCi, type PairedCiOptions } from './ci-bootstrap.ts';
+import { checkProportion, checkThreads, intervalFor, pairedFrom, parseStatistic, statisticLabel, type BootstrapCi, type BootstrapCiOptions, type PairedCi, type PairedCiOptions } from './ci-bootstrap.ts';
 import { numbers, readInputFile, texts, type InputColumn, type InputTable, type MissingPolicy } from './input-file.ts';
 
 /** Separator of the parts of a composite key (never in CSV text a user means as a key). */
@@ -34,6 +34,14 @@ const keyOf = (t: InputTable, cols: string[], i: number) => cols.map((c) => text
 const showKey = (k: string) => k.split(SEP).join('/');
 
 const textCols = (cols: string[] | undefined, flag: string): InputColumn[] => (cols ?? []).map((name) => ({ name, kind: 'text', flag }));
+
+/** `byGroups` for an async per-group function, one group at a time (they share the machine's threads). */
+async function byGroupsAsync<T>(t: InputTable, by: string[], fn: (rows: number[]) => Promise<T>): Promise<T | (T & { group: Group })[]> {
+  if (by.length === 0) return fn(Array.from({ length: t.rows }, (_, i) => i));
+  const out: (T & { group: Group })[] = [];
+  for (const g of groupRows(t, by)) out.push({ group: g.group, ...(await fn(g.rows)) });
+  return out;
+}
 
 /** Results per group, or the one result when there is no `--by`. */
 function byGroups<T>(t: InputTable, by: string[], fn: (rows: number[]) => T): T | (T & { group: Group })[] {
@@ -98,11 +106,14 @@ export async function ciExactInput(
 export async function ciBootstrapInput(o: BootstrapCiOptions & InputOptions & { cluster?: string | string[] }): Promise<BootstrapCi | (BootstrapCi & { group: Group })[]> {
   if (o.metric) throw usageError('ci.conflict', 'give either --input or --metric, not both');
   if (!o.value) throw usageError('ci.missingArg', '--input needs --value COL (the numeric column)');
+  const statistic = typeof o.statistic === 'object' ? o.statistic : parseStatistic(o.statistic);
+  o = { ...o, statistic, threads: checkThreads(o.threads) };
   const by = o.by ?? [];
   const cluster = typeof o.cluster === 'string' ? o.cluster.split(',') : (o.cluster ?? []);
-  const t = await readInputFile(o.input!, [{ name: o.value, kind: 'number', flag: '--value' }, ...textCols(by, '--by'), ...textCols(cluster, '--cluster')], { missing: o.missing });
-  const v = numbers(t, o.value);
-  return byGroups(t, by, (rows) => {
+  const t = await readInputFile(o.input!, [{ name: o.value!, kind: 'number', flag: '--value' }, ...textCols(by, '--by'), ...textCols(cluster, '--cluster')], { missing: o.missing });
+  const v = numbers(t, o.value!);
+  if (statistic.name === 'proportion') checkProportion(Float64Array.from(v as ArrayLike<number>, (x) => x ?? 0), `${o.input} column "${o.value}"`);
+  return byGroupsAsync(t, by, async (rows) => {
     if (rows.length < 2) throw dataError('ci.tooFew', `${o.input}: column "${o.value}" has ${rows.length} value${by.length ? ' in a group' : ''}; a bootstrap needs at least 2`);
     const values = Float64Array.from(rows, (i) => v[i]!);
     return intervalFor(values, cluster.length ? rows.map((i) => keyOf(t, cluster, i)) : null, { ...o, cluster: cluster.join(',') || undefined }, cluster.join(',') || undefined);
@@ -115,6 +126,7 @@ export async function ciBootstrapInput(o: BootstrapCiOptions & InputOptions & { 
 export async function ciPairedInput(o: PairedCiOptions & InputOptions & { item?: string | string[]; cluster?: string | string[] }): Promise<PairedCi | (PairedCi & { group: Group })[]> {
   if (!o.a || !o.b) throw usageError('ci.missingArg', 'ci paired needs --a and --b');
   if (o.a === o.b) throw usageError('ci.sameArms', `--a and --b are both "${o.a}"`);
+  o = { ...o, statistic: parseStatistic(typeof o.statistic === 'object' ? statisticLabel(o.statistic) : o.statistic, ['mean', 'median']), threads: checkThreads(o.threads) };
   const item = typeof o.item === 'string' ? o.item.split(',') : (o.item ?? []);
   for (const [flag, v] of [['--item', item.length ? 'x' : undefined], ['--arm', o.arm], ['--value', o.value]] as const) {
     if (!v) throw usageError('ci.missingArg', `--input needs ${flag} COL`);
@@ -128,10 +140,10 @@ export async function ciPairedInput(o: PairedCiOptions & InputOptions & { item?:
   );
   const arms = texts(t, o.arm!);
   const v = numbers(t, o.value!);
-  for (const arm of [o.a, o.b]) {
-    if (!arms.includes(arm)) throw dataError('paired.noArm', `${o.input}: no rows with ${o.arm} = "${arm}" (arms: ${[...new Set(arms)].slice(0, 10).join(', ')})`);
+  for (const arm of [o.a!, o.b!]) {
+    if (!arms.includes(arm)) throw dataError('paired.noArm', `${o.input!}: no rows with ${o.arm} = "${arm}" (arms: ${[...new Set(arms)].slice(0, 10).join(', ')})`);
   }
-  return byGroups(t, by, (rows) => {
+  return byGroupsAsync(t, by, async (rows) => {
     const va = new Map<string, number>();
     const vb = new Map<string, number>();
     const clusterOf = cluster.length ? new Map<string, string>() : null;

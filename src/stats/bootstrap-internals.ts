@@ -50,8 +50,12 @@ export interface BootstrapResult {
   n: number;
   /** The generator that produced the resamples. */
   rng: 'mt19937' | 'xoshiro128**';
-  /** 'resample': indices drawn with replacement; 'multinomial': exact counts over distinct values. */
-  engine: 'resample' | 'multinomial';
+  /**
+   * 'resample': indices drawn with replacement from one stream; 'multinomial': exact counts over
+   * distinct values; 'resample-blocks': `bootstrapStatistic`'s blocks of 64 resamples, block b
+   * drawn from the seed's stream jumped b times (the same result on any number of threads).
+   */
+  engine: 'resample' | 'multinomial' | 'resample-blocks';
   bca: BcaDetails | null;
   /** Why `lower` and `upper` are NaN, when they are (BCa on degenerate data). */
   note?: string;

@@ -92,7 +92,23 @@ export {
   bootstrap,
   type Statistic,
 } from './bootstrap.ts';
-export { bootstrapMean, type BootstrapMeanOptions } from './bootstrap-mean.ts';
+export { bootstrapMean, meanUnits, type BootstrapMeanOptions } from './bootstrap-mean.ts';
+export {
+  bootstrapStatistic,
+  prepareBootstrapStatistic,
+  finishBootstrapStatistic,
+  checkStatisticSpec,
+  type BootstrapStatisticOptions,
+  type BootstrapStatisticResult,
+  type PreparedBootstrapStatistic,
+} from './bootstrap-statistic.ts';
+export { computeBlocks, blockCount, resamplingStatistic, BLOCK_RESAMPLES, type BlockInput } from './resample-blocks.ts';
+export { type StatisticSpec, type WeightedStatistic } from './weighted-statistic.ts';
+export { median, medianStatistic } from './median.ts';
+export { quantile, quantileStatistic } from './quantile.ts';
+export { trimmedMean, trimmedMeanStatistic } from './trimmed-mean.ts';
+export { standardDeviation, standardDeviationStatistic } from './standard-deviation.ts';
+export { meanStatistic } from './mean-statistic.ts';
 export { pairedBootstrap, type PairedBootstrapOptions, type PairedBootstrapResult } from './paired-bootstrap.ts';
 export { clusterBootstrap, type ClusterBootstrapOptions, type ClusterBootstrapResult } from './cluster-bootstrap.ts';
 export {
@@ -104,7 +120,7 @@ export {
 export { bootstrapInterval, DEGENERATE_BCA_NOTE, type BootstrapInterval, type BootstrapIntervalOptions } from './bootstrap-interval.ts';
 export { normInterQuantile } from './norm-inter-quantile.ts';
 export { jackknifeAcceleration } from './jackknife-acceleration.ts';
-export { type RatioEngine } from './ratio-bootstrap.ts';
+export { type RatioEngine, autoUsesMultinomial } from './ratio-bootstrap.ts';
 export { cltStandardError, type CltStandardErrorOptions } from './clt-standard-error.ts';
 export {
   clusteredStandardError,

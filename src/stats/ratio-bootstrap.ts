@@ -60,9 +60,7 @@ export function ratioBootstrap(
   const { num, den, divisor } = units;
   const m = num.length;
   const atoms = engine === 'resample' ? null : collectAtoms(num, den, engine === 'multinomial' ? Infinity : MAX_ATOMS);
-  const useMultinomial =
-    atoms !== null &&
-    (engine === 'multinomial' || (2 * atoms.count.length <= m && multinomialCost(atoms.count, m) <= m + 1000));
+  const useMultinomial = atoms !== null && (engine === 'multinomial' || autoPicksAtoms(atoms, m));
   const R = opts.resamples;
   const reps = new Float64Array(R);
   let estimate: number;
@@ -135,6 +133,16 @@ export function ratioBootstrap(
   }
 
   return toBootstrapResult(reps, estimate, opts, { n, rng: useMultinomial ? 'mt19937' : 'xoshiro128**', engine: useMultinomial ? 'multinomial' : 'resample', acceleration });
+}
+
+/** Whether the 'auto' engine runs the exact multinomial path on these units (else it resamples indices). */
+export function autoUsesMultinomial(units: RatioUnits): boolean {
+  const atoms = collectAtoms(units.num, units.den, MAX_ATOMS);
+  return atoms !== null && autoPicksAtoms(atoms, units.num.length);
+}
+
+function autoPicksAtoms(atoms: Atoms, m: number): boolean {
+  return 2 * atoms.count.length <= m && multinomialCost(atoms.count, m) <= m + 1000;
 }
 
 interface Atoms {

@@ -15,6 +15,10 @@ const inputLib = () => import('../../report/ci-input.ts');
 
 const MISSING = ['error', 'drop'] as const;
 type Missing = (typeof MISSING)[number];
+/** `--threads N`: threads of the general resampler (the result is the same for any N). */
+const threadsOption = () =>
+  new Option('--threads <n>', 'threads for resampling (default: available cores, at most 8); the result is identical for any number').argParser(parseIntArg('--threads'));
+
 /** `--missing`: what an empty cell of an --input file does. */
 const missingOption = () =>
   new Option('--missing <policy>', 'with --input: an empty cell in a column used is an error (error), or drops its row (drop)').choices(MISSING).default('error');
@@ -114,8 +118,10 @@ export function registerCi(program: Command): void {
     'standoff ci exact --input results.csv --value correct --by model',
   );
 
-  const boot = common(ci.command('bootstrap').description('bootstrap interval of a mean (seeded; exact fast paths for 0/1 data), optionally clustered'))
+  const boot = common(ci.command('bootstrap').description('bootstrap interval of a mean, median, trimmed mean, quantile, sd or proportion (seeded; exact fast paths for 0/1 data; both cores), optionally clustered'))
     .option('--metric <name>', 'a metric over the store (see ci --list-metrics)')
+    .option('--statistic <s>', 'mean, median, trimmed-mean:P (P in [0, 0.5) cut from each end), quantile:P (P in (0, 1)), sd (n - 1) or proportion (mean of 0/1 values)', 'mean')
+    .addOption(threadsOption())
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .option('--cluster <col>', 'resample whole clusters of this column (over the store: scenario_id by default, a scenario with its epochs; with --input, comma-separated columns form one key)')
     .option('--no-cluster', 'treat every observation as independent (the output says so)')
@@ -124,7 +130,7 @@ export function registerCi(program: Command): void {
     .addOption(missingOption())
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'))
     .action(
-      action(async (o: Common & { metric?: string; by?: string[]; cluster?: string | false; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic' }) => {
+      action(async (o: Common & { metric?: string; by?: string[]; cluster?: string | false; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
         if (o.input) {
           const { ciBootstrapInput } = await inputLib();
           printResult(await ciBootstrapInput({ ...o, cluster: o.cluster || undefined }), o.format);
@@ -141,6 +147,10 @@ export function registerCi(program: Command): void {
     'standoff ci bootstrap --input scores.csv --value score --method bca --format json',
     'standoff ci bootstrap --input scores.csv --value score --cluster item',
     'standoff ci bootstrap --input results.csv --value quality --by model --cluster sample_id',
+    'standoff ci bootstrap --input scores.csv --value latency --statistic median --method bca',
+    'standoff ci bootstrap --input scores.csv --value latency --statistic quantile:0.9 --threads 2',
+    'standoff ci bootstrap --input scores.csv --value score --statistic trimmed-mean:0.1',
+    'standoff ci bootstrap --metric policy_action --statistic proportion --by subject_model',
   );
 
   const paired = common(ci.command('paired').description('paired difference a - b: paired cluster bootstrap CI (pairs of one scenario resampled together), clustered paired SE for p and MDE, correlation, and the unpaired SE for contrast'))
@@ -154,10 +164,12 @@ export function registerCi(program: Command): void {
     .option('--arm <col>', 'with --input: the arm column')
     .option('--value <col>', 'with --input: the numeric column')
     .option('--by <cols>', 'with --input: one comparison per group of these columns (comma-separated)', collect)
+    .option('--statistic <s>', 'mean (mean of a - b, with p and MDE) or median (median of the per-pair differences a - b)', 'mean')
+    .addOption(threadsOption())
     .addOption(missingOption())
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'))
     .action(
-      action(async (o: Common & { metric?: string; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic' }) => {
+      action(async (o: Common & { metric?: string; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
         if (o.input) {
           const { ciPairedInput } = await inputLib();
           printResult(await ciPairedInput({ ...o, cluster: o.cluster || undefined }), o.format);
@@ -173,6 +185,7 @@ export function registerCi(program: Command): void {
     'standoff ci paired --metric policy_action --a sim:careful --b sim:hasty',
     'standoff ci paired --input long.csv --item item --arm arm --value score --a A --b B --format json',
     'standoff ci paired --input results.csv --item sample_id,epoch --arm model --value correct --a acme-large --b acme-small',
+    'standoff ci paired --input long.csv --item item --arm arm --value latency --a A --b B --statistic median',
   );
 
   const agreement = common(program.command('agreement').description("Krippendorff's alpha with a bootstrap CI over units (judges over the store, or any file of ratings, long or wide)"))
