@@ -15,6 +15,7 @@ import { TABLE_NAMES, sqlColumns, type SqlColumn, type TableName } from '../sche
 import { oneLine, storeError, usageError } from '../errors.ts';
 import { createDb, quoteIdent, quoteLiteral } from './duckdb.ts';
 import { isDirectory, listCommittedRuns, partitionDir } from './write-run.ts';
+import { metricsViewSql, sqlMetricFromFile, storeMetricFiles } from '../report/metrics.ts';
 
 export interface OpenStoreOptions {
   /** Restrict to these run ids (each must exist). */
@@ -95,6 +96,12 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
       const present = await fileColumnNames(conn, files);
       await conn.run(`CREATE VIEW ${quoteIdent(table)} AS ${viewSql(table, files, present)}`);
     }
+    // The long \`metrics\` view (every metric of the store, with its kind), before the lock-down.
+    // SQL metric files are checked against the view of built-in and scorer metrics, then join it.
+    await conn.run(`CREATE VIEW metrics AS ${metricsViewSql()}`);
+    const sqlMetrics = [];
+    for (const f of await storeMetricFiles(dir)) sqlMetrics.push(await sqlMetricFromFile(conn, f));
+    if (sqlMetrics.length) await conn.run(`CREATE OR REPLACE VIEW metrics AS ${metricsViewSql(sqlMetrics)}`);
     if (opts.sandbox) await lockDown(conn, dir);
   } catch (err) {
     conn.closeSync();
