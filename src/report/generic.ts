@@ -153,26 +153,34 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
   // Results: exact where 0/1, the bootstrap over items always (it is the honest one when epochs repeat).
   const rates = await metricRates(ctx.q, `SELECT suite, scorer, subject, scenario_id, value FROM g_obs WHERE NOT noanswer`, ['suite', 'scorer', 'subject'], 'scenario_id', { ...o, clusterLabel: 'scenario_id' });
   const noans = new Map((await ctx.q(`SELECT suite, scorer, subject, CAST(count(*) AS BIGINT) AS n FROM g_obs WHERE noanswer GROUP BY ALL`)).map((r) => [`${r.suite}\u0000${r.scorer}\u0000${r.subject}`, Number(r.n)]));
-  const results: ScorerResult[] = rates.map((r) => {
-    const suite = String(r.group.suite);
-    const scorer = String(r.group.scorer);
-    const subject = String(r.group.subject);
-    return {
-      suite,
-      scorer,
-      subject,
-      kind: kindOf.get(`${suite}\u0000${scorer}`) ?? null,
-      n: r.trials,
-      sum: r.successes,
-      estimate: r.estimate,
-      not_measured: r.not_measured,
-      noanswer: noans.get(`${suite}\u0000${scorer}\u0000${subject}`) ?? 0,
-      clusters: r.clusters,
-      max_per_item: r.max_per_cluster,
-      exact: r.exact,
-      bootstrap: r.cluster,
-    };
-  });
+  // A completed sample without a score row for a scorer its suite has was not measured on it.
+  const rowsBy = new Map((await ctx.q(`SELECT suite, scorer, subject, CAST(count(*) AS BIGINT) AS n FROM g_obs GROUP BY ALL`)).map((r) => [`${r.suite}\u0000${r.scorer}\u0000${r.subject}`, Number(r.n)]));
+  const completed = await ctx.q(`SELECT g.suite, g.subject, CAST(count(*) AS BIGINT) AS n FROM episodes e JOIN g_subject g USING (run_id, subject_model) WHERE e.status <> 'error' GROUP BY ALL ORDER BY g.suite, g.subject`);
+  const rateBy = new Map(rates.map((r) => [`${r.group.suite}\u0000${r.group.scorer}\u0000${r.group.subject}`, r]));
+  const results: ScorerResult[] = [];
+  for (const info of scorers) {
+    for (const c of completed.filter((x) => x.suite === info.suite)) {
+      const subject = String(c.subject);
+      const key = `${info.suite}\u0000${info.scorer}\u0000${subject}`;
+      const r = rateBy.get(key);
+      const noRow = Number(c.n) - (rowsBy.get(key) ?? 0);
+      results.push({
+        suite: info.suite,
+        scorer: info.scorer,
+        subject,
+        kind: info.kind,
+        n: r?.trials ?? 0,
+        sum: r?.successes ?? 0,
+        estimate: r?.estimate ?? null,
+        not_measured: (r?.not_measured ?? 0) + Math.max(0, noRow),
+        noanswer: noans.get(key) ?? 0,
+        clusters: r?.clusters ?? 0,
+        max_per_item: r?.max_per_cluster ?? 0,
+        exact: r?.exact ?? null,
+        bootstrap: r?.cluster ?? null,
+      });
+    }
+  }
 
   // Pairwise: every pair of subjects of a suite, per scorer, paired on item x epoch.
   const alpha = Number((1 - ctx.level).toPrecision(12));
