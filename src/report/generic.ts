@@ -21,11 +21,12 @@
  * Scorer names and metadata keys never enter SQL text: every scorer is read at once from the
  * tables and split in JS, and metadata keys are read as data (`json_keys`, `->>`).
  */
-import { holm } from '../stats/index.ts';
+import { cltStandardError, holm } from '../stats/index.ts';
+import { query } from '../store/duckdb.ts';
 import { withinTolerance } from '../ingest/lm-eval/reconcile.ts';
 import type { ReportedMetric } from '../ingest/reported-metrics.ts';
 import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, ppInterval, pValue, rateCell, table, byText } from './markdown.ts';
-import { KIND_SQL, REDUCERS, SCORER_ROWS, type MetricKind, type Reducer } from './metrics.ts';
+import { KIND_SQL, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, type MetricKind, type Reducer } from './metrics.ts';
 import { metricRates, type Interval } from './rates.ts';
 import { MDE_POWER, tryComparePaired } from './paired-comparison.ts';
 import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from './judge-patterns.ts';
@@ -109,6 +110,8 @@ export interface Reconciliation {
   recomputed: number | null;
   n: number | null;
   diff: number | null;
+  reported_stderr: number | null;
+  recomputed_stderr: number | null;
   status: 'ok' | 'FLAG' | 'not recomputed';
   note: string;
 }
@@ -299,64 +302,61 @@ async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSe
   };
 }
 
-/** The log's own reported metrics beside Standoff's recomputed values (mean of the scorer after the log's reducer). */
+/**
+ * The log's own reported metrics beside Standoff's recomputed values: the mean of the scorer's
+ * per-sample values after the log's epoch reducer (`reduceMetric`, as `ci --reduce`), and its
+ * standard error (`cltStandardError`, n - 1: Inspect's `stderr` and lm-eval's `mean_stderr`)
+ * where the log reports one. The scorer name is a bound parameter.
+ */
 async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
   const out: Reconciliation[] = [];
-  if (!ctx.runs.some((r) => Array.isArray(r.config?.reported_metrics))) return out;
-  const all = await ctx.q(`SELECT run_id, scorer, scenario_id, epoch, value FROM g_obs WHERE NOT noanswer AND value IS NOT NULL ORDER BY run_id, scorer, scenario_id, epoch`);
   for (const run of ctx.runs) {
     const reported = (run.config?.reported_metrics ?? null) as ReportedMetric[] | null;
     if (!Array.isArray(reported)) continue;
-    const values = all.filter((v) => v.run_id === run.run_id);
     for (const m of reported) {
-      const row: Reconciliation = { run_id: run.run_id, task: m.task, metric: m.metric, filter: m.filter, scorer: m.scorer, reducer: m.reducer ?? null, reported: m.value, recomputed: null, n: null, diff: null, status: 'not recomputed', note: '' };
-      const mine = values.filter((v) => v.scorer === m.scorer);
-      if (m.group) row.note = 'group aggregate over subtasks (checked at ingest)';
-      else if (!m.scorer || mine.length === 0) row.note = 'no per-sample scores for it';
-      else if (!MEAN_METRICS.has(m.metric)) row.note = `metric ${m.metric} is not recomputed (only means: ${[...MEAN_METRICS].join(', ')})`;
-      else if (m.reducer && !(REDUCERS as readonly string[]).includes(m.reducer)) row.note = `epoch reducer ${m.reducer} is not recomputed`;
-      else {
-        const byItem = new Map<string, number[]>();
-        for (const v of mine) byItem.set(String(v.scenario_id), [...(byItem.get(String(v.scenario_id)) ?? []), Number(v.value)]);
-        const reduced = [...byItem.values()].map((xs) => reduceValues(xs, (m.reducer as Reducer | undefined) ?? 'mean'));
-        row.recomputed = reduced.reduce((a, b) => a + b, 0) / reduced.length;
-        row.n = reduced.length;
-        row.note = `mean over ${fmtCount(reduced.length)} samples${mine.length > reduced.length ? ` after the ${m.reducer ?? 'mean'} epoch reducer` : ''}`;
-        if (m.value === null) {
-          row.status = 'FLAG';
-          row.note += '; the log reports no number';
-        } else {
-          row.diff = row.recomputed - m.value;
-          row.status = withinTolerance(row.recomputed, m.value) ? 'ok' : 'FLAG';
-        }
-      }
+      const row: Reconciliation = { run_id: run.run_id, task: m.task, metric: m.metric, filter: m.filter, scorer: m.scorer, reducer: m.reducer ?? null, reported: m.value, recomputed: null, n: null, diff: null, reported_stderr: m.stderr, recomputed_stderr: null, status: 'not recomputed', note: '' };
       out.push(row);
+      if (m.group) {
+        row.note = 'group aggregate over subtasks (checked at ingest)';
+        continue;
+      }
+      if (!m.scorer) {
+        row.note = 'no per-sample scores for it';
+        continue;
+      }
+      if (!MEAN_METRICS.has(m.metric)) {
+        row.note = `metric ${m.metric} is not recomputed (only means: ${[...MEAN_METRICS].join(', ')})`;
+        continue;
+      }
+      const reducer = (m.reducer ?? 'mean') as Reducer;
+      if (!(REDUCERS as readonly string[]).includes(reducer)) {
+        row.note = `epoch reducer ${m.reducer} is not recomputed`;
+        continue;
+      }
+      const def = reduceMetric(scorerMetric(m.scorer), reducer);
+      const { rows } = await query(ctx.conn, `SELECT value FROM (${def.sql}) WHERE run_id = $run AND value IS NOT NULL ORDER BY scenario_id`, { ...def.params, run: run.run_id });
+      if (rows.length === 0) {
+        row.note = 'no per-sample scores for it';
+        continue;
+      }
+      const values = Float64Array.from(rows, (r) => Number(r.value));
+      row.n = values.length;
+      row.recomputed = values.reduce((a, b) => a + b, 0) / values.length;
+      row.recomputed_stderr = values.length > 1 ? cltStandardError(values, { ddof: 1 }) : null;
+      const [{ epochs }] = (await query(ctx.conn, `SELECT CAST(count(*) AS BIGINT) AS epochs FROM (${scorerMetric(m.scorer).sql}) WHERE run_id = $run AND value IS NOT NULL`, { scorer: m.scorer, run: run.run_id })).rows;
+      row.note = `mean over ${fmtCount(values.length)} samples${Number(epochs) > values.length ? ` after the ${reducer} epoch reducer` : ''}`;
+      if (m.value === null) {
+        row.status = 'FLAG';
+        row.note += '; the log reports no number';
+        continue;
+      }
+      row.diff = row.recomputed - m.value;
+      const stderrOk = row.recomputed_stderr === null || m.stderr === null || withinTolerance(row.recomputed_stderr, m.stderr);
+      row.status = withinTolerance(row.recomputed, m.value) && stderrOk ? 'ok' : 'FLAG';
+      if (!stderrOk) row.note += '; stderr differs';
     }
   }
   return out;
-}
-
-/** One item's epochs reduced (for the reconciliation; values in epoch order). */
-function reduceValues(xs: number[], r: Reducer): number {
-  const s = [...xs].sort((a, b) => a - b);
-  switch (r) {
-    case 'mean':
-      return xs.reduce((a, b) => a + b, 0) / xs.length;
-    case 'median':
-      return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-    case 'max':
-    case 'at_least_one':
-      return s[s.length - 1];
-    case 'min':
-      return s[0];
-    case 'mode': {
-      const c = new Map<number, number>();
-      for (const x of xs) c.set(x, (c.get(x) ?? 0) + 1);
-      let best = xs[0];
-      for (const [v, n] of c) if (n > c.get(best)!) best = v;
-      return best;
-    }
-  }
 }
 
 async function samplesOf(ctx: ReportContext): Promise<GenericSections['samples']> {
@@ -500,9 +500,12 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
     out.push(`The metrics the log reported about itself (\`runs.config.reported_metrics\`) beside Standoff's value recomputed from the per-sample scores. ${flagged ? `**${flagged} differ** (FLAG).` : 'Every recomputed value matches.'}\n`);
     out.push(
       table(
-        ['Run', 'Task', 'Metric', 'Filter', 'Scorer', 'Reported', 'Recomputed', 'Difference', 'Status', 'Note'],
-        g.reconciliation.map((r) => [code(r.run_id), cell(r.task), cell(r.metric), cell(r.filter ?? '—'), cell(r.scorer ?? '—'), fixed(r.reported, 4), fixed(r.recomputed, 4), r.diff === null ? '—' : fixed(r.diff, 6), r.status === 'FLAG' ? '**FLAG**' : r.status, cell(r.note)]),
-        ['l', 'l', 'l', 'l', 'l', 'r', 'r', 'r', 'l', 'l'],
+        ['Run', 'Task', 'Metric', 'Filter', 'Scorer', 'Reported', 'Recomputed', 'Difference', 'Stderr reported / recomputed', 'Status', 'Note'],
+        g.reconciliation.map((r) => [
+          code(r.run_id), cell(r.task), cell(r.metric), cell(r.filter ?? '—'), cell(r.scorer ?? '—'), fixed(r.reported, 4), fixed(r.recomputed, 4), r.diff === null ? '—' : fixed(r.diff, 6),
+          `${fixed(r.reported_stderr, 4)} / ${fixed(r.recomputed_stderr, 4)}`, r.status === 'FLAG' ? '**FLAG**' : r.status, cell(r.note),
+        ]),
+        ['l', 'l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'l', 'l'],
       ),
     );
   }

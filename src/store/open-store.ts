@@ -96,12 +96,16 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
       const present = await fileColumnNames(conn, files);
       await conn.run(`CREATE VIEW ${quoteIdent(table)} AS ${viewSql(table, files, present)}`);
     }
-    // The long \`metrics\` view (every metric of the store, with its kind), before the lock-down.
-    // SQL metric files are checked against the view of built-in and scorer metrics, then join it.
+    // The long `metrics` view (every metric of the store, with its kind), before the lock-down.
+    // The built-in and scorer metrics; for user SQL (standoff sql, notebooks) also the store's SQL
+    // metric files, each checked against that view first. Other commands never read those files
+    // (ci reads them itself), so a broken file cannot stop a report or a validation.
     await conn.run(`CREATE VIEW metrics AS ${metricsViewSql()}`);
-    const sqlMetrics = [];
-    for (const f of await storeMetricFiles(dir)) sqlMetrics.push(await sqlMetricFromFile(conn, f));
-    if (sqlMetrics.length) await conn.run(`CREATE OR REPLACE VIEW metrics AS ${metricsViewSql(sqlMetrics)}`);
+    if (opts.sandbox) {
+      const sqlMetrics = [];
+      for (const f of await storeMetricFiles(dir)) sqlMetrics.push(await sqlMetricFromFile(conn, f));
+      if (sqlMetrics.length) await conn.run(`CREATE OR REPLACE VIEW metrics AS ${metricsViewSql(sqlMetrics)}`);
+    }
     if (opts.sandbox) await lockDown(conn, dir);
   } catch (err) {
     conn.closeSync();
