@@ -26,7 +26,7 @@ import { query } from '../store/duckdb.ts';
 import { withinTolerance } from '../ingest/lm-eval/reconcile.ts';
 import type { ReportedMetric } from '../ingest/reported-metrics.ts';
 import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, ppInterval, pValue, rateCell, table, byText } from './markdown.ts';
-import { KIND_SQL, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, type MetricKind, type Reducer } from './metrics.ts';
+import { KIND_SQL, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from './metrics.ts';
 import { metricRates, type Interval } from './rates.ts';
 import { MDE_POWER, tryComparePaired } from './paired-comparison.ts';
 import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from './judge-patterns.ts';
@@ -36,6 +36,8 @@ import type { AlphaLevel } from '../stats/index.ts';
 export interface ScorerInfo {
   suite: string;
   scorer: string;
+  /** Its metric name (`standoff ci --metric`): the scorer's, or `score:NAME` when a built-in has that name. */
+  metric: string;
   kind: MetricKind | null;
 }
 
@@ -149,6 +151,7 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
   const scorers: ScorerInfo[] = (await ctx.q(`SELECT suite, scorer, ${KIND_SQL} AS kind FROM g_obs WHERE NOT noanswer GROUP BY ALL ORDER BY suite, scorer`)).map((r) => ({
     suite: String(r.suite),
     scorer: String(r.scorer),
+    metric: scorerMetricName(String(r.scorer)),
     kind: (r.kind as MetricKind | null) ?? null,
   }));
   const kindOf = new Map(scorers.map((s) => [`${s.suite}\u0000${s.scorer}`, s.kind]));
@@ -407,7 +410,7 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
     const subjects = [...new Set(g.results.filter((r) => r.suite === suite).map((r) => r.subject))].sort(byText);
     out.push(
       table(
-        ['Subject model', ...sc.map((s) => `${cell(s.scorer)} (${s.kind ?? 'not measured'})`)],
+        ['Subject model', ...sc.map((s) => `${cell(s.metric)} (${s.kind ?? 'not measured'})`)],
         subjects.map((subject) => [cell(subject), ...sc.map((s) => resultCell(g.results.find((r) => r.suite === suite && r.scorer === s.scorer && r.subject === subject)))]),
         ['l', ...sc.map(() => 'r' as const)],
       ),
@@ -440,7 +443,7 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
           const d = (x: number | null) => (b ? pp(x) : x === null ? '—' : (x >= 0 ? '+' : '−') + fixed(Math.abs(x), 3));
           return [
             ...(several ? [cell(c.suite)] : []),
-            cell(c.scorer),
+            cell(scorerMetricName(c.scorer)),
             cell(c.a),
             cell(c.b),
             fmtCount(c.pairs),
@@ -485,7 +488,7 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
           ['Level', ...(several ? ['Suite'] : []), 'Scorer', 'Subject model', 'n', 'Value', `${L}%`],
           rows.map((r) => {
             const k = g.scorers.find((s) => s.suite === r.suite && s.scorer === r.scorer)?.kind ?? null;
-            return [cell(r.level), ...(several ? [cell(r.suite)] : []), cell(r.scorer), cell(r.subject), fmtCount(r.n), value(k, r.estimate), interval(k, r.interval) ?? '—'];
+            return [cell(r.level), ...(several ? [cell(r.suite)] : []), cell(scorerMetricName(r.scorer)), cell(r.subject), fmtCount(r.n), value(k, r.estimate), interval(k, r.interval) ?? '—'];
           }),
           ['l', ...(several ? ['l' as const] : []), 'l', 'l', 'r', 'r', 'r'],
         ),

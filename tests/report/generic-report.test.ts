@@ -116,6 +116,19 @@ describe('report build: not measured, metadata slices, --slice', () => {
   }, 60_000);
 });
 
+describe('report build: scorer names', () => {
+  it('a scorer named like a built-in is reported as score:NAME; a hostile name is escaped, not interpreted', () => {
+    const hostile = 'x|y <b>z</b>';
+    writeFileSync(join(dir, 'names.csv'), [`model,item,invalid,"${hostile}"`, 'm1,a,1,1', 'm1,b,0,0', 'm2,a,1,0', 'm2,b,1,1'].join('\n') + '\n');
+    ok(['ingest', 'csv', join(dir, 'names.csv'), '--traces', join(dir, 'N'), '--run-id', 'n', '--subject', 'model', '--item', 'item', '--scores', `invalid,${hostile}`]);
+    const r = report(join(dir, 'N'));
+    expect(r.json.generic.scorers.map((s: { metric: string }) => s.metric)).toEqual(['score:invalid', hostile]);
+    expect(r.md).toContain('| Subject model | score:invalid (binary) | x\\|y &lt;b&gt;z&lt;/b&gt; (binary) |');
+    expect(r.json.generic.results.find((x: { scorer: string; subject: string }) => x.scorer === 'invalid' && x.subject === 'm2')).toMatchObject({ n: 2, sum: 2 });
+    noStandoffOnly(r.md);
+  }, 60_000);
+});
+
 describe('report build: every shared Inspect fixture', () => {
   const fixtures = readdirSync(join(ROOT, 'tests', 'fixtures', 'inspect')).filter((f) => f.endsWith('.eval'));
   it.each(fixtures)('%s: succeeds, names its scorers with intervals, reconciles the reported metrics', (f) => {
@@ -124,7 +137,7 @@ describe('report build: every shared Inspect fixture', () => {
     const r = report(store);
     noStandoffOnly(r.md);
     for (const s of r.json.generic.scorers) {
-      expect(r.md).toContain(`| ${s.scorer} (${s.kind}) |`);
+      expect(r.md).toContain(`| ${s.metric} (${s.kind}) |`);
       for (const x of r.json.generic.results.filter((y: { scorer: string }) => y.scorer === s.scorer)) expect(x.exact ?? x.bootstrap).not.toBeNull();
     }
     expect(r.md).toMatch(/exact \[|No scores are stored/);
@@ -157,7 +170,7 @@ describe('report build: real lm-eval output', () => {
     const r = report(store);
     noStandoffOnly(r.md);
     expect(r.json.generic.scorers.length).toBeGreaterThan(0);
-    for (const s of r.json.generic.scorers) expect(r.md).toContain(`${s.scorer} (${s.kind})`);
+    for (const s of r.json.generic.scorers) expect(r.md).toContain(`${s.metric} (${s.kind})`);
     expect(r.md).toMatch(/exact \[\d/);
     if (r.json.generic.suites.length > 1) for (const s of r.json.generic.suites) expect(r.md).toContain(`### Suite ${s}\n`);
     // asdiv's samples file is trimmed to 12 of the 50 documents its results file reports (README):
