@@ -231,6 +231,7 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
   try {
     // A Standoff suite gets Standoff's sections; any other store the generic ones (one per suite).
     const standoff = await isStandoffStore(store.conn);
+    if (standoff && options.slices?.length) throw reportError('badOption', 'usage', '--slice is for stores that are not a Standoff suite (the Standoff report slices by domain, decision type and variant)');
     if (!standoff && options.requireStandoff) throw reportError('notStandoffSuite', 'usage', `the runs of ${options.traces} are not a Standoff suite; buildAnyReport (standoff report build) reports them`);
     const ctx = await buildContext(store, { ...opts, log, mixedSuites: !standoff });
     step(`${ctx.runIds.length} run${ctx.runIds.length === 1 ? '' : 's'}, ${ctx.subjects.length} subject${ctx.subjects.length === 1 ? '' : 's'} loaded`);

@@ -105,6 +105,7 @@ export interface MetricListing {
 export async function listStoreMetrics(src: StoreSource, opts: { metricSql?: string } = {}): Promise<MetricListing[]> {
   return withStore(src, async (conn) => {
     const reg = await storeMetrics(conn, { storeDir: src.traces, metricSql: opts.metricSql ? [opts.metricSql] : [] });
+    if (reg.broken.length) throw reg.broken[0].error;
     const out: MetricListing[] = [];
     for (const m of reg.metrics) {
       const st = await metricStats(conn, m);

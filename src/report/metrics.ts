@@ -245,22 +245,37 @@ export interface MetricRegistry {
 }
 
 /** The metrics of a store: built-ins, one per scorer (bound as a parameter), the SQL metric files. */
-export async function storeMetrics(conn: DuckDBConnection, opts: { storeDir?: string; metricSql?: string[] } = {}): Promise<MetricRegistry> {
+export async function storeMetrics(conn: DuckDBConnection, opts: { storeDir?: string; metricSql?: string[] } = {}): Promise<MetricRegistry & { broken: { name: string; error: StandoffError }[] }> {
   const scorers = (await query(conn, 'SELECT DISTINCT scorer FROM scores ORDER BY scorer')).rows.map((r) => String(r.scorer));
-  const files = [...(opts.storeDir ? await storeMetricFiles(opts.storeDir) : []), ...(opts.metricSql ?? [])];
   const sqlMetrics: MetricDef[] = [];
-  for (const f of files) {
+  // A broken file of the store's metrics/ fails only when its metric is asked for (or listed);
+  // a file given with --metric-sql fails at once.
+  const broken: { name: string; error: StandoffError }[] = [];
+  for (const f of opts.storeDir ? await storeMetricFiles(opts.storeDir) : []) {
+    try {
+      sqlMetrics.push(await sqlMetricFromFile(conn, f));
+    } catch (err) {
+      if (!(err instanceof StandoffError)) throw err;
+      broken.push({ name: basename(f).replace(/\.sql$/i, ''), error: err });
+    }
+  }
+  for (const f of opts.metricSql ?? []) {
     const m = await sqlMetricFromFile(conn, f);
     const i = sqlMetrics.findIndex((x) => x.name === m.name);
     if (i >= 0) sqlMetrics[i] = m; // --metric-sql FILE overrides the store's file of the same name
     else sqlMetrics.push(m);
+    const b = broken.findIndex((x) => x.name === m.name);
+    if (b >= 0) broken.splice(b, 1);
   }
   const metrics = [...Object.values(METRICS).map((m) => ({ ...m, source: 'built-in' as const })), ...scorers.map(scorerMetric), ...sqlMetrics];
   const standoff = await isStandoffStore(conn);
   return {
     metrics,
     standoff,
+    broken,
     get(name: string): MetricDef {
+      const bad = broken.find((b) => b.name === name);
+      if (bad) throw bad.error;
       const byName = metrics.filter((m) => m.name === name);
       // A SQL file wins over a scorer of the same name (the user named it so).
       const m = byName.find((x) => x.source === 'sql') ?? byName[0] ?? (name.startsWith('score:') ? metrics.find((x) => x.source === 'scorer' && x.scorer === name.slice(6)) : undefined);

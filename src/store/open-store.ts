@@ -98,12 +98,19 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
     }
     // The long `metrics` view (every metric of the store, with its kind), before the lock-down.
     // The built-in and scorer metrics; for user SQL (standoff sql, notebooks) also the store's SQL
-    // metric files, each checked against that view first. Other commands never read those files
-    // (ci reads them itself), so a broken file cannot stop a report or a validation.
+    // metric files, each checked against that view first. A file that fails the check is left out
+    // (\`standoff ci --list-metrics\` names its problem), so \`standoff sql\` still opens to debug it;
+    // other commands never read those files (ci reads them itself).
     await conn.run(`CREATE VIEW metrics AS ${metricsViewSql()}`);
     if (opts.sandbox) {
       const sqlMetrics = [];
-      for (const f of await storeMetricFiles(dir)) sqlMetrics.push(await sqlMetricFromFile(conn, f));
+      for (const f of await storeMetricFiles(dir)) {
+        try {
+          sqlMetrics.push(await sqlMetricFromFile(conn, f));
+        } catch (err) {
+          if (!(err instanceof Error && err.name === 'StandoffError')) throw err;
+        }
+      }
       if (sqlMetrics.length) await conn.run(`CREATE OR REPLACE VIEW metrics AS ${metricsViewSql(sqlMetrics)}`);
     }
     if (opts.sandbox) await lockDown(conn, dir);

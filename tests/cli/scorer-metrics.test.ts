@@ -207,6 +207,14 @@ describe('SQL metrics and the metrics view', () => {
         { metric: 'quality', kind: 'ordinal', n: rows.length, s: rows.reduce((a, x) => a + x.quality, 0) },
         { metric: 'quality_high', kind: 'binary', n: rows.length, s: rows.filter((x) => x.quality >= 4).length },
       ]);
+      // A broken file fails where its metric is asked for (and the listing), not every other metric.
+      const broken = join(S, 'metrics', 'broken.sql');
+      writeFileSync(broken, 'SELECT run_id FROM episodes');
+      expect(json(['ci', 'exact', '--traces', S, '--metric', 'correct'])[0].trials).toBe(rows.length);
+      const b = runCli(['ci', 'exact', '--traces', S, '--metric', 'broken']);
+      expect([b.code, b.stderr]).toEqual([3, `standoff: metric sql ${broken} yields no column "subject_model" (a metric yields ${COLS})\n`]);
+      expect(runCli(['ci', '--list-metrics', '--traces', S]).code).toBe(3);
+      expect(json(['sql', '--traces', S, "SELECT CAST(count(*) AS INT) AS n FROM metrics WHERE metric IN ('broken', 'quality_high')"])).toEqual([{ n: rows.length }]);
     } finally {
       rmSync(join(S, 'metrics'), { recursive: true, force: true });
     }
