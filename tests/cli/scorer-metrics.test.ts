@@ -6,7 +6,7 @@
  * with src/stats called on those rows. Also the shared Inspect and lm-eval fixtures' real scorers.
  */
 import { describe, it, expect, beforeAll } from 'vitest';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, ROOT } from '../helpers/cli.ts';
@@ -219,6 +219,19 @@ describe('SQL metrics and the metrics view', () => {
       rmSync(join(S, 'metrics'), { recursive: true, force: true });
     }
   });
+});
+
+describe('notebooks see the same metrics', () => {
+  it('a sql block reads the metrics view with the scorers; a standoff block runs ci exact --metric <scorer> --reduce', () => {
+    const nb = join(dir, 'scorers.md');
+    writeFileSync(nb, '# scorers\n\n```sql\nSELECT metric, kind, CAST(count(*) AS INT) AS n FROM metrics GROUP BY ALL ORDER BY metric\n```\n\n```standoff\nci exact --metric correct --by subject_model --reduce at_least_one\n```\n');
+    ok(['notebook', 'run', nb, '--traces', S, '--out', join(dir, 'nb-out.md')]);
+    const md = readFileSync(join(dir, 'nb-out.md'), 'utf8');
+    expect(md).toContain(`| correct | binary | ${rows.length} |`);
+    expect(md).toContain(`| quality | ordinal | ${rows.length} |`);
+    const k = new Set(of('acme-large').filter((r) => r.correct).map((r) => r.sample_id)).size;
+    expect(md).toMatch(new RegExp(`\\| acme-large \\| correct \\| binary \\| at_least_one \\| ${k} \\| 150 \\|`));
+  }, 60_000);
 });
 
 describe('scorer names: bound as parameters, built-in names namespaced', () => {
