@@ -157,7 +157,9 @@ describe('report build: every shared Inspect fixture', () => {
     expect(r.md).toMatch(/\*\*1 differ\*\* \(FLAG\)/);
     expect(r.md).toMatch(/\| accuracy \| — \| match \| 0\.5000 \| 0\.7500 \| 0\.250000 \| 0\.2500 \/ 0\.2500 \| \*\*FLAG\*\* \|/);
     // The untouched log: value and stderr (0.25: sd of the two items' epoch means / sqrt 2) both match.
-    const plain = report(join(dir, 'I-log_streaming.eval'));
+    const plainStore = join(dir, 'plain-streaming');
+    ok(['ingest', 'inspect', join(ROOT, 'tests', 'fixtures', 'inspect', 'log_streaming.eval'), '--traces', plainStore]);
+    const plain = report(plainStore);
     expect(plain.json.generic.reconciliation).toEqual([expect.objectContaining({ reported: 0.75, recomputed: 0.75, reported_stderr: 0.25, status: 'ok', n: 2 })]);
     expect(plain.json.generic.reconciliation[0].recomputed_stderr).toBeCloseTo(0.25, 12);
   }, 60_000);
