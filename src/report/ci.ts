@@ -33,8 +33,12 @@ export interface StoreSource {
   runs?: string[];
 }
 
+/**
+ * Opens the store for a statistics command, sandboxed as `standoff sql` is (external access off,
+ * only the store readable): a SQL metric (`--metric-sql`, `<store>/metrics/*.sql`) is user SQL.
+ */
 export async function withStore<T>(src: StoreSource, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-  const store = await openStore(src.traces, { runs: src.runs, requireRuns: true });
+  const store = await openStore(src.traces, { runs: src.runs, requireRuns: true, sandbox: true });
   try {
     return await fn(store.conn);
   } finally {

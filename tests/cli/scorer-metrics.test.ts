@@ -183,6 +183,12 @@ describe('SQL metrics and the metrics view', () => {
     const w = runCli(['ci', 'bootstrap', '--traces', S, '--metric-sql', write]);
     expect(w.code).toBe(2);
     expect(w.stderr).toMatch(/^standoff: metric sql .*drop\.sql: sql refused/);
+    // A metric file runs in the sandbox of standoff sql: no file outside the store.
+    const outside = join(dir, 'outside.sql');
+    writeFileSync(outside, `SELECT run_id, subject_model, scenario_id, epoch, domain, decision_type, variant, episode_id, 1.0 AS value FROM episodes, read_csv('${join(dir, 'results.csv')}')`);
+    const o = runCli(['ci', 'exact', '--traces', S, '--metric-sql', outside]);
+    expect(o.code).toBe(2);
+    expect(o.stderr).toMatch(/^standoff: metric sql .*outside\.sql: Permission Error: Cannot access file/);
     const hard = join(dir, 'hard_correct.sql');
     writeFileSync(hard, `-- correct on the first 50 items\nSELECT ${COLS} FROM metrics WHERE metric = 'correct' AND scenario_id < 'q050';\n`);
     const got = json(['ci', 'exact', '--traces', S, '--metric-sql', hard, '--by', 'subject_model']);
