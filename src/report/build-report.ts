@@ -53,9 +53,12 @@ import { judgesSection, renderJudges, type JudgesSection } from './sections/judg
 import { probesSection, renderProbes, type ProbesSection } from './sections/probes.ts';
 import { episodesSection, renderEpisodes, type EpisodesSection } from './sections/episodes.ts';
 import { limitations, renderLimitations } from './sections/limitations.ts';
-import { buildIndexHtml } from './html/build-index-html.ts';
+import { buildCountLinks, buildGenericCountLinks, buildIndexHtml } from './html/build-index-html.ts';
 import { loadEpisodeBrowser, loadSubjectSources, type EpisodeBrowserData } from './html/load-episodes.ts';
+import { buildEpisodeSets, buildGenericEpisodeSets, type GenericSubjectSource } from './html/episode-sets.ts';
 import { readHtmlAssets } from './html/read-assets.ts';
+import { genericContents, genericSections, renderGeneric, type GenericSections } from './generic.ts';
+import { isStandoffStore } from './metrics.ts';
 
 export const DEFAULT_REPORT_SEED = 20261129;
 export const DEFAULT_RESAMPLES = 10_000;
@@ -81,6 +84,8 @@ export interface BuildReportOptions {
   progress?: boolean | ((line: string) => void);
   /** index.html's bounds (defaults: DATA_BUDGET_BYTES, SET_LIST_CAP, MAX_EMBEDDED_EPISODES in html/load-episodes.ts). */
   indexHtml?: { dataBudgetBytes?: number; listCap?: number; maxEpisodes?: number };
+  /** Stores that are not a Standoff suite: slice by these episode columns or metadata keys too (`--slice COL`). */
+  slices?: string[];
 }
 
 export interface ReportResults {
@@ -101,12 +106,26 @@ export interface ReportResults {
   figures: { name: string; caption: string; files: string[] }[];
 }
 
-export interface BuildReportResult {
+/** results.json of a store that is not a Standoff suite (`generic.ts`). */
+export interface GenericReportResults {
+  schema: string;
+  standoff_version: string;
+  /** 'generic': every scorer is a metric; Standoff's own sections are absent. */
+  report: 'generic';
+  options: ReportResults['options'] & { slices: string[] };
+  inputs: RunHash[];
+  summary: Omit<SummaryResult, 'hashes' | 'gate'>;
+  gate: SummaryResult['gate'];
+  generic: GenericSections;
+  figures: { name: string; caption: string; files: string[] }[];
+}
+
+export interface BuildReportResult<R = ReportResults> {
   /** Absolute output directory. */
   out: string;
   /** Files written, relative to `out`, sorted. */
   files: string[];
-  results: ReportResults;
+  results: R;
 }
 
 /** Entries of the output directory that the report owns (replaced on every build). */
@@ -196,7 +215,18 @@ async function commitOutput(tmp: string, out: string): Promise<void> {
   if (old) await rm(old, { recursive: true, force: true });
 }
 
-export async function buildReport(options: BuildReportOptions): Promise<BuildReportResult> {
+/**
+ * `buildAnyReport` on a store that must be a Standoff suite (the runner's or synthetic runs): the
+ * results are Standoff's sections. Another store is `report.notStandoffSuite` (usage); build its
+ * generic report with `buildAnyReport` (what `standoff report build` calls).
+ */
+export async function buildReport(options: BuildReportOptions): Promise<BuildReportResult<ReportResults>> {
+  const r = await buildAnyReport({ ...options, requireStandoff: true });
+  return r as BuildReportResult<ReportResults>;
+}
+
+/** The report of any store: Standoff's sections for a Standoff suite, else the generic ones. */
+export async function buildAnyReport(options: BuildReportOptions & { requireStandoff?: boolean }): Promise<BuildReportResult<ReportResults | GenericReportResults>> {
   const opts = checkOptions(options);
   const log = logger(options.progress);
   const out = options.out ?? DEFAULT_OUT;
@@ -206,12 +236,28 @@ export async function buildReport(options: BuildReportOptions): Promise<BuildRep
   const store = await openReportStore(options.traces, options.runs);
   let tmp: string | null = null;
   try {
-    const ctx = await buildContext(store, { ...opts, log });
+    // A Standoff suite gets Standoff's sections; any other store the generic ones (one per suite).
+    const standoff = await isStandoffStore(store.conn);
+    if (standoff && options.slices?.length) throw reportError('badOption', 'usage', '--slice is for stores that are not a Standoff suite (the Standoff report slices by domain, decision type and variant)');
+    if (!standoff && options.requireStandoff) throw reportError('notStandoffSuite', 'usage', `the runs of ${options.traces} are not a Standoff suite; buildAnyReport (standoff report build) reports them`);
+    const ctx = await buildContext(store, { ...opts, log, mixedSuites: !standoff });
     step(`${ctx.runIds.length} run${ctx.runIds.length === 1 ? '' : 's'}, ${ctx.subjects.length} subject${ctx.subjects.length === 1 ? '' : 's'} loaded`);
     tmp = await prepareOutput(out);
+    if (!standoff) {
+      const results = await computeGeneric(ctx, options.slices ?? [], step);
+      const sources = await loadGenericSubjectSources(ctx);
+      const browser = await loadEpisodeBrowser(ctx.conn, buildGenericEpisodeSets(results.generic, sources), sources, browserBounds(options));
+      step(`episode browser: ${browser.episodes.length} episodes, ${browser.sets.length} counts`);
+      const files = await writeGenericOutputs(tmp, ctx, results, browser, step);
+      await commitOutput(tmp, out);
+      tmp = null;
+      step(`wrote ${files.length} files to ${out}`);
+      return { out: resolve(out), files, results };
+    }
     const results = await computeSections(ctx, step);
     const figures = buildFigures(ctx, results);
-    const browser = await loadEpisodeBrowser(ctx.conn, results, await loadSubjectSources(ctx.q), { budgetBytes: options.indexHtml?.dataBudgetBytes, listCap: options.indexHtml?.listCap, maxEpisodes: options.indexHtml?.maxEpisodes });
+    const sources = await loadSubjectSources(ctx.q);
+    const browser = await loadEpisodeBrowser(ctx.conn, buildEpisodeSets(results, sources), sources, browserBounds(options));
     step(`episode browser: ${browser.episodes.length} episodes, ${browser.sets.length} counts`);
     const files = await writeOutputs(tmp, ctx, results, figures, browser, step);
     await commitOutput(tmp, out);
@@ -271,6 +317,74 @@ async function computeSections(ctx: ReportContext, step: (m: string) => void): P
     limitations: limitations(summary, results, judges, probes, pairwise),
     figures: [],
   };
+}
+
+async function computeGeneric(ctx: ReportContext, slices: string[], step: (m: string) => void): Promise<GenericReportResults> {
+  const summary = await runSummary(ctx);
+  step('run summary and structural gate');
+  const generic = await genericSections(ctx, { slices });
+  step('results, pairwise comparisons, judges, slices, reconciliation, samples');
+  const { hashes, gate, ...summaryRest } = summary;
+  return {
+    schema: RESULTS_SCHEMA,
+    standoff_version: STANDOFF_VERSION,
+    report: 'generic',
+    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, allow_judge_errors: ctx.allowJudgeErrors, allow_truncated: ctx.allowTruncated, runs: ctx.runIds, slices },
+    inputs: hashes,
+    summary: summaryRest,
+    gate,
+    generic,
+    figures: [],
+  };
+}
+
+export function renderGenericReport(ctx: Pick<ReportContext, 'suite' | 'subjects' | 'seed' | 'resamples' | 'level'>, r: GenericReportResults): string {
+  const summary = { ...r.summary, hashes: r.inputs, gate: r.gate } as SummaryResult;
+  const suites = r.generic.suites;
+  const L = Math.round(ctx.level * 100);
+  const parts: string[] = [];
+  parts.push(`# Standoff report: ${suites.map(cell).join(', ')}\n`);
+  parts.push(renderGate(summary));
+  parts.push(
+    `Runs ${r.options.runs.map((x) => `\`${x}\``).join(', ')}; ${fmtCount(r.summary.totals.samples)} samples; subjects ${[...new Set(r.generic.samples.map((x) => x.subject))].map(cell).join(', ')}; scorers ${[...new Set(r.generic.scorers.map((s) => s.scorer))].map(cell).join(', ') || 'none'}. ` +
+      `Generated by standoff ${r.standoff_version} (\`standoff report build\`, seed ${ctx.seed}, ${fmtCount(ctx.resamples)} resamples). Every number below is in \`results.json\`. ` +
+      `These runs are not a Standoff suite: every scorer in the store is reported as a metric, and the sections of Standoff's own suite are absent (nothing of theirs was measured).\n`,
+  );
+  parts.push('## Contents\n');
+  parts.push(['1. [Run summary](#1-run-summary)', ...genericContents(r.generic, 2), `${genericContents(r.generic, 2).length + 2}. [Method notes](#method-notes)`].join('\n') + '\n');
+  parts.push(renderSummary(summary, ctx));
+  parts.push(renderGeneric(r.generic, ctx.level, 2));
+  parts.push(
+    [
+      '## Method notes\n',
+      `- Sampling unit: the item (\`scenario_id\`). Where epochs repeat an item, its outcomes are correlated, so bootstrap intervals resample whole items and paired comparisons cluster on the item; the exact Clopper-Pearson interval treats every sample as independent and says so.`,
+      `- Kinds: binary (every value 0 or 1), bounded (in [0, 1]), ordinal (integers, at most 10 levels) or continuous, inferred from the measured values (\`standoff ci --list-metrics\`).`,
+      `- Intervals: ${L}%; bootstrap percentile with ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed} (\`standoff ci bootstrap\`); exact: Clopper-Pearson (\`standoff ci exact\`); pairwise: \`standoff ci paired\`, Holm over all comparisons, MDE at 80% power.`,
+      `- Not measured is not failed: a NULL score is counted as not measured and is in no denominator; a quantity nobody measured is absent, never 0.`,
+      `- Reproduce: \`standoff report build --traces <store> ${r.options.runs.map((x) => `--run ${x}`).join(' ')} --seed ${ctx.seed} --resamples ${ctx.resamples}${r.options.slices.map((c) => ` --slice ${c}`).join('')}\`.`,
+      '',
+    ].join('\n'),
+  );
+  return parts.filter(Boolean).join('\n').replace(/\n{3,}/g, '\n\n');
+}
+
+async function writeGenericOutputs(tmp: string, ctx: ReportContext, r: GenericReportResults, browser: EpisodeBrowserData, step: (m: string) => void): Promise<string[]> {
+  const markdown = renderGenericReport(ctx, r);
+  await writeFile(join(tmp, 'REPORT.md'), markdown);
+  await writeFile(join(tmp, 'results.json'), JSON.stringify(r, jsonReplacer, 2) + '\n');
+  const suite = r.summary.runs[0]?.suite ?? ctx.suite;
+  await writeFile(join(tmp, 'index.html'), buildIndexHtml({ suite, markdown, figures: [], browser, countLinks: (setIndex) => buildGenericCountLinks(r.generic, setIndex) }, await readHtmlAssets()));
+  step('REPORT.md, results.json and index.html written');
+  return ['REPORT.md', 'index.html', 'results.json'];
+}
+
+/** index.html's bounds from the options (each default in html/load-episodes.ts). */
+const browserBounds = (o: BuildReportOptions) => ({ budgetBytes: o.indexHtml?.dataBudgetBytes, listCap: o.indexHtml?.listCap, maxEpisodes: o.indexHtml?.maxEpisodes });
+
+/** The generic report's subject labels (per suite) and the run and model each stands for. */
+async function loadGenericSubjectSources(ctx: ReportContext): Promise<GenericSubjectSource[]> {
+  const rows = await ctx.q(`SELECT suite, subject, run_id, subject_model FROM g_subject ORDER BY suite, subject, run_id, subject_model`);
+  return rows.map((r) => ({ suite: String(r.suite), subject: String(r.subject), run_id: String(r.run_id), subject_model: String(r.subject_model) }));
 }
 
 function buildFigures(ctx: ReportContext, r: ReportResults): FigureSpec[] {
@@ -367,7 +481,7 @@ async function writeOutputs(tmp: string, ctx: ReportContext, r: ReportResults, f
   const markdown = renderReport(ctx, r, figures);
   await writeFile(join(tmp, 'REPORT.md'), markdown);
   await writeFile(join(tmp, 'results.json'), JSON.stringify(r, jsonReplacer, 2) + '\n');
-  await writeFile(join(tmp, 'index.html'), buildIndexHtml({ results: r, markdown, figures, browser }, await readHtmlAssets()));
+  await writeFile(join(tmp, 'index.html'), buildIndexHtml({ suite: r.summary.runs[0]?.suite ?? '', markdown, figures, browser, countLinks: (setIndex) => buildCountLinks(r, setIndex) }, await readHtmlAssets()));
   step('index.html written');
   files.push('REPORT.md', 'results.json', 'index.html');
   return files.sort();

@@ -25,10 +25,10 @@ import {
   type StatisticSpec,
 } from '../stats/index.ts';
 import { StandoffError, dataError, usageError } from '../errors.ts';
-import { checkColumns, countNotMeasured, getMetric, loadMetric } from './metrics.ts';
+import { checkColumns, countNoanswer, countNotMeasured, loadMetric, type MetricKind, type Reducer } from './metrics.ts';
 import { DEGENERATE, type Sampling } from './rates.ts';
 import { comparePaired, type PairedComparison } from './paired-comparison.ts';
-import { float64Column, withStore, type Group, type StoreSource } from './ci.ts';
+import { float64Column, metricFields, resolveMetric, withStore, type Group, type MetricChoice, type StoreSource } from './ci.ts';
 
 type Method = 'percentile' | 'bca' | 'basic';
 
@@ -88,8 +88,7 @@ export function checkThreads(threads: number | undefined): number | undefined {
 /** The default cluster column over the store: a scenario's epochs are correlated observations. */
 export const DEFAULT_CLUSTER = 'scenario_id';
 
-export interface BootstrapCiOptions {
-  metric?: string;
+export interface BootstrapCiOptions extends MetricChoice {
   by?: string[];
   /** Cluster column; over the store `undefined` means scenario_id, and `false` (`--no-cluster`) none. */
   cluster?: string | false;
@@ -108,6 +107,11 @@ export interface BootstrapCiOptions {
 export interface BootstrapCi {
   group?: Group;
   metric?: string;
+  /** Inferred kind of the store metric, and the epoch reducer applied. */
+  kind?: MetricKind | null;
+  reduce?: Reducer;
+  /** NOANSWER samples a scorer metric leaves out. */
+  noanswer?: number;
   n: number;
   /** The statistic bootstrapped (`--statistic`). */
   statistic?: string;
@@ -207,9 +211,12 @@ export async function intervalFor(values: Float64Array, clusters: string[] | nul
   }
 }
 
-/** `--cluster` over the store: the column, scenario_id by default, or none with `--no-cluster`. */
-function storeCluster(cluster: string | false | undefined): string | null {
-  if (cluster === false) return null;
+/**
+ * `--cluster` over the store: the column, scenario_id by default, or none with `--no-cluster`.
+ * After `--reduce` every item is one observation, so there is no default cluster.
+ */
+function storeCluster(cluster: string | false | undefined, reduced = false): string | null {
+  if (cluster === false || (reduced && cluster === undefined)) return null;
   const c = cluster ?? DEFAULT_CLUSTER;
   checkColumns([c], '--cluster');
   return c;
@@ -217,16 +224,20 @@ function storeCluster(cluster: string | false | undefined): string | null {
 
 export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
   if (o.input) return (await import('./ci-input.ts')).ciBootstrapInput({ ...o, cluster: o.cluster || undefined });
-  if (!o.metric) throw usageError('ci.missingArg', 'give --metric NAME (see standoff ci --list-metrics) or --input FILE --value COL');
+  if (!o.metric && !o.metricSql) throw usageError('ci.missingArg', 'give --metric NAME (see standoff ci --list-metrics), --metric-sql FILE, or --input FILE --value COL');
   o = { ...o, statistic: statisticOf(o), threads: checkThreads(o.threads) };
   const by = o.by ?? [];
-  const cluster = storeCluster(o.cluster);
+  const cluster = storeCluster(o.cluster, o.reduce !== undefined);
   return withStore(src, async (conn) => {
-    const table = await loadMetric(conn, o.metric!, by);
-    const missing = await countNotMeasured(conn, o.metric!, by);
-    if (table.numRows === 0) throw dataError('metric.empty', `metric ${o.metric} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
+    const resolved = await resolveMetric(conn, src, o, by);
+    const m = resolved.def;
+    const fields = metricFields(resolved);
+    const table = await loadMetric(conn, m, by);
+    const missing = await countNotMeasured(conn, m, by);
+    const noanswer = m.source === 'scorer' && !m.reduce ? await countNoanswer(conn, m, by) : null;
+    if (table.numRows === 0) throw dataError('metric.empty', `metric ${m.name} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
     const values = float64Column(table, 'value');
-    if ((o.statistic as CiStatistic).name === 'proportion') checkProportion(values, `metric ${o.metric}`);
+    if ((o.statistic as CiStatistic).name === 'proportion') checkProportion(values, `metric ${m.name}`);
     const key = (i: number) => by.map((c) => String(table.getChild(c)!.get(i))).join('\u0000');
     const clusterCol = cluster ? table.getChild(cluster)! : null;
     const scenario = table.getChild('scenario_id')!;
@@ -239,21 +250,22 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
       const clusters = clusterCol ? Array.from({ length: i - start }, (_, j) => String(clusterCol.get(start + j))) : null;
       const r = await intervalFor(values.subarray(start, i), clusters, o, cluster ?? undefined);
       r.not_measured = missing.get(key(start)) ?? 0;
-      if (!clusters) {
+      if (noanswer) r.noanswer = noanswer.get(key(start)) ?? 0;
+      if (resolved.note) r.note = `${r.note ? `${r.note}; ` : ''}${resolved.note}`;
+      if (!clusters && !m.reduce) {
         const perScenario = new Map<string, number>();
         for (let j = start; j < i; j++) perScenario.set(String(scenario.get(j)), (perScenario.get(String(scenario.get(j))) ?? 0) + 1);
         const maxK = Math.max(...perScenario.values());
         if (maxK > 1) r.note = `${r.note ? `${r.note}; ` : ''}--no-cluster: epochs repeat scenarios (up to ${maxK} observations of one scenario) and this interval treats them as independent, so it is too narrow`;
       }
-      results.push(by.length ? { group, metric: o.metric, ...r } : { metric: o.metric, ...r });
+      results.push(by.length ? { group, ...fields, ...r } : { ...fields, ...r });
       start = i;
     }
     return by.length ? results : results[0];
   });
 }
 
-export interface PairedCiOptions {
-  metric?: string;
+export interface PairedCiOptions extends MetricChoice {
   a?: string;
   b?: string;
   /** Cluster column; over the store `undefined` means scenario_id, and `false` (`--no-cluster`) none. */
@@ -301,7 +313,7 @@ export interface PairedMedianComparison {
 }
 
 /** `ci paired`: the arms, the metric, how many items could not be paired, then `comparePaired`'s fields. */
-export type PairedCi = { a: string; b: string; metric?: string; dropped_unpaired: number } & ((PairedComparison & { statistic?: 'mean' }) | PairedMedianComparison);
+export type PairedCi = { a: string; b: string; metric?: string; kind?: MetricKind | null; reduce?: Reducer; dropped_unpaired: number } & ((PairedComparison & { statistic?: 'mean' }) | PairedMedianComparison);
 
 /** The median-of-differences comparison (see `PairedMedianComparison`). */
 async function comparePairedMedian(xa: Float64Array, xb: Float64Array, ids: string[] | null, clusterName: string | null, o: PairedCiOptions): Promise<PairedMedianComparison> {
@@ -364,11 +376,12 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
     if (Array.isArray(r)) throw usageError('ci.conflict', 'ciPaired gives one comparison; use ciPairedInput for --by');
     return r;
   }
-  if (!o.metric) throw usageError('ci.missingArg', 'give --metric NAME, or --input FILE --item COL --arm COL --value COL');
-  getMetric(o.metric);
-  const cluster = storeCluster(o.cluster);
+  if (!o.metric && !o.metricSql) throw usageError('ci.missingArg', 'give --metric NAME, --metric-sql FILE, or --input FILE --item COL --arm COL --value COL');
+  const cluster = storeCluster(o.cluster, o.reduce !== undefined);
   return withStore(src, async (conn) => {
-    const table = await loadMetric(conn, o.metric!);
+    const resolved = await resolveMetric(conn, src, o);
+    const metric = resolved.def.name;
+    const table = await loadMetric(conn, resolved.def);
     const subj = table.getChild('subject_model')!;
     const scen = table.getChild('scenario_id')!;
     const ep = table.getChild('epoch')!;
@@ -385,16 +398,19 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
       const m = s === o.a ? va : s === o.b ? vb : null;
       if (!m) continue;
       const key = `${scen.get(i)}/${ep.get(i)}`;
-      if (m.has(key)) throw dataError('paired.duplicateItem', `subject "${s}" has two ${o.metric} values for scenario x epoch ${key} (several runs?): pick one with --run`);
+      if (m.has(key)) throw dataError('paired.duplicateItem', `subject "${s}" has two ${metric} values for scenario x epoch ${key} (several runs?): pick one with --run`);
       m.set(key, val[i]);
       clusterOf?.set(key, String(clusterCol!.get(i)));
       keys.push(key);
     }
     for (const [flag, s] of [['--a', o.a!], ['--b', o.b!]] as const) {
-      if (!subjects.has(s)) throw dataError('paired.noArm', `${flag} "${s}" has no ${o.metric} values (subjects: ${[...subjects].sort().join(', ')})`);
+      if (!subjects.has(s)) throw dataError('paired.noArm', `${flag} "${s}" has no ${metric} values (subjects: ${[...subjects].sort().join(', ')})`);
     }
-    const r = await pairedFrom(o.a!, o.b!, [...new Set(keys)].sort(), va, vb, clusterOf, cluster, o, o.metric);
-    if (!clusterOf && new Set([...va.keys()].map((k) => k.slice(0, k.lastIndexOf('/')))).size < va.size) {
+    const p = await pairedFrom(o.a!, o.b!, [...new Set(keys)].sort(), va, vb, clusterOf, cluster, o, metric);
+    const { a, b, metric: _m, ...rest } = p;
+    const r = { a, b, ...metricFields(resolved), ...rest } as PairedCi;
+    if (resolved.note) r.note = `${r.note ? `${r.note}; ` : ''}${resolved.note}`;
+    if (!clusterOf && !resolved.def.reduce && new Set([...va.keys()].map((k) => k.slice(0, k.lastIndexOf('/')))).size < va.size) {
       r.note = `${r.note ? `${r.note}; ` : ''}--no-cluster: epochs repeat scenarios and this interval, p and MDE treat the pairs as independent, so they are too optimistic`;
     }
     return r;

@@ -21,7 +21,8 @@ import { openStore } from '../store/open-store.ts';
 import { query, quoteIdent } from '../store/duckdb.ts';
 import { float64Column } from '../store/arrow.ts';
 import { dataError, usageError } from '../errors.ts';
-import { checkColumns, getMetric, loadMetric } from './metrics.ts';
+import { REDUCERS, checkColumns, countNoanswer, metricStats, reduceMetric, storeMetrics, type MetricDef, type MetricKind, type Reducer } from './metrics.ts';
+import { basename } from 'node:path';
 import { orderedInterval } from './ci-exact.ts';
 import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from './judge-patterns.ts';
 import { PROBE_GROUP_COLUMNS, loadProbeTables, type ProbeTables } from './probe-tables.ts';
@@ -32,8 +33,12 @@ export interface StoreSource {
   runs?: string[];
 }
 
+/**
+ * Opens the store for a statistics command, sandboxed as `standoff sql` is (external access off,
+ * only the store readable): a SQL metric (`--metric-sql`, `<store>/metrics/*.sql`) is user SQL.
+ */
 export async function withStore<T>(src: StoreSource, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-  const store = await openStore(src.traces, { runs: src.runs, requireRuns: true });
+  const store = await openStore(src.traces, { runs: src.runs, requireRuns: true, sandbox: true });
   try {
     return await fn(store.conn);
   } finally {
@@ -43,10 +48,90 @@ export async function withStore<T>(src: StoreSource, fn: (conn: DuckDBConnection
 
 export type Group = Record<string, string | number | null>;
 
+/** How a command names its metric over the store. */
+export interface MetricChoice {
+  metric?: string;
+  /** `--metric-sql FILE`: a SQL metric named after the file (the metric when --metric is not given). */
+  metricSql?: string;
+  /** `--reduce R`: epochs reduced per (run, subject, scenario) before intervals. */
+  reduce?: Reducer;
+}
+
+export interface ResolvedMetric {
+  def: MetricDef;
+  /** Inferred from the measured values (after the reduction). */
+  kind: MetricKind | null;
+  /** Which metric a name meant, when a scorer shares a built-in's name. */
+  note?: string;
+}
+
+/**
+ * The metric a command asked for: the store's registry (`storeMetrics`: built-ins, scorers, SQL
+ * files), the reducer applied, and the kind inferred. A reducer needs observations of items, not
+ * of epochs, so it cannot go with --by epoch or episode_id; at_least_one needs a 0/1 metric.
+ */
+export async function resolveMetric(conn: DuckDBConnection, src: StoreSource, c: MetricChoice, by: string[] = []): Promise<ResolvedMetric> {
+  if (c.reduce !== undefined && !(REDUCERS as readonly string[]).includes(c.reduce)) throw usageError('ci.badReduce', `--reduce must be one of ${REDUCERS.join(', ')}, got "${c.reduce}"`);
+  const reg = await storeMetrics(conn, { storeDir: src.traces, metricSql: c.metricSql ? [c.metricSql] : [] });
+  const name = c.metric ?? (c.metricSql ? basename(c.metricSql).replace(/\.sql$/i, '') : undefined);
+  if (!name) throw usageError('ci.missingArg', 'give --metric NAME (see standoff ci --list-metrics) or --metric-sql FILE');
+  let def = reg.get(name);
+  let note: string | undefined;
+  if (!reg.standoff && def.source === 'built-in' && reg.metrics.some((m) => m.source === 'scorer' && m.scorer === name)) {
+    note = `"${name}" is the built-in metric; this store's scorer ${name} is metric score:${name}`;
+  }
+  if (c.reduce) {
+    for (const col of by) if (col === 'epoch' || col === 'episode_id') throw usageError('ci.reduceBy', `--by ${col} cannot go with --reduce (epochs are reduced to one value per item)`);
+    if (c.reduce === 'at_least_one') {
+      const k = (await metricStats(conn, def)).kind;
+      if (k !== null && k !== 'binary') throw usageError('ci.reduceNotBinary', `--reduce at_least_one needs a 0/1 metric; ${def.name} is ${k}`);
+    }
+    def = reduceMetric(def, c.reduce);
+  }
+  const { kind } = await metricStats(conn, def);
+  return { def, kind, ...(note ? { note } : {}) };
+}
+
+export interface MetricListing {
+  metric: string;
+  source: 'built-in' | 'scorer' | 'sql';
+  kind: MetricKind | null;
+  /** Measured observations, and those not measured (NULL), in the store. */
+  observations: number;
+  not_measured: number;
+  description: string;
+}
+
+/**
+ * `ci --list-metrics --traces S`: the store's metrics (built-in, one per scorer, SQL files) with
+ * each one's kind and counts. A scorer named like a built-in is listed as `score:NAME`.
+ */
+export async function listStoreMetrics(src: StoreSource, opts: { metricSql?: string } = {}): Promise<MetricListing[]> {
+  return withStore(src, async (conn) => {
+    const reg = await storeMetrics(conn, { storeDir: src.traces, metricSql: opts.metricSql ? [opts.metricSql] : [] });
+    if (reg.broken.length) throw reg.broken[0].error;
+    const out: MetricListing[] = [];
+    for (const m of reg.metrics) {
+      const st = await metricStats(conn, m);
+      out.push({ metric: m.name, source: m.source ?? 'built-in', kind: st.kind, observations: st.observations, not_measured: st.not_measured, description: m.description });
+    }
+    return out;
+  });
+}
+
+/** The fields every store-metric result carries: metric, kind, reducer (when one was applied). */
+export const metricFields = (r: ResolvedMetric) => ({ metric: r.def.name, kind: r.kind, ...(r.def.reduce ? { reduce: r.def.reduce } : {}) });
+
 /* ------------------------------------------------------------------ ci exact */
 
 export interface ExactResult extends BinomialInterval {
   group?: Group;
+  /** The store metric, its inferred kind and the epoch reducer (metrics only). */
+  metric?: string;
+  kind?: MetricKind | null;
+  reduce?: Reducer;
+  /** NOANSWER samples a scorer metric leaves out of the denominator. */
+  noanswer?: number;
   /** Observations whose value was not measured (NULL): in no denominator (metrics only). */
   not_measured?: number;
   /** Clopper-Pearson treats every observation as independent. */
@@ -60,7 +145,7 @@ export { ciExactCounts, orderedInterval } from './ci-exact.ts';
 
 /** The plain statement every exact interval over repeated scenarios carries. */
 export const exactRepeatsNote = (metric: string, k: number) =>
-  `epochs repeat scenarios (up to ${k} observations of one scenario): this exact interval treats them as independent and is too narrow; standoff ci bootstrap --metric ${metric} clusters on scenario_id`;
+  `epochs repeat scenarios (up to ${k} observations of one scenario): this exact interval treats them as independent and is too narrow; standoff ci bootstrap --metric ${metric} clusters on scenario_id (or reduce epochs per item with --reduce)`;
 
 /**
  * `ci exact --metric M [--by COLS]` over the store: successes and trials counted in DuckDB per
@@ -71,12 +156,15 @@ export const exactRepeatsNote = (metric: string, k: number) =>
  */
 export async function ciExactMetric(
   src: StoreSource,
-  opts: { metric: string; by?: string[]; level?: number; sided?: Sided; aggregates?: boolean },
+  opts: MetricChoice & { by?: string[]; level?: number; sided?: Sided; aggregates?: boolean },
 ): Promise<ExactResult[]> {
   const by = opts.by ?? [];
   return withStore(src, async (conn) => {
     let rows;
+    let resolved: ResolvedMetric | null = null;
+    let noanswer = new Map<string, number>();
     if (opts.aggregates) {
+      if (!opts.metric) throw usageError('ci.missingArg', '--aggregates needs --metric NAME');
       for (const c of by) if (c !== 'subject_model' && c !== 'run_id') throw usageError('metric.unknownColumn', `--by column "${c}" does not exist in aggregates; use subject_model or run_id`);
       const keys = by.map(quoteIdent);
       const sel = keys.length ? `${keys.join(', ')}, ` : '';
@@ -92,8 +180,10 @@ export async function ciExactMetric(
         throw usageError('metric.unknown', `no aggregate rows for metric "${opts.metric}" (aggregates hold: ${known.join(', ') || 'none'})`);
       }
     } else {
-      const m = getMetric(opts.metric);
       checkColumns(by, '--by');
+      resolved = await resolveMetric(conn, src, opts, by);
+      const m = resolved.def;
+      noanswer = await countNoanswer(conn, m, by);
       const keys = by.map(quoteIdent);
       const sel = keys.length ? `${keys.join(', ')}, ` : '';
       const grp = keys.length ? `GROUP BY ${keys.join(', ')} ORDER BY ${keys.join(', ')}` : '';
@@ -105,28 +195,36 @@ export async function ciExactMetric(
            FROM (SELECT ${sel}scenario_id, sum(value) FILTER (WHERE value = 1) AS k, count(value) AS n, count(*) - count(value) AS missing,
                         count(*) FILTER (WHERE value NOT IN (0, 1)) AS nonbinary
                  FROM (${m.sql}) GROUP BY ALL) ${grp}`,
+          m.params,
         )
       ).rows;
       if (rows.length === 0 || rows.every((r) => r.n === null || Number(r.n) + Number(r.missing) === 0)) throw dataError('metric.empty', `metric ${m.name} has no observations in this store`);
       const nonbinary = rows.reduce((a, r) => a + Number(r.nonbinary ?? 0), 0);
-      if (rows.every((r) => Number(r.nonbinary ?? 0) > 0)) throw usageError('metric.notBinary', `metric ${m.name} has ${nonbinary} value(s) that are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${m.name}`);
+      if (rows.every((r) => Number(r.nonbinary ?? 0) > 0)) {
+        const what = resolved.kind && resolved.kind !== 'binary' ? `is ${resolved.kind}: ${nonbinary} value(s) are not 0 or 1` : `has ${nonbinary} value(s) that are not 0 or 1 (e.g. split judge medians)`;
+        throw usageError('metric.notBinary', `metric ${m.name} ${what}; use standoff ci bootstrap --metric ${m.name}${m.reduce ? ` --reduce ${m.reduce}` : ''}`);
+      }
     }
+    const fields = resolved ? metricFields(resolved) : null;
+    const keyOf = (r: Record<string, unknown>) => by.map((c) => String(r[c])).join('\u0000');
     return rows.map((r) => {
       const group: Group = {};
       for (const c of by) group[c] = r[c] as string | number | null;
       const nb = Number(r.nonbinary ?? 0);
       if (nb > 0) {
         // A group whose values are not all 0/1 has no binomial count: no exact interval, and the reason.
-        const none: ExactResult = { ...orderedInterval(clopperPearson(0, 0, { level: opts.level, sided: opts.sided })), trials: Number(r.n ?? 0), not_measured: Number(r.missing ?? 0), sampling: 'independent', note: `not binary: ${nb} value(s) are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${opts.metric}` };
+        const none: ExactResult = { ...fields, ...orderedInterval(clopperPearson(0, 0, { level: opts.level, sided: opts.sided })), trials: Number(r.n ?? 0), not_measured: Number(r.missing ?? 0), sampling: 'independent', note: `not binary: ${nb} value(s) are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${fields?.metric ?? opts.metric}` };
         return by.length ? { group, ...none } : none;
       }
-      const ci: ExactResult = orderedInterval(clopperPearson(Number(r.k ?? 0), Number(r.n ?? 0), { level: opts.level, sided: opts.sided }));
-      if (!opts.aggregates) {
+      const ci: ExactResult = { ...fields, ...orderedInterval(clopperPearson(Number(r.k ?? 0), Number(r.n ?? 0), { level: opts.level, sided: opts.sided })) };
+      if (resolved) {
         const maxK = Number(r.max_k ?? 0);
         ci.not_measured = Number(r.missing ?? 0);
+        if (resolved.def.source === 'scorer' && !resolved.def.reduce) ci.noanswer = noanswer.get(keyOf(r)) ?? 0;
         ci.sampling = 'independent';
         ci.max_per_scenario = maxK;
-        if (maxK > 1) ci.note = exactRepeatsNote(opts.metric, maxK);
+        const notes = [resolved.note, maxK > 1 ? exactRepeatsNote(resolved.def.name, maxK) : undefined].filter(Boolean);
+        if (notes.length) ci.note = notes.join('; ');
       }
       return by.length ? { group, ...ci } : ci;
     });

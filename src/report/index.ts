@@ -4,7 +4,9 @@
  */
 export {
   buildReport,
+  buildAnyReport,
   renderReport,
+  renderGenericReport,
   DEFAULT_REPORT_SEED,
   DEFAULT_RESAMPLES,
   DEFAULT_LEVEL,
@@ -13,6 +15,7 @@ export {
   type BuildReportOptions,
   type BuildReportResult,
   type ReportResults,
+  type GenericReportResults,
 } from './build-report.ts';
 export { runNotebook, parseNotebook, MAX_ROWS, NOTEBOOK_BLOCKS, type NotebookOptions, type NotebookResult } from './notebook.ts';
 export { renderFigure, renderFigures, normalizeIds, fontFiles, FONT_FAMILY, type RenderedFigure, type RenderOptions } from './render-figure.ts';

@@ -7,8 +7,9 @@
  * - `sql`: a query run on a read-only, sandboxed DuckDB view of the store, through `standoff
  *   sql`'s query gate and sandbox (`src/store/sql-gate.ts`: plain reads only; no EXPLAIN ANALYZE,
  *   COPY, ATTACH, SET, no function that writes). Besides the store's tables there is a
- *   view `metrics` (metric, run_id, subject_model, scenario_id, epoch, domain, decision_type,
- *   variant, episode_id, value) with every named metric of `src/report/metrics.ts`. The result is
+ *   view `metrics` (metric, kind, run_id, subject_model, scenario_id, epoch, domain, decision_type,
+ *   variant, episode_id, value) with every metric of the store (`src/report/metrics.ts`: built-in,
+ *   one per scorer, `<store>/metrics/*.sql`), the same view `standoff sql` sees. The result is
  *   rendered as a Markdown table (at most {@link MAX_ROWS} rows; the rest are counted).
  * - `vega-lite`: a Vega-Lite spec (JSON). Without `data`, it gets the previous `sql` block's rows
  *   inline. Rendered to `<name>-<n>.svg`, `.png` and `.vl.json` next to the output and linked.
@@ -31,7 +32,6 @@ import { openStore } from '../store/open-store.ts';
 import { type Plain, type QueryResult } from '../store/duckdb.ts';
 import { executeReadOnly } from '../store/sql.ts';
 import { toMarkdown } from '../store/format.ts';
-import { METRICS } from './metrics.ts';
 import { renderFigure } from './render-figure.ts';
 import { baseConfig } from './figures.ts';
 import { DEFAULT_REPORT_SEED, DEFAULT_RESAMPLES, DEFAULT_LEVEL, type BuildReportOptions } from './build-report.ts';
@@ -112,10 +112,6 @@ export function parseNotebook(src: string): Piece[] {
   return out;
 }
 
-const METRICS_VIEW = `CREATE TEMP VIEW metrics AS ${Object.values(METRICS)
-  .map((m) => `SELECT '${m.name}' AS metric, run_id, subject_model, scenario_id, epoch, domain, decision_type, variant, episode_id, CAST(value AS DOUBLE) AS value FROM (${m.sql})`)
-  .join(' UNION ALL ')}`;
-
 export async function runNotebook(file: string, options: NotebookOptions): Promise<NotebookResult> {
   const log = typeof options.progress === 'function' ? options.progress : options.progress ? (l: string) => process.stderr.write(`notebook: ${l}\n`) : () => undefined;
   let src: string;
@@ -142,7 +138,6 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
   }
   let tmp: string | null = null;
   try {
-    await store.conn.run(METRICS_VIEW);
     try {
       await mkdir(outDir, { recursive: true });
       tmp = await mkdtemp(join(outDir, `.${name}.tmp-`));

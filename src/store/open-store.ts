@@ -15,6 +15,7 @@ import { TABLE_NAMES, sqlColumns, type SqlColumn, type TableName } from '../sche
 import { oneLine, storeError, usageError } from '../errors.ts';
 import { createDb, quoteIdent, quoteLiteral } from './duckdb.ts';
 import { isDirectory, listCommittedRuns, partitionDir } from './write-run.ts';
+import { metricsViewSql, sqlMetricFromFile, storeMetricFiles } from '../report/metrics.ts';
 
 export interface OpenStoreOptions {
   /** Restrict to these run ids (each must exist). */
@@ -94,6 +95,23 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
       const files = await partitionFiles(dir, table, runIds);
       const present = await fileColumnNames(conn, files);
       await conn.run(`CREATE VIEW ${quoteIdent(table)} AS ${viewSql(table, files, present)}`);
+    }
+    // The long `metrics` view (every metric of the store, with its kind), before the lock-down.
+    // The built-in and scorer metrics; for user SQL (standoff sql, notebooks) also the store's SQL
+    // metric files, each checked against that view first. A file that fails the check is left out
+    // (\`standoff ci --list-metrics\` names its problem), so \`standoff sql\` still opens to debug it;
+    // other commands never read those files (ci reads them itself).
+    await conn.run(`CREATE VIEW metrics AS ${metricsViewSql()}`);
+    if (opts.sandbox) {
+      const sqlMetrics = [];
+      for (const f of await storeMetricFiles(dir)) {
+        try {
+          sqlMetrics.push(await sqlMetricFromFile(conn, f));
+        } catch (err) {
+          if (!(err instanceof Error && err.name === 'StandoffError')) throw err;
+        }
+      }
+      if (sqlMetrics.length) await conn.run(`CREATE OR REPLACE VIEW metrics AS ${metricsViewSql(sqlMetrics)}`);
     }
     if (opts.sandbox) await lockDown(conn, dir);
   } catch (err) {

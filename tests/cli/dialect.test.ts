@@ -140,7 +140,7 @@ describe('usage errors', () => {
     expect(md.stdout.split('\n')[0]).toBe('| run_id | name | ok | detail |');
     const m = runCli(['ci', '--list-metrics', '--traces', 'traces', '--format', 'csv']);
     expect(m.code, m.stderr).toBe(0);
-    expect(m.stdout.split('\n')[0]).toBe('metric,binary,description');
+    expect(m.stdout.split('\n')[0]).toBe('metric,source,kind,observations,not_measured,description');
     const missing = runCli(['ci', '--list-metrics', '--traces', 'no-such-store']);
     expect([missing.code, missing.stderr]).toEqual([4, 'standoff: trace store no-such-store does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)\n']);
   });

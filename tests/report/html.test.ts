@@ -5,11 +5,13 @@
  * counts' definitions run through `standoff sql` itself. The page in Chromium:
  * html-browser.test.ts.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildReport, type BuildReportResult } from '../../src/report/index.ts';
+import { buildAnyReport, buildReport, type BuildReportResult } from '../../src/report/index.ts';
+import { ingestCsv } from '../../src/ingest/ingest-csv.ts';
+import { naturalCsv, naturalRows } from '../helpers/natural-csv.ts';
 import { escapeMarkdown } from '../../src/escape.ts';
 import { INDEX_HTML_CAP_BYTES, toScriptJson } from '../../src/report/html/build-index-html.ts';
 import { inlineHtml, toReportHtml } from '../../src/report/html/markdown-html.ts';
@@ -140,4 +142,31 @@ describe('index.html from the demo store', () => {
     const rows = JSON.parse(r.stdout) as { run_id: string; episode_id: string }[];
     expect(rows.map((x) => x.episode_id)).toEqual(lucky.members.map((i: number) => d.episodes[i].episode_id));
   }, 60_000);
+});
+
+describe('index.html for a store that is not a Standoff suite (the generic report)', () => {
+  it("the researcher's CSV: each scorer's rate cell opens exactly the samples it measured (SQL over the store), NULL cells left out", async () => {
+    const csv = join(dir, 'results.csv');
+    const rows = naturalRows();
+    writeFileSync(csv, naturalCsv(rows));
+    const store = join(dir, 'csv-store');
+    await ingestCsv([csv], { traces: store, runId: 'r1', flags: { subject: 'model', item: 'sample_id', epoch: 'epoch', scores: ['correct', 'quality'], judgeColumns: ['judge_a', 'judge_b', 'judge_c'], judgedScorer: 'quality' } });
+    const r = await buildAnyReport({ traces: store, out: join(dir, 'generic'), resamples: 200 });
+    expect(r.files).toContain('index.html');
+    const html = readFileSync(join(r.out, 'index.html'), 'utf8');
+    const d = embedded(html);
+    const set = d.sets.find((s: { key: string }) => s.key === 'measured/results/correct/acme-large');
+    // 300 samples of acme-large, each with a 0/1 `correct` (computed from the generated rows, not the code)
+    expect(set.count).toBe(rows.filter((x) => x.model === 'acme-large').length);
+    // the cell "77.3% (232/300)" links to that set
+    const idx = d.sets.indexOf(set);
+    const wins = rows.filter((x) => x.model === 'acme-large' && x.correct === 1).length;
+    expect(html).toContain(`<a class="count" href="#browser" data-set="${idx}">${((100 * wins) / set.count).toFixed(1)}% (${wins}/${set.count})`);
+    const query = /^standoff sql '(.*)'$/s.exec(set.command)![1].replace(/'\\''/g, "'");
+    const out = runCli(['sql', '--traces', store, '--format', 'json', query]);
+    expect(out.code, out.stderr).toBe(0);
+    expect((JSON.parse(out.stdout) as { episode_id: string }[]).map((x) => x.episode_id)).toEqual(set.members.map((i: number) => d.episodes[i].episode_id));
+    expect(d.sets.some((s: { key: string }) => s.key === 'all/results/zeta-7b')).toBe(true);
+    expect(d.has_messages).toBe(false);
+  }, 240_000);
 });

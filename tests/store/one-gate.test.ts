@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestCsv } from '../../src/ingest/ingest-csv.ts';
 import { ingestInspect } from '../../src/ingest/ingest-inspect.ts';
-import { buildReport } from '../../src/report/index.ts';
+import { buildAnyReport } from '../../src/report/index.ts';
 import { validateRun } from '../../src/store/validate-run.ts';
 import { naturalCsv, naturalRows } from '../helpers/natural-csv.ts';
 import { runCli, ROOT } from '../helpers/cli.ts';
@@ -41,7 +41,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function bothGates(traces: string, runId: string) {
   const v = await validateRun(traces, { runId });
   const out = join(dir, `report-${runId}`);
-  const { results } = await buildReport({ traces, runs: [runId], out, resamples: 200 });
+  const { results } = await buildAnyReport({ traces, runs: [runId], out, resamples: 200 });
   const report = results.gate.checks.map((c: { check: string; passed: boolean; detail: string }) => ({ name: c.check, ok: c.passed, detail: c.detail }));
   return { v, report, reportPassed: results.gate.passed as boolean };
 }

@@ -43,6 +43,16 @@ function common(cmd: Command, opts: { random?: boolean } = { random: true }): Co
   return cmd;
 }
 
+const REDUCE = ['mean', 'median', 'mode', 'max', 'min', 'at_least_one'] as const;
+type Reduce = (typeof REDUCE)[number];
+
+/** `--metric-sql FILE` and `--reduce R`: a SQL metric, and epochs reduced per item (over the store). */
+function metricOptions(cmd: Command): Command {
+  return cmd
+    .option('--metric-sql <file>', 'a metric defined as one SELECT in this file (columns run_id, subject_model, scenario_id, epoch, domain, decision_type, variant, episode_id, value; read-only, as standoff sql); named after the file, and the metric when --metric is not given')
+    .addOption(new Option('--reduce <reducer>', 'reduce epochs to one value per item (run x subject x scenario) before intervals, as Inspect does; default: no reduction, clustered by item').choices(REDUCE));
+}
+
 const checkSided = (s: string) => {
   if (!['two', 'upper', 'lower'].includes(s)) throw usageError('ci.badSided', `--sided must be two, upper or lower, got "${s}"`);
   return s as 'two' | 'upper' | 'lower';
@@ -57,55 +67,58 @@ export function registerCi(program: Command): void {
     .enablePositionalOptions();
   storeOptions(ci);
   formatOption(ci);
+  ci.option('--metric-sql <file>', 'with --list-metrics: list this SQL metric too');
   ci.action(
-    action(async (opts: { listMetrics?: boolean; traces: string; run?: string[]; format: Format }) => {
+    action(async (opts: { listMetrics?: boolean; traces: string; run?: string[]; format: Format; metricSql?: string }) => {
       if (!opts.listMetrics) {
         ci.outputHelp();
         return;
       }
-      // The list is the built-in metrics today; a --traces that names no store is still an error.
-      if (ci.getOptionValueSource('traces') === 'cli' && !existsSync(opts.traces)) {
-        throw storeError('store.missing', `trace store ${opts.traces} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
+      // Without a store (the default --traces absent), the built-in metrics; a --traces that names no store is an error.
+      if (!existsSync(opts.traces)) {
+        if (ci.getOptionValueSource('traces') === 'cli') throw storeError('store.missing', `trace store ${opts.traces} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
+        const { METRICS } = await import('../../report/metrics.ts');
+        printResult(Object.values(METRICS).map((m) => ({ metric: m.name, source: 'built-in', kind: null, observations: null, not_measured: null, description: m.description })), opts.format);
+        return;
       }
-      const { METRICS } = await import('../../report/metrics.ts');
-      printResult(
-        Object.values(METRICS).map((m) => ({ metric: m.name, binary: m.binary, description: m.description })),
-        opts.format,
-      );
+      const { listStoreMetrics } = await lib();
+      printResult(await listStoreMetrics({ traces: opts.traces, runs: opts.run }, { metricSql: opts.metricSql }), opts.format);
     }),
   );
-  withExamples(ci, 'standoff ci --list-metrics', 'standoff ci exact --successes 20 --trials 90');
+  withExamples(ci, 'standoff ci --list-metrics --traces S   # built-in metrics and one per scorer, with its kind', 'standoff ci exact --successes 20 --trials 90');
 
   const exact = common(ci.command('exact').description('exact Clopper-Pearson interval for a proportion'), { random: false })
     .option('--successes <k>', 'successes (with --trials)', parseIntArg('--successes'))
     .option('--trials <n>', 'trials (with --successes)', parseIntArg('--trials'))
-    .option('--metric <name>', 'a binary metric over the store (see ci --list-metrics)')
+    .option('--metric <name>', 'a binary metric over the store: built-in, a scorer, or a SQL metric (see ci --list-metrics)')
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .option('--aggregates', 'use the aggregates table (ingested results tables) for --metric')
     .option('--input <file>', 'a CSV or Parquet file: with --value, a 0/1 column to count; without, successes and trials columns (one interval per row, or per --by group)')
     .option('--value <col>', 'with --input: the 0/1 column (also true/false, yes/no, C/I) whose successes and trials are counted')
     .addOption(missingOption())
-    .option('--sided <s>', 'two, upper (one-sided upper bound) or lower', 'two')
+    .option('--sided <s>', 'two, upper (one-sided upper bound) or lower', 'two');
+  metricOptions(exact)
     .action(
-      action(async (o: Common & { successes?: number; trials?: number; metric?: string; by?: string[]; sided: string; aggregates?: boolean; input?: string; value?: string; missing: Missing }) => {
+      action(async (o: Common & { successes?: number; trials?: number; metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; sided: string; aggregates?: boolean; input?: string; value?: string; missing: Missing }) => {
         const sided = checkSided(o.sided);
         if (o.successes !== undefined || o.trials !== undefined) {
           if (o.successes === undefined || o.trials === undefined) throw usageError('ci.missingArg', '--successes and --trials go together');
-          if (o.metric || o.input) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric');
+          if (o.metric || o.metricSql || o.input) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric');
           const { ciExactCounts } = await import('../../report/ci-exact.ts');
           printResult(ciExactCounts({ successes: o.successes, trials: o.trials, level: o.level, sided }), o.format);
           return;
         }
         if (o.input) {
-          if (o.metric || o.aggregates) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric');
+          if (o.metric || o.metricSql || o.aggregates || o.reduce) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric (--reduce and --metric-sql go with the store)');
           const { ciExactInput } = await inputLib();
           printResult(await ciExactInput(o.input, { value: o.value, by: o.by, missing: o.missing, level: o.level, sided }), o.format);
           return;
         }
         if (o.value) throw usageError('ci.missingArg', '--value goes with --input (over the store, use --metric)');
         const { ciExactMetric } = await lib();
-        if (!o.metric) throw usageError('ci.missingArg', 'give --successes K --trials N, or --metric NAME (see standoff ci --list-metrics)');
-        printResult(await ciExactMetric({ traces: o.traces, runs: o.run }, { metric: o.metric, by: o.by, level: o.level, sided, aggregates: o.aggregates }), o.format);
+        if (!o.metric && !o.metricSql) throw usageError('ci.missingArg', 'give --successes K --trials N, or --metric NAME (see standoff ci --list-metrics)');
+        if (o.aggregates && (o.metricSql || o.reduce)) throw usageError('ci.conflict', '--aggregates reads published counts: --metric-sql and --reduce do not apply');
+        printResult(await ciExactMetric({ traces: o.traces, runs: o.run }, { metric: o.metric, metricSql: o.metricSql, reduce: o.reduce, by: o.by, level: o.level, sided, aggregates: o.aggregates }), o.format);
       }),
     );
   withExamples(
@@ -113,6 +126,8 @@ export function registerCi(program: Command): void {
     'standoff ci exact --successes 20 --trials 90',
     'standoff ci exact --successes 0 --trials 30 --sided upper --format json',
     'standoff ci exact --metric gathered_evidence --by subject_model',
+    'standoff ci exact --traces S --metric correct --by subject_model            # a scorer ingested from a CSV',
+    'standoff ci exact --traces S --metric correct --by subject_model --reduce at_least_one',
     'standoff ci exact --aggregates --metric gathered_evidence --by subject_model',
     'standoff ci exact --input published-table.csv   # columns successes, trials (+ any labels)',
     'standoff ci exact --input results.csv --value correct --by model',
@@ -128,10 +143,12 @@ export function registerCi(program: Command): void {
     .option('--input <file>', 'a CSV or Parquet file instead of the store')
     .option('--value <col>', 'with --input: the numeric column')
     .addOption(missingOption())
-    .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'))
+    .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
+  metricOptions(boot)
     .action(
-      action(async (o: Common & { metric?: string; by?: string[]; cluster?: string | false; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
+      action(async (o: Common & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
         if (o.input) {
+          if (o.metricSql || o.reduce) throw usageError('ci.conflict', '--metric-sql and --reduce go with the store, not --input');
           const { ciBootstrapInput } = await inputLib();
           printResult(await ciBootstrapInput({ ...o, cluster: o.cluster || undefined }), o.format);
           return;
@@ -144,6 +161,8 @@ export function registerCi(program: Command): void {
     boot,
     'standoff ci bootstrap --metric policy_action --by subject_model              # clusters on scenario_id',
     'standoff ci bootstrap --metric policy_action --by subject_model --no-cluster # epochs as independent',
+    'standoff ci bootstrap --traces S --metric quality --by subject_model --reduce mean',
+    'standoff ci bootstrap --traces S --metric-sql metrics/hard_items.sql --by subject_model',
     'standoff ci bootstrap --input scores.csv --value score --method bca --format json',
     'standoff ci bootstrap --input scores.csv --value score --cluster item',
     'standoff ci bootstrap --input results.csv --value quality --by model --cluster sample_id',
@@ -167,10 +186,12 @@ export function registerCi(program: Command): void {
     .option('--statistic <s>', 'mean (mean of a - b, with p and MDE) or median (median of the per-pair differences a - b)', 'mean')
     .addOption(threadsOption())
     .addOption(missingOption())
-    .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'))
+    .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
+  metricOptions(paired)
     .action(
-      action(async (o: Common & { metric?: string; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
+      action(async (o: Common & { metric?: string; metricSql?: string; reduce?: Reduce; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
         if (o.input) {
+          if (o.metricSql || o.reduce) throw usageError('ci.conflict', '--metric-sql and --reduce go with the store, not --input');
           const { ciPairedInput } = await inputLib();
           printResult(await ciPairedInput({ ...o, cluster: o.cluster || undefined }), o.format);
           return;
@@ -183,6 +204,7 @@ export function registerCi(program: Command): void {
   withExamples(
     paired,
     'standoff ci paired --metric policy_action --a sim:careful --b sim:hasty',
+    'standoff ci paired --traces S --metric correct --a acme-large --b acme-small   # paired on item x epoch',
     'standoff ci paired --input long.csv --item item --arm arm --value score --a A --b B --format json',
     'standoff ci paired --input results.csv --item sample_id,epoch --arm model --value correct --a acme-large --b acme-small',
     'standoff ci paired --input long.csv --item item --arm arm --value latency --a A --b B --statistic median',

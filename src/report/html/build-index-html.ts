@@ -22,9 +22,11 @@ import { createHash } from 'node:crypto';
 import { visibleControls } from '../../escape.ts';
 import { quoteLiteral } from '../../store/duckdb.ts';
 import type { ReportResults } from '../build-report.ts';
+import type { GenericSections } from '../generic.ts';
+import { byText } from '../markdown.ts';
 import type { FigureSpec } from '../figures.ts';
 import { CLIENT_SCRIPT } from './client-script.ts';
-import { LINKED_METRICS, disagreeKey, groundedKey, metricKey, reasonKey, statusKey, toSqlCommand, type GroundedCell } from './episode-sets.ts';
+import { LINKED_METRICS, disagreeKey, genericScorerKey, groundedKey, metricKey, reasonKey, statusKey, toSqlCommand, type GroundedCell } from './episode-sets.ts';
 import { toVegaSpec } from './interactive-figures.ts';
 import { escapeHtml, toReportHtml, type MarkdownHooks } from './markdown-html.ts';
 import { PAGE_CSS } from './page-css.ts';
@@ -42,7 +44,10 @@ export interface HtmlAssets {
 }
 
 export interface IndexHtmlInput {
-  results: ReportResults;
+  /** The suite named in the page title. */
+  suite: string;
+  /** Which table cells open which episode set (`buildCountLinks` for a Standoff report); null: none, the sets are listed in the browser index only. */
+  countLinks: ((setIndex: Map<string, number>) => MarkdownHooks['countLink']) | null;
   /** REPORT.md as written. */
   markdown: string;
   figures: FigureSpec[];
@@ -102,6 +107,23 @@ export function buildCountLinks(r: ReportResults, setIndex: Map<string, number>)
   };
 }
 
+/**
+ * Count links of a generic report (a store that is not a Standoff suite), with one suite: each
+ * cell of "Results per subject and scorer" opens the samples its scorer measured for that subject.
+ */
+export function buildGenericCountLinks(g: GenericSections, setIndex: Map<string, number>): MarkdownHooks['countLink'] {
+  const suite = g.suites.length === 1 ? g.suites[0] : null;
+  const scorers = g.scorers.filter((s) => s.suite === suite);
+  const subjects = [...new Set(g.results.filter((r) => r.suite === suite).map((r) => r.subject))].sort(byText);
+  return (headers, row, col) => {
+    if (suite === null || headers[0] !== 'Subject model' || col < 1 || headers.length !== scorers.length + 1) return null;
+    const s = scorers[col - 1];
+    const subject = subjects[row];
+    if (!s || subject === undefined || !headers[col].endsWith(`(${s.kind ?? 'not measured'})`)) return null;
+    return setIndex.get(genericScorerKey(suite, subject, s.scorer)) ?? null;
+  };
+}
+
 function figureHtml(f: FigureSpec | undefined, name: string, alt: string): string | null {
   if (!f) return null;
   return `<figure class="vega" data-figure="${escapeHtml(name)}"><div class="chart" role="img" aria-label="${escapeHtml(alt)}"></div><figcaption>${escapeHtml(f.caption)} Hover a mark for its numbers; click a legend entry to pick a subject (shift-click for more, double-click to clear).</figcaption></figure>`;
@@ -141,11 +163,11 @@ const PANEL = `<aside id="browser" hidden aria-label="Episode browser"><div clas
 
 /** The page (see the module comment). */
 export function buildIndexHtml(input: IndexHtmlInput, assets: HtmlAssets): string {
-  const { results, markdown, figures, browser } = input;
+  const { suite, markdown, figures, browser, countLinks } = input;
   const setIndex = new Map(browser.sets.map((s, i) => [s.key, i]));
   const body = toReportHtml(markdown, {
     figure: (name, alt) => figureHtml(figures.find((f) => f.name === name), name, alt),
-    countLink: buildCountLinks(results, setIndex),
+    countLink: countLinks ? countLinks(setIndex) : () => null,
   });
   const vegaSpecs = figures.map((f) => `<script type="application/json" id="vega-${escapeHtml(f.name)}">${toScriptJson(toVegaSpec(f.spec))}</script>`);
   const scripts = [inlineScript(assets.vega, 'vega'), inlineScript(assets.interpreter, 'vega-interpreter'), inlineScript(CLIENT_SCRIPT, 'the page script')];
@@ -159,7 +181,6 @@ export function buildIndexHtml(input: IndexHtmlInput, assets: HtmlAssets): strin
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');
-  const suite = results.summary.runs[0]?.suite ?? '';
   return [
     '<!DOCTYPE html>',
     '<html lang="en">',

@@ -12,7 +12,8 @@
  */
 import { quoteLiteral } from '../../store/duckdb.ts';
 import type { ReportResults } from '../build-report.ts';
-import { metricSql } from '../metrics.ts';
+import type { GenericSections } from '../generic.ts';
+import { metricSql, scorerMetric, scorerMetricName } from '../metrics.ts';
 import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
 
 /** Where a report subject label comes from: one (run, subject_model). */
@@ -132,6 +133,46 @@ export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): Ep
       if (!s) continue;
       sets.push({ key: disagreeKey(p.subject), title: `${p.subject} · eligible judges disagree`, count: p.disagreements, sql: DISAGREE_SQL, params: { run: s.run_id, model: s.subject_model, scorer: r.judges.scorer } });
     }
+  }
+  return sets;
+}
+
+/** A generic report's subject label within its suite, and the run and model it stands for. */
+export interface GenericSubjectSource extends SubjectSource {
+  suite: string;
+}
+
+export const genericAllKey = (suite: string, subject: string) => `all/${suite}/${subject}`;
+export const genericScorerKey = (suite: string, subject: string, scorer: string) => `measured/${suite}/${scorer}/${subject}`;
+
+/** A scorer's rate denominator (the generic section 2): the subject's samples on which it was measured, NOANSWER and errored samples out. */
+const scorerMeasuredSql = (scorer: string) => `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM (${scorerMetric(scorer).sql}) o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
+WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL
+${ORDER}`;
+export const genericStatusKey = (suite: string, subject: string, status: 'invalid' | 'error') => `${status}/${suite}/${subject}`;
+
+/**
+ * The sets of a report over a store that is not a Standoff suite (CSV, Inspect, lm-eval; the
+ * generic sections): per suite and subject, every sample (the samples table's count), its invalid
+ * and its errored samples; per status and reason, the samples that have it. The same definitions
+ * as the Standoff report's (`ALL_SQL`, `STATUS_SQL`, `REASON_SQL`), so the loader's count check
+ * holds them to the numbers the report printed.
+ */
+export function buildGenericEpisodeSets(g: GenericSections, sources: GenericSubjectSource[]): EpisodeSetDef[] {
+  const sets: EpisodeSetDef[] = [];
+  const several = g.suites.length > 1;
+  for (const x of g.samples) {
+    const s = sources.find((o) => o.suite === x.suite && o.subject === x.subject);
+    if (!s) continue;
+    const who = several ? `${x.suite} · ${x.subject}` : x.subject;
+    const params = { run: s.run_id, model: s.subject_model };
+    sets.push({ key: genericAllKey(x.suite, x.subject), title: `${who} · every sample`, count: x.samples, sql: ALL_SQL, params });
+    for (const r of g.results.filter((o) => o.suite === x.suite && o.subject === x.subject && o.n > 0)) {
+      const name = scorerMetricName(r.scorer);
+      sets.push({ key: genericScorerKey(x.suite, x.subject, r.scorer), title: `${who} · ${name}: the ${r.n} measured sample${r.n === 1 ? '' : 's'}`, count: r.n, sql: scorerMeasuredSql(r.scorer), params: { ...params, scorer: r.scorer } });
+    }
+    if (x.invalid > 0) sets.push({ key: genericStatusKey(x.suite, x.subject, 'invalid'), title: `${who} · invalid samples`, count: x.invalid, sql: STATUS_SQL, params: { ...params, status: 'invalid' } });
+    if (x.errored > 0) sets.push({ key: genericStatusKey(x.suite, x.subject, 'error'), title: `${who} · errored samples`, count: x.errored, sql: STATUS_SQL, params: { ...params, status: 'error' } });
   }
   return sets;
 }

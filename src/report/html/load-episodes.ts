@@ -17,9 +17,8 @@
 import { LIST, VARCHAR, listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { query, toQueryResult, type Plain } from '../../store/duckdb.ts';
 import { reportError } from '../sections/context.ts';
-import type { ReportResults } from '../build-report.ts';
 import { toScriptJson } from './script-json.ts';
-import { SET_ORDER, buildEpisodeSets, toStandaloneSql, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
+import { SET_ORDER, toStandaloneSql, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
 
 /** Episodes listed per set (a larger set says how many more there are and gives its query). */
 export const SET_LIST_CAP = 1000;
@@ -101,13 +100,12 @@ export async function loadSubjectSources(q: (sql: string) => Promise<Record<stri
 /** Everything the episode browser embeds, for the sets the report's counts point at. */
 export async function loadEpisodeBrowser(
   conn: Conn,
-  results: ReportResults,
+  defs: EpisodeSetDef[],
   sources: SubjectSource[],
   opts: { budgetBytes?: number; listCap?: number; maxEpisodes?: number } = {},
 ): Promise<EpisodeBrowserData> {
   const budget = opts.budgetBytes ?? DATA_BUDGET_BYTES;
   const cap = opts.listCap ?? SET_LIST_CAP;
-  const defs = buildEpisodeSets(results, sources);
   const read: [string, string][][] = [];
   for (const d of defs) read.push(await readMembers(conn, d, cap)); // one connection: one query at a time
   const members = toBoundedMembers(read, opts.maxEpisodes ?? MAX_EMBEDDED_EPISODES);

@@ -130,7 +130,7 @@ export function findTemperature(config: unknown): number | null {
 
 export async function buildContext(
   store: Store,
-  opts: { seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; log: (line: string) => void },
+  opts: { seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; log: (line: string) => void; mixedSuites?: boolean },
 ): Promise<ReportContext> {
   const conn = store.conn;
   const q = async (sql: string) => (await query(conn, sql)).rows;
@@ -156,7 +156,7 @@ export async function buildContext(
   });
   const suites = new Map<string, string[]>();
   for (const r of runs) suites.set(r.suite, [...(suites.get(r.suite) ?? []), r.run_id]);
-  if (suites.size > 1) {
+  if (suites.size > 1 && !opts.mixedSuites) {
     const list = [...suites.entries()].sort(([a], [b]) => byText(a, b)).map(([s, ids]) => `${s}: ${ids.join(', ')}`).join('; ');
     throw reportError('mixedSuites', 'usage', `runs come from different suites (${list}); report one suite at a time with --run`);
   }

@@ -19,9 +19,7 @@ import { TABLE_NAMES } from '../../schema/tables.ts';
 import { partitionDir } from '../../store/write-run.ts';
 import { byText, cell, code, fmtCount, table } from '../markdown.ts';
 import { validateRun } from '../../store/validate-run.ts';
-import type { ReportContext } from './context.ts';
-
-/** The scorers a standoff run must have, by name (the gate lists them in this order). */
+import { sqlList, type ReportContext } from './context.ts';
 
 export interface RunHash {
   run_id: string;
@@ -191,24 +189,31 @@ async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promis
     verdicts.total += v.verdicts.total;
     verdicts.errors += v.verdicts.errors;
   }
-  if (several) {
-    // Across runs (arms of one comparison): equal sample counts and distinct subject models.
+  // Across runs (arms of one comparison): equal sample counts and distinct subject models, per
+  // suite (runs of different suites are not arms of one comparison; only other stores mix suites).
+  const suites = [...new Set(runs.map((r) => r.suite))].sort();
+  for (const suite of suites) {
+    const ids = runs.filter((r) => r.suite === suite).map((r) => r.run_id);
+    if (ids.length < 2) continue;
+    const label = suites.length > 1 ? `across runs of ${suite}` : 'across runs';
+    const inRuns = `run_id IN ${sqlList(ids)}`;
     const counts = await ctx.q(`
-      SELECT s.subject, CAST(count(*) AS BIGINT) AS n FROM episodes e JOIN r_subject s USING (run_id, subject_model) GROUP BY ALL ORDER BY s.subject`);
+      SELECT s.subject, CAST(count(*) AS BIGINT) AS n FROM episodes e JOIN r_subject s USING (run_id, subject_model) WHERE e.${inRuns} GROUP BY ALL ORDER BY s.subject`);
     const sizes = new Set(counts.map((r) => Number(r.n)));
     checks.push({
-      check: 'sample_counts (across runs)',
+      check: `sample_counts (${label})`,
       passed: sizes.size <= 1,
       detail: sizes.size <= 1 ? `${counts.length} subject arms with ${fmtCount([...sizes][0] ?? 0)} samples each` : `sample counts differ: ${counts.map((r) => `${r.subject} ${fmtCount(Number(r.n))}`).join(', ')}`,
       failures: sizes.size <= 1 ? [] : counts.map((r) => `${r.subject}: ${fmtCount(Number(r.n))} samples`),
     });
     const dup = await ctx.q(`
-      SELECT subject_model, list(run_id ORDER BY run_id) AS runs FROM (SELECT DISTINCT run_id, subject_model FROM episodes)
+      SELECT subject_model, list(run_id ORDER BY run_id) AS runs FROM (SELECT DISTINCT run_id, subject_model FROM episodes WHERE ${inRuns})
       GROUP BY subject_model HAVING count(*) > 1 ORDER BY subject_model`);
+    const models = suites.length > 1 ? new Set(counts.map((r) => String(r.subject))).size : ctx.subjects.length;
     checks.push({
-      check: 'distinct_subject_models (across runs)',
+      check: `distinct_subject_models (${label})`,
       passed: dup.length === 0,
-      detail: dup.length === 0 ? `${ctx.subjects.length} distinct subject models across ${runs.length} runs` : `${dup.length} model${dup.length === 1 ? '' : 's'} in several runs (reported as model @ run)`,
+      detail: dup.length === 0 ? `${models} distinct subject models across ${ids.length} runs` : `${dup.length} model${dup.length === 1 ? '' : 's'} in several runs (reported as model @ run)`,
       failures: dup.map((r) => `${r.subject_model} appears in runs ${(r.runs as string[]).join(', ')}`),
     });
   }
