@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
-import { buildReport } from '../../src/report/index.ts';
+import { buildAnyReport, buildReport } from '../../src/report/index.ts';
 import { writeRun } from '../../src/store/write-run.ts';
 import { StandoffError } from '../../src/errors.ts';
 
@@ -73,6 +73,14 @@ describe('bad input', () => {
     const ok = await buildReport({ traces: mixed, runs: ['other-run'], out: join(root, 'o4'), resamples: 200 });
     expect(ok.results.options.runs).toEqual(['other-run']);
     expect(readFileSync(join(ok.out, 'REPORT.md'), 'utf8')).toMatch(/^# Standoff report: other-suite\n/);
+    // standoff report build (buildAnyReport) reports both: a table per suite, no refusal
+    const both = await buildAnyReport({ traces: mixed, out: join(root, 'o4-both'), resamples: 200 });
+    const md = readFileSync(join(both.out, 'REPORT.md'), 'utf8');
+    expect(md).toMatch(/^# Standoff report: other-suite, standoff-o1\n/);
+    expect(md).toContain('These runs hold 2 Standoff suites: each is reported here with the generic sections');
+    expect(md).toContain('### Suite other-suite');
+    expect(md).toContain('### Suite standoff-o1');
+    expect(existsSync(join(both.out, 'index.html'))).toBe(true);
   }, 60_000);
 
   it('runs without episodes: report.noEpisodes (data)', async () => {
