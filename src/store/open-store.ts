@@ -15,7 +15,7 @@ import { TABLE_NAMES, sqlColumns, type SqlColumn, type TableName } from '../sche
 import { oneLine, storeError, usageError } from '../errors.ts';
 import { createDb, quoteIdent, quoteLiteral } from './duckdb.ts';
 import { isDirectory, listCommittedRuns, partitionDir } from './write-run.ts';
-import { metricsViewSql, sqlMetricFromFile, storeMetricFiles } from '../report/metrics.ts';
+import { metricsViewSql, sqlMetricFromFile, storeMetricFiles } from './metrics.ts';
 
 export interface OpenStoreOptions {
   /** Restrict to these run ids (each must exist). */
