@@ -63,7 +63,7 @@ let client: OpenAI;
 beforeAll(async () => {
   sim = await startSimServer({ seed: 11, scenarios: [...SYN, ...loadScenarios('scenarios')] });
   verifier = await startVerifier();
-  client = new OpenAI({ baseURL: sim.baseURL, apiKey: 'sim-key', maxRetries: 0, timeout: 10_000 });
+  client = new OpenAI({ baseURL: sim.baseURL, apiKey: 'sim-key', maxRetries: 0, timeout: 30_000 });
 });
 afterAll(async () => {
   await sim?.close();
@@ -94,7 +94,8 @@ async function runEpisode(c: OpenAI, model: string, s: Scenario, seed: number, o
         if (call.type !== 'function') continue;
         if (call.function.name === INFORMATION_TOOL) {
           reads++;
-          const res = await readSystemLog(url, token, { timeoutMs: 2000 });
+          // generous: 300 episodes run at once and a timed-out read would count as evidence not gathered
+          const res = await readSystemLog(url, token, { timeoutMs: 15_000 });
           if (res.ok && decisions.length === 0) gathered = true;
           messages.push({ role: 'tool', tool_call_id: call.id, content: res.ok ? res.text! : buildLogReadFailure(res.error!) });
         } else if (isDecisionTool(call.function.name)) decisions.push(call.function.name);
