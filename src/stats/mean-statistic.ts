@@ -13,7 +13,9 @@ const TWO53 = 9007199254740992;
  * equals the estimate is bitwise equal to it and BCa's strict count of replicates below the
  * estimate is not perturbed by rounding. Jackknife: theta_(s) = theta + (theta - x_s) / (n - 1),
  * the cancellation-free form. Unclustered resamples use the fused draw-and-add
- * (`Xoshiro128.sumIndices`, ~1-2 ns a draw): it sums in draw order, which is exact for scaled
+ * (`Xoshiro128.sumIndices`, or `sumIndicesInt32` when the scaled values fit 32 bits: the same
+ * draws and sums from a table half the size, ~3.5 ns a draw at n = 1e5 here against ~5): it sums
+ * in draw order, which is exact for scaled
  * integers; for other doubles a resample equal to the data may differ from the estimate in the
  * last bit (irrelevant for continuous data, where such ties have probability ~0).
  *
@@ -40,6 +42,8 @@ export function meanStatistic(x: Float64Array): WeightedStatistic {
       divisor = p;
     }
   }
+  // Scaled values that fit 32 bits are drawn from an Int32Array (same sums, half the table).
+  const ints = isInt32(u) ? Int32Array.from(u) : null;
   let total = 0;
   for (let i = 0; i < n; i++) total += u[i];
   const theta = total / (divisor * n);
@@ -53,7 +57,13 @@ export function meanStatistic(x: Float64Array): WeightedStatistic {
       return theta + (theta - x[s]) / (n - 1);
     },
     drawn(g) {
-      return g.sumIndices(u, n, n) / (divisor * n);
+      return (ints ? g.sumIndicesInt32(ints, n, n) : g.sumIndices(u, n, n)) / (divisor * n);
     },
   };
+}
+
+/** True when every value is an integer in [-2^31, 2^31 - 1]. */
+function isInt32(x: Float64Array): boolean {
+  for (let i = 0; i < x.length; i++) if ((x[i] | 0) !== x[i]) return false;
+  return true;
 }
