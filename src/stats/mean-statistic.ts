@@ -13,7 +13,7 @@ const TWO53 = 9007199254740992;
  * equals the estimate is bitwise equal to it and BCa's strict count of replicates below the
  * estimate is not perturbed by rounding. Jackknife: theta_(s) = theta + (theta - x_s) / (n - 1),
  * the cancellation-free form. Unclustered resamples use the fused draw-and-add
- * (`Xoshiro128.sumIndices`, or `sumIndicesInt32` when the scaled values fit 32 bits: the same
+ * (`Xoshiro128.sumIndices`, over an Int32Array when the scaled values fit 32 bits: the same
  * draws and sums from a table half the size, ~3.5 ns a draw at n = 1e5 here against ~5): it sums
  * in draw order, which is exact for scaled
  * integers; for other doubles a resample equal to the data may differ from the estimate in the
@@ -57,7 +57,7 @@ export function meanStatistic(x: Float64Array): WeightedStatistic {
       return theta + (theta - x[s]) / (n - 1);
     },
     drawn(g) {
-      return (ints ? g.sumIndicesInt32(ints, n, n) : g.sumIndices(u, n, n)) / (divisor * n);
+      return g.sumIndices(ints ?? u, n, n) / (divisor * n);
     },
   };
 }
