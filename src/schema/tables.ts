@@ -41,6 +41,9 @@ const runId = z
   .describe('Run identifier; also the Hive partition key (`run_id=<id>`).');
 
 export const SOURCES = ['standoff', 'csv', 'inspect', 'lm-eval', 'synthetic'] as const;
+/** Sources whose runs are Standoff's own suite (the runner's, and synthetic bench data): the gate requires the O1 scorers of them, and the report gives them Standoff's sections. */
+export const STANDOFF_SOURCES: readonly string[] = ['standoff', 'synthetic'];
+export const isStandoffSource = (source: string): boolean => STANDOFF_SOURCES.includes(source);
 export const EPISODE_STATUSES = ['valid', 'invalid', 'error'] as const;
 export const RUN_STATUSES = ['success', 'partial', 'error', 'cancelled'] as const;
 export const NOANSWER = 'NOANSWER';

@@ -24,6 +24,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
+import { STANDOFF_SOURCES } from '../schema/tables.ts';
 import { readFile, readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { StandoffError, dataError, oneLine, usageError } from '../errors.ts';
@@ -183,7 +184,7 @@ export function scorerMetric(scorer: string): MetricDef {
 
 /** True when every run of the store is a Standoff suite run (the runner's, or synthetic bench data). */
 export async function isStandoffStore(conn: DuckDBConnection): Promise<boolean> {
-  const { rows } = await query(conn, `SELECT count(*) AS n, count(*) FILTER (WHERE source IN ('standoff', 'synthetic')) AS s FROM runs`);
+  const { rows } = await query(conn, `SELECT count(*) AS n, count(*) FILTER (WHERE source IN (${STANDOFF_SOURCES.map(quoteLiteral).join(', ')})) AS s FROM runs`);
   return Number(rows[0].n) > 0 && Number(rows[0].n) === Number(rows[0].s);
 }
 

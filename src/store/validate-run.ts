@@ -33,7 +33,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { usageError } from '../errors.ts';
 import { openStore } from './open-store.ts';
 import { query, quoteLiteral } from './duckdb.ts';
-import { SCORER_NAMES } from '../schema/tables.ts';
+import { SCORER_NAMES, isStandoffSource } from '../schema/tables.ts';
 
 export interface ValidateOptions {
   runId?: string;
@@ -304,15 +304,13 @@ function configuredSubjects(config: unknown): string[] | null {
  * or `synthetic`) the three O1 scorers; an imported run the scorers it holds (sorted). Expected
  * samples per subject: the run's distinct scenarios x its recorded epochs, when it records epochs.
  */
-export async function gateDefaults(conn: DuckDBConnection, runId: string): Promise<{ requiredScorers: string[]; expectedSamples: number | undefined }> {
-  const run = (await query(conn, 'SELECT source, epochs FROM runs WHERE run_id = $1', [runId])).rows[0];
-  const source = String(run?.source);
+async function gateDefaults(conn: DuckDBConnection, runId: string, run: Record<string, unknown>): Promise<{ requiredScorers: string[]; expectedSamples: number | undefined }> {
   const requiredScorers =
-    source === 'standoff' || source === 'synthetic'
+    isStandoffSource(String(run.source))
       ? [...SCORER_NAMES].sort()
       : (await query(conn, 'SELECT DISTINCT scorer FROM scores WHERE run_id = $1 ORDER BY scorer', [runId])).rows.map((r) => String(r.scorer));
   const scenarios = num((await query(conn, 'SELECT count(DISTINCT scenario_id) AS n FROM episodes WHERE run_id = $1', [runId])).rows[0]?.n ?? 0);
-  const epochs = run?.epochs === null || run?.epochs === undefined ? null : num(run.epochs);
+  const epochs = run.epochs === null || run.epochs === undefined ? null : num(run.epochs);
   return { requiredScorers, expectedSamples: epochs !== null && scenarios > 0 ? scenarios * epochs : undefined };
 }
 
@@ -326,11 +324,11 @@ export async function validateRun(traces: string, opts: ValidateOptions = {}): P
       const r = await query(conn, 'SELECT run_id FROM runs ORDER BY created_at DESC, run_id DESC LIMIT 1');
       runId = String(r.rows[0].run_id);
     }
-    const run = (await query(conn, 'SELECT status, config FROM runs WHERE run_id = $1', [runId])).rows[0];
+    const run = (await query(conn, 'SELECT status, config, source, epochs FROM runs WHERE run_id = $1', [runId])).rows[0];
     const counts = (
       await query(conn, 'SELECT subject_model, count(*) AS n FROM episodes WHERE run_id = $1 GROUP BY subject_model ORDER BY subject_model', [runId])
     ).rows.map((r) => ({ subject: String(r.subject_model), n: num(r.n) }));
-    const dflt = await gateDefaults(conn, runId);
+    const dflt = await gateDefaults(conn, runId, run);
     const g: GateContext = {
       conn,
       runId,
