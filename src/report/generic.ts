@@ -394,6 +394,11 @@ function resultCell(r: ScorerResult | undefined): string {
   return `${head}${extra.length ? `<br>${extra.join(', ')}` : ''}<br><sub>${lines.join('<br>')}</sub>`;
 }
 
+/** The rows of a suite's "Results per subject and scorer" table, in order (index.html links its cells by this order). */
+export function resultSubjects(g: GenericSections, suite: string): string[] {
+  return [...new Set(g.results.filter((r) => r.suite === suite).map((r) => r.subject))].sort(byText);
+}
+
 export function renderGeneric(g: GenericSections, level: number, n0: number): string {
   const L = Math.round(level * 100);
   const out: string[] = [];
@@ -407,7 +412,7 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
     const sc = g.scorers.filter((s) => s.suite === suite);
     if (sc.length === 0) continue;
     out.push(per(suite));
-    const subjects = [...new Set(g.results.filter((r) => r.suite === suite).map((r) => r.subject))].sort(byText);
+    const subjects = resultSubjects(g, suite);
     out.push(
       table(
         ['Subject model', ...sc.map((s) => `${cell(s.metric)} (${s.kind ?? 'not measured'})`)],

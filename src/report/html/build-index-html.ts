@@ -22,8 +22,7 @@ import { createHash } from 'node:crypto';
 import { visibleControls } from '../../escape.ts';
 import { quoteLiteral } from '../../store/duckdb.ts';
 import type { ReportResults } from '../build-report.ts';
-import type { GenericSections } from '../generic.ts';
-import { byText } from '../markdown.ts';
+import { resultSubjects, type GenericSections } from '../generic.ts';
 import type { FigureSpec } from '../figures.ts';
 import { CLIENT_SCRIPT } from './client-script.ts';
 import { LINKED_METRICS, disagreeKey, genericScorerKey, groundedKey, metricKey, reasonKey, statusKey, toSqlCommand, type GroundedCell } from './episode-sets.ts';
@@ -114,7 +113,7 @@ export function buildCountLinks(r: ReportResults, setIndex: Map<string, number>)
 export function buildGenericCountLinks(g: GenericSections, setIndex: Map<string, number>): MarkdownHooks['countLink'] {
   const suite = g.suites.length === 1 ? g.suites[0] : null;
   const scorers = g.scorers.filter((s) => s.suite === suite);
-  const subjects = [...new Set(g.results.filter((r) => r.suite === suite).map((r) => r.subject))].sort(byText);
+  const subjects = suite === null ? [] : resultSubjects(g, suite);
   return (headers, row, col) => {
     if (suite === null || headers[0] !== 'Subject model' || col < 1 || headers.length !== scorers.length + 1) return null;
     const s = scorers[col - 1];
