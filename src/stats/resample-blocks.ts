@@ -4,6 +4,7 @@ import { quantileStatistic } from './quantile.ts';
 import { standardDeviationStatistic } from './standard-deviation.ts';
 import { trimmedMeanStatistic } from './trimmed-mean.ts';
 import type { StatisticSpec, WeightedStatistic } from './weighted-statistic.ts';
+import { createCountKernel } from './draw-kernels.ts';
 import { createXoshiro128, type Xoshiro128 } from './xoshiro128.ts';
 
 /** Resamples per block: fixed, so the streams (and results) never depend on how blocks are spread over threads. */
@@ -49,7 +50,7 @@ export const blockCount = (resamples: number): number => Math.ceil(resamples / B
  * Streams: block b uses the xoshiro128** stream of `seed` jumped b times (b x 2^64 draws ahead,
  * `Xoshiro128.jump`), so blocks never overlap and a block's replicates depend only on (seed, b),
  * not on which thread computed it or in which order. Within a block each resample draws `units`
- * unit indices (unbiased Lemire integers) as 32-bit counts per unit, then weights each
+ * unit indices (unbiased Lemire integers) as 32-bit counts per unit (`createCountKernel`), then weights each
  * sorted value by its unit's count and evaluates the statistic on the weights (no copy, no sort);
  * an unclustered statistic with a fused path (`drawn`, the mean) takes its draws straight from the
  * block's stream instead.
@@ -65,7 +66,8 @@ export function computeBlocks(input: BlockInput, next: () => number, out: Float6
   const { sorted, unit, units, spec, seed, resamples } = input;
   const n = sorted.length;
   const stat = resamplingStatistic(spec, sorted);
-  const counts = new Int32Array(units);
+  const counter = createCountKernel(units);
+  const counts = counter.counts;
   const w = unit ? new Int32Array(n) : counts;
   const base = createXoshiro128(seed);
   let at = 0;
@@ -81,7 +83,7 @@ export function computeBlocks(input: BlockInput, next: () => number, out: Float6
       continue;
     }
     for (let r = b * BLOCK_RESAMPLES; r < end; r++) {
-      g.countIndices32(counts, units, units);
+      counter.count(g, units, units);
       let N = n;
       if (unit) {
         N = 0;

@@ -1,0 +1,5 @@
+/** Types for scripts/build-wasm.mjs (imported by tests/stats/draw-kernels.test.ts). */
+export declare const WAT: string;
+export declare const OUT: string;
+export declare function assembleWat(watText: string, fileName?: string): Promise<Uint8Array>;
+export declare function toWasmModuleSource(bytes: Uint8Array): string;
