@@ -4,9 +4,10 @@ import { DRAWS_WASM_BASE64 } from './kernels/draws-wasm.ts';
 import type { Xoshiro128 } from './xoshiro128.ts';
 
 /**
- * The bootstrap's two hot loops, in WebAssembly (src/stats/kernels/draws.wat): the fused
- * draw-and-add of a bootstrap mean (`createSumKernel`) and the count table of every other
- * resampling statistic (`createCountKernel`). Each draws k unbiased integers j in [0, m) from a
+ * The bootstrap's hot loops, in WebAssembly (src/stats/kernels/draws.wat): the fused
+ * draw-and-add of a bootstrap mean (`createSumKernel`), of a ratio of sums (`createPairSumKernel`:
+ * the index resampler of `ratioBootstrap`, behind continuous paired and cluster bootstraps) and
+ * the count table of every other resampling statistic (`createCountKernel`). Each draws k unbiased integers j in [0, m) from a
  * `Xoshiro128` exactly as k calls of its `int(m)` would (same stream, same values, same state
  * afterwards) and either adds `values[j]` in draw order or adds 1 to `counts[j]`.
  *
@@ -36,6 +37,11 @@ export interface SumKernel {
   sum(g: Xoshiro128, m: number, k: number): number;
 }
 
+export interface PairSumKernel {
+  /** Sums of num[j] (out[0]) and den[j] (out[1]) over the same k draws j in [0, m), each in draw order. */
+  sums(g: Xoshiro128, m: number, k: number, out: Float64Array): void;
+}
+
 export interface CountKernel {
   /** The count table (length `units`), a view of the kernel's memory: read it, zero it with fill(0). */
   readonly counts: Int32Array;
@@ -46,12 +52,14 @@ export interface CountKernel {
 interface DrawExports {
   sum_i32(base: number, m: number, k: number): number;
   sum_f64(base: number, m: number, k: number): number;
+  sum_pair_f64(base: number, base2: number, m: number, k: number): number;
   count_i32(base: number, m: number, k: number): void;
 }
 
 /** Byte offsets in a kernel's memory (see draws.wat). */
 const STATE = 0;
-const TABLE = 16;
+const SECOND_SUM = 16;
+const TABLE = 32;
 const PAGE = 65536;
 
 let compiled: WebAssembly.Module | null = null;
@@ -97,6 +105,25 @@ export function createSumKernel(values: Int32Array | Float64Array): SumKernel {
     sum(g, m, k) {
       checkDraw(m, k, n, 'createSumKernel sum');
       return withState(state, g, () => run(TABLE, m, k));
+    },
+  };
+}
+
+/** A kernel summing two Float64 tables of one length over the same draws (a ratio of sums). */
+export function createPairSumKernel(num: Float64Array, den: Float64Array): PairSumKernel {
+  const n = num.length;
+  if (den.length !== n) throw dataError('stats.lengthMismatch', `createPairSumKernel requires tables of one length, got ${n} and ${den.length}`);
+  const { memory, exports } = instantiate(16 * n);
+  const state = new Int32Array(memory.buffer, STATE, 4);
+  const second = new Float64Array(memory.buffer, SECOND_SUM, 1);
+  const denAt = TABLE + 8 * n;
+  new Float64Array(memory.buffer, TABLE, n).set(num);
+  new Float64Array(memory.buffer, denAt, n).set(den);
+  return {
+    sums(g, m, k, out) {
+      checkDraw(m, k, n, 'createPairSumKernel sums');
+      out[0] = withState(state, g, () => exports.sum_pair_f64(TABLE, denAt, m, k));
+      out[1] = second[0];
     },
   };
 }

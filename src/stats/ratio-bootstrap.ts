@@ -3,6 +3,7 @@ import type { BootstrapResult, ParsedBootstrapOptions } from './bootstrap-intern
 import { jackknifeAcceleration } from './jackknife-acceleration.ts';
 import { sampleMultinomialRaw } from './multinomial-sample.ts';
 import { createRng } from './rng.ts';
+import { createPairSumKernel, createSumKernel } from './draw-kernels.ts';
 import { createXoshiro128 } from './xoshiro128.ts';
 
 export type RatioEngine = 'auto' | 'multinomial' | 'resample';
@@ -29,7 +30,8 @@ const MAX_ATOMS = 4096;
  * W = sum w, computed in that cancellation-free form).
  *
  * Two engines give the same bootstrap distribution:
- *  - 'resample': draw m unit indices per resample (xoshiro128**, Lemire), sum u and w.
+ *  - 'resample': draw m unit indices per resample (xoshiro128**, Lemire), sum u and w in draw
+ *    order (the WebAssembly kernels of draw-kernels.ts).
  *  - 'multinomial' (exact fast path): when the units take only k distinct (u, w) pairs ("atoms")
  *    with multiplicities c_j, the resampled multiplicities are Multinomial(m; c / m), so one
  *    resample costs k - 1 binomial draws (MT19937 via `createRng`) instead of m index draws. For
@@ -105,22 +107,16 @@ export function ratioBootstrap(
     estimate = s / (divisor * w);
     const W = w;
     const rng = createXoshiro128(opts.seed);
-    const idx = new Int32Array(m);
-    for (let r = 0; r < R; r++) {
-      rng.fillIndices(idx, m);
-      let sr = 0;
-      if (den) {
-        let wr = 0;
-        for (let i = 0; i < m; i++) {
-          const j = idx[i];
-          sr += num[j];
-          wr += den[j];
-        }
-        reps[r] = sr / (divisor * wr);
-      } else {
-        for (let i = 0; i < m; i++) sr += num[idx[i]];
-        reps[r] = sr / (divisor * m);
+    if (den) {
+      const kernel = createPairSumKernel(num, den);
+      const sums = new Float64Array(2);
+      for (let r = 0; r < R; r++) {
+        kernel.sums(rng, m, m, sums);
+        reps[r] = sums[0] / (divisor * sums[1]);
       }
+    } else {
+      const kernel = createSumKernel(num);
+      for (let r = 0; r < R; r++) reps[r] = kernel.sum(rng, m, m) / (divisor * m);
     }
     acceleration = () => {
       const jack = new Float64Array(m);

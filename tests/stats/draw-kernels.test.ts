@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { assembleWat, WAT } from '../../scripts/build-wasm.mjs';
 import { DRAWS_WASM_BASE64 } from '../../src/stats/kernels/draws-wasm.ts';
-import { createCountKernel, createSumKernel, createXoshiro128 } from '../../src/stats/index.ts';
+import { createCountKernel, createPairSumKernel, createSumKernel, createXoshiro128 } from '../../src/stats/index.ts';
 import { expectDataError } from '../helpers/stats.ts';
 
 const TWO32 = 4294967296;
@@ -66,6 +66,27 @@ describe('the kernels draw exactly what int(m) draws', () => {
       expect(a.uint32()).toBe(ref.uint32()); // the stream goes on where int(m) left it
     });
 
+    it(`pair sums (a ratio of sums) over one set of draws, m = ${m}`, () => {
+      const num = Float64Array.from(table(m), (v) => v / 3);
+      const den = Float64Array.from({ length: m }, (_, i) => 1 + (i % 5));
+      const kernel = createPairSumKernel(num, den);
+      const g = createXoshiro128(4242);
+      const ref = createXoshiro128(4242);
+      const out = new Float64Array(2);
+      for (const k of m > 1e6 ? [0, 200_000] : [0, 1, m, 2 * m + 3]) {
+        let s = 0;
+        let w = 0;
+        for (let i = 0; i < k; i++) {
+          const j = ref.int(m);
+          s += num[j];
+          w += den[j];
+        }
+        kernel.sums(g, m, k, out);
+        expect([out[0], out[1]], `m=${m} k=${k}`).toEqual([s, w]);
+      }
+      expect(Array.from(g.state)).toEqual(Array.from(ref.state));
+    });
+
     it(`count, m = ${m}`, () => {
       const kernel = createCountKernel(m);
       const g = createXoshiro128(99);
@@ -108,5 +129,6 @@ describe('degenerate cases', () => {
     expectDataError(() => kernel.sum(g, 3, -1), 'stats.badCount', /requires k/);
     expectDataError(() => createCountKernel(0), 'stats.badCount', /createCountKernel requires units/);
     expectDataError(() => createCountKernel(3).count(g, 4, 1), 'stats.badCount');
+    expectDataError(() => createPairSumKernel(Float64Array.of(1, 2), Float64Array.of(1)), 'stats.lengthMismatch', /createPairSumKernel requires tables of one length, got 2 and 1/);
   });
 });
