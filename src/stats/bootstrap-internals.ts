@@ -53,7 +53,8 @@ export interface BootstrapResult {
   /**
    * 'resample': indices drawn with replacement from one stream; 'multinomial': exact counts over
    * distinct values; 'resample-blocks': `bootstrapStatistic`'s blocks of 64 resamples, block b
-   * drawn from the seed's stream jumped b times (the same result on any number of threads).
+   * drawn from the seed's stream jumped 4b to 4b + 3 times, four lanes (the same result on any
+   * number of threads).
    */
   engine: 'resample' | 'multinomial' | 'resample-blocks';
   bca: BcaDetails | null;

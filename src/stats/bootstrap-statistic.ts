@@ -46,8 +46,9 @@ export interface PreparedBootstrapStatistic {
  * How it runs: the values are sorted once; a resample is a vector of multiplicities over the
  * sorted values (`computeBlocks`), so each statistic is a running sum over it: O(n) per resample
  * with no sort or selection (order statistics by counting). The R resamples form blocks of 64
- * (`BLOCK_RESAMPLES`); block b draws from the seed's xoshiro128** stream jumped b times, so the
- * result is the same whichever thread computes which block. This function computes every block
+ * (`BLOCK_RESAMPLES`); block b draws from four xoshiro128** streams, the seed's stream jumped 4b
+ * to 4b + 3 times (`computeBlocks`), so the result is the same whichever thread computes which
+ * block. This function computes every block
  * in the calling thread; `parallelBootstrapStatistic` gives byte-identical results on several.
  *
  * The jackknife (BCa only) leaves out one value per distinct value in O(1) each (weighted by

@@ -139,7 +139,18 @@ export { minimumDetectableEffect, type MinimumDetectableEffectOptions } from './
 export { binomialPmf } from './binomial-pmf.ts';
 export { sampleBinomial, type UniformSource } from './binomial-sample.ts';
 export { sampleMultinomial } from './multinomial-sample.ts';
-export { createCountKernel, createPairSumKernel, createSumKernel, type CountKernel, type PairSumKernel, type SumKernel } from './draw-kernels.ts';
+export {
+  createLaneCountKernel,
+  createLaneSumKernel,
+  createPairSumKernel,
+  createSumKernel,
+  LANES,
+  type LaneCountKernel,
+  type Lanes,
+  type LaneSumKernel,
+  type PairSumKernel,
+  type SumKernel,
+} from './draw-kernels.ts';
 export { createXoshiro128, type Xoshiro128 } from './xoshiro128.ts';
 
 // Paired comparisons with clustered pairs, count-based entry points (sampling unit: the scenario)

@@ -1,5 +1,5 @@
 import { decimalScale, maxAbs, toScaledIntegers } from './decimal-scale.ts';
-import { createSumKernel, type SumKernel } from './draw-kernels.ts';
+import { createLaneSumKernel, type LaneSumKernel } from './draw-kernels.ts';
 import type { WeightedStatistic } from './weighted-statistic.ts';
 
 const TWO53 = 9007199254740992;
@@ -14,7 +14,7 @@ const TWO53 = 9007199254740992;
  * equals the estimate is bitwise equal to it and BCa's strict count of replicates below the
  * estimate is not perturbed by rounding. Jackknife: theta_(s) = theta + (theta - x_s) / (n - 1),
  * the cancellation-free form. Unclustered resamples use the fused draw-and-add
- * (`createSumKernel`, WebAssembly, over 32-bit integers when the scaled values fit: the same
+ * (`createLaneSumKernel`, WebAssembly, over 32-bit integers when the scaled values fit: the same
  * draws and sums from a table half the size): it sums in draw order, which is exact for scaled
  * integers; for other doubles a resample equal to the data may differ from the estimate in the
  * last bit (irrelevant for continuous data, where such ties have probability ~0).
@@ -44,7 +44,7 @@ export function meanStatistic(x: Float64Array): WeightedStatistic {
   }
   // Scaled values that fit 32 bits are drawn from an Int32 table (same sums, half the table),
   // placed in the kernel's memory at the first fused draw.
-  let kernel: SumKernel | null = null;
+  let kernel: LaneSumKernel | null = null;
   let total = 0;
   for (let i = 0; i < n; i++) total += u[i];
   const theta = total / (divisor * n);
@@ -57,9 +57,9 @@ export function meanStatistic(x: Float64Array): WeightedStatistic {
     without(s) {
       return theta + (theta - x[s]) / (n - 1);
     },
-    drawn(g) {
-      kernel ??= createSumKernel(isInt32(u) ? Int32Array.from(u) : u);
-      return kernel.sum(g, n, n) / (divisor * n);
+    drawn(lanes) {
+      kernel ??= createLaneSumKernel(isInt32(u) ? Int32Array.from(u) : u);
+      return kernel.sum(lanes, n, n) / (divisor * n);
     },
   };
 }

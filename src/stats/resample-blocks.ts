@@ -4,7 +4,7 @@ import { quantileStatistic } from './quantile.ts';
 import { standardDeviationStatistic } from './standard-deviation.ts';
 import { trimmedMeanStatistic } from './trimmed-mean.ts';
 import type { StatisticSpec, WeightedStatistic } from './weighted-statistic.ts';
-import { createCountKernel } from './draw-kernels.ts';
+import { createLaneCountKernel, LANES } from './draw-kernels.ts';
 import { createXoshiro128, type Xoshiro128 } from './xoshiro128.ts';
 
 /** Resamples per block: fixed, so the streams (and results) never depend on how blocks are spread over threads. */
@@ -47,13 +47,15 @@ export const blockCount = (resamples: number): number => Math.ceil(resamples / B
  * replicates of the blocks `next()` hands out (block indices in increasing order, until it
  * returns -1) into `out` (length R, replicate r of block b at b * 64 + r).
  *
- * Streams: block b uses the xoshiro128** stream of `seed` jumped b times (b x 2^64 draws ahead,
- * `Xoshiro128.jump`), so blocks never overlap and a block's replicates depend only on (seed, b),
- * not on which thread computed it or in which order. Within a block each resample draws `units`
- * unit indices (unbiased Lemire integers) as 32-bit counts per unit (`createCountKernel`), then weights each
+ * Streams: block b has four lane streams, the xoshiro128** stream of `seed` jumped 4b, 4b + 1,
+ * 4b + 2 and 4b + 3 times (`Xoshiro128.jump`, 2^64 draws each), so blocks never overlap and a
+ * block's replicates depend only on (seed, b), not on which thread computed it or in which order.
+ * Each resample of the block, in turn, takes its `units` unit indices from the four lanes at once
+ * (lane L makes floor(units / 4) draws, plus one when L < units mod 4, each an unbiased Lemire
+ * integer: `createLaneCountKernel`, WebAssembly SIMD) as 32-bit counts per unit, then weights each
  * sorted value by its unit's count and evaluates the statistic on the weights (no copy, no sort);
- * an unclustered statistic with a fused path (`drawn`, the mean) takes its draws straight from the
- * block's stream instead.
+ * an unclustered statistic with a fused path (`drawn`, the mean) sums the same draws' values
+ * instead of counting them.
  *
  * @example
  * import { computeBlocks } from './resample-blocks.ts';
@@ -66,24 +68,29 @@ export function computeBlocks(input: BlockInput, next: () => number, out: Float6
   const { sorted, unit, units, spec, seed, resamples } = input;
   const n = sorted.length;
   const stat = resamplingStatistic(spec, sorted);
-  const counter = createCountKernel(units);
+  const counter = createLaneCountKernel(units);
   const counts = counter.counts;
   const w = unit ? new Int32Array(n) : counts;
   const base = createXoshiro128(seed);
-  let at = 0;
+  let at = 0; // jumps applied to base
   for (let b = next(); b >= 0; b = next()) {
-    while (at < b) {
+    while (at < LANES * b) {
       base.jump();
       at++;
     }
-    const g: Xoshiro128 = base.copy();
+    const lanes: Xoshiro128[] = [];
+    for (let L = 0; L < LANES; L++) {
+      lanes.push(base.copy());
+      base.jump();
+      at++;
+    }
     const end = Math.min(resamples, (b + 1) * BLOCK_RESAMPLES);
     if (!unit && stat.drawn) {
-      for (let r = b * BLOCK_RESAMPLES; r < end; r++) out[r] = stat.drawn(g);
+      for (let r = b * BLOCK_RESAMPLES; r < end; r++) out[r] = stat.drawn(lanes);
       continue;
     }
     for (let r = b * BLOCK_RESAMPLES; r < end; r++) {
-      counter.count(g, units, units);
+      counter.count(lanes, units, units);
       let N = n;
       if (unit) {
         N = 0;

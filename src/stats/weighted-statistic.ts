@@ -11,7 +11,7 @@
  * sums are sum_i w_i x_i in sorted order. The same resample therefore always gives bitwise the
  * same value, whichever order its draws came in.
  */
-import type { Xoshiro128 } from './xoshiro128.ts';
+import type { Lanes } from './draw-kernels.ts';
 
 /** Which statistic to resample (serialisable: it crosses into worker threads). */
 export type StatisticSpec =
@@ -29,9 +29,10 @@ export interface WeightedStatistic {
   without(s: number): number;
   /**
    * Optional fused path for unclustered resamples: the statistic of one resample of n values
-   * drawn straight from the generator (no count table); used instead of `weighted` when present.
+   * drawn straight from the four lane generators (no count table, `createLaneCountKernel`'s draws
+   * exactly); used instead of `weighted` when present.
    */
-  drawn?(g: Xoshiro128): number;
+  drawn?(lanes: Lanes): number;
 }
 
 /**

@@ -17,7 +17,8 @@ import { show } from './arg-checks.ts';
  * The bulk methods (`fillIndices`, `countIndices`) keep the state in local variables inside one
  * loop, which is what makes them fast (each repeats the generator step inline for that reason);
  * they consume the stream exactly as repeated `int(m)` calls would. The bootstrap's own hot loops
- * (draw-and-add, 32-bit counts) are WebAssembly, in `draw-kernels.ts`, working on `state`.
+ * (draw-and-add, 32-bit counts, four generators at once) are WebAssembly, in `draw-kernels.ts`,
+ * working on `state`.
  * `jump()` is the reference 2^64-step jump (same polynomial as xoshiro128starstar.c; checked
  * against the C in tests/oracle/statistic-boot.json), which splits one seed into
  * non-overlapping streams.
@@ -52,8 +53,8 @@ export interface Xoshiro128 {
   countIndices(counts: Uint8Array, m: number, k: number): number;
   /**
    * Advances the state by 2^64 draws (the reference `jump()`), so 2^64 non-overlapping
-   * subsequences of one seed's stream can be handed out: the block streams of
-   * `bootstrapStatistic` are the seed's stream jumped 0, 1, 2, ... times.
+   * subsequences of one seed's stream can be handed out: the lane streams of
+   * `bootstrapStatistic`'s blocks are the seed's stream jumped 0, 1, 2, ... times.
    */
   jump(): void;
   /**

@@ -28,6 +28,16 @@ import {
   type WeightedStatistic,
 } from '../../src/stats/index.ts';
 import { expectDataError } from '../helpers/stats.ts';
+
+/** Block 0's four lane generators: the seed's stream jumped 0..3 times. */
+function lanesOf(seed: number) {
+  const base = createXoshiro128(seed);
+  return Array.from({ length: 4 }, () => {
+    const g = base.copy();
+    base.jump();
+    return g;
+  });
+}
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -146,16 +156,19 @@ describe('the xoshiro128** jump against the reference C (statistic-boot.json)', 
 });
 
 describe('the fused draw-and-add over 32-bit integers (the mean of scaled values)', () => {
-  it('the mean of data with up to 9 decimals draws from the integer table: the same replicates as int(m) draws of the scaled values added one by one', () => {
-    const x = Float64Array.from({ length: 500 }, (_, i) => Math.round(Math.sin(i) * 1e6) / 1e3).sort();
-    const g = createXoshiro128(7);
-    const h = createXoshiro128(7);
+  it('the mean of data with up to 9 decimals draws from the integer table: the same replicates as the lanes\' int(m) draws of the scaled values added one by one', () => {
+    const x = Float64Array.from({ length: 501 }, (_, i) => Math.round(Math.sin(i) * 1e6) / 1e3).sort();
+    const lanes = lanesOf(7);
+    const ref = lanesOf(7);
     const stat = meanStatistic(x);
     const scaled = Float64Array.from(x, (v) => Math.round(v * 1e3));
+    const n = x.length;
     for (let r = 0; r < 20; r++) {
       let s = 0;
-      for (let i = 0; i < x.length; i++) s += scaled[h.int(x.length)];
-      expect(stat.drawn!(g)).toBe(s / (1e3 * x.length));
+      ref.forEach((g, L) => {
+        for (let i = 0; i < Math.floor(n / 4) + (L < n % 4 ? 1 : 0); i++) s += scaled[g.int(n)];
+      });
+      expect(stat.drawn!(lanes)).toBe(s / (1e3 * n));
     }
   });
 });
@@ -197,24 +210,19 @@ describe('bootstrapStatistic: reproducibility and degenerate cases', () => {
     expect(a.estimate).toBe(3.9);
   });
 
-  it('the first block is the seed stream itself; block b is it jumped b times', () => {
-    // 64 resamples of the mean of [0, 1] from the seed's stream: resample r's sum counts the 1s drawn.
+  it('block b draws from the seed stream jumped 4b, 4b + 1, 4b + 2 and 4b + 3 times, one draw per lane per resample of two', () => {
+    // median of [0, 1] resampled twice: lanes 0 and 1 make one draw each (n = 2 < 4), lanes 2, 3 none.
     const r = bootstrapStatistic([0, 1], { name: 'median' }, { seed: 5, resamples: 128, returnReplicates: true });
-    const g = createXoshiro128(5);
-    const first = Array.from({ length: 64 }, () => {
-      const counts = new Uint8Array(2);
-      g.countIndices(counts, 2, 2);
-      return counts[1] / 2; // median of {0,1} resample: 0, 0.5 or 1
-    });
-    expect(Array.from(r.replicates!.subarray(0, 64))).toEqual(first);
-    const h = createXoshiro128(5);
-    h.jump();
-    const second = Array.from({ length: 64 }, () => {
-      const counts = new Uint8Array(2);
-      h.countIndices(counts, 2, 2);
-      return counts[1] / 2;
-    });
-    expect(Array.from(r.replicates!.subarray(64))).toEqual(second);
+    const base = createXoshiro128(5);
+    for (let b = 0; b < 2; b++) {
+      const lanes = Array.from({ length: 4 }, () => {
+        const g = base.copy();
+        base.jump();
+        return g;
+      });
+      const expected = Array.from({ length: 64 }, () => (lanes[0].int(2) + lanes[1].int(2)) / 2);
+      expect(Array.from(r.replicates!.subarray(64 * b, 64 * b + 64)), `block ${b}`).toEqual(expected);
+    }
   });
 
   it('all values identical: percentile [t, t]; BCa no interval, with the note', () => {

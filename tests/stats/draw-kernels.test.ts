@@ -3,35 +3,61 @@
  *
  * 1. The committed bytes (draws-wasm.ts) are what wabt assembles draws.wat to, so the module that
  *    runs is the one the .wat shows (`npm run build:wasm` regenerates it).
- * 2. Each kernel consumes the xoshiro128** stream exactly as repeated `int(m)` calls (the
- *    JavaScript reference in xoshiro128.ts, itself checked against the reference C in
- *    tests/stats/bootstrap.test.ts), rejections included: the same indices, the same sums, the same
- *    state afterwards. Sizes cover m = 1, small m, m = 1e5 (the bench's n) and m above 2^21, where
- *    the JavaScript draw switches to its 16-bit split and WebAssembly keeps one 64-bit path.
- * 3. Degenerate cases: k = 0, bad m and k, m beyond the table.
+ * 2. Each kernel consumes its streams exactly as repeated `int(m)` calls (the JavaScript reference
+ *    in xoshiro128.ts, itself checked against the reference C in tests/stats/bootstrap.test.ts),
+ *    rejections included: the same indices, the same sums, the same states afterwards. For the
+ *    four-lane kernels the reference is lane by lane: lane L makes floor(n / 4) draws, plus one
+ *    when L < n mod 4. Sizes cover m = 1, small m, n not a multiple of 4 and below 4, m = 1e5 (the
+ *    bench's n), and m above 2^21 (where the JavaScript draw switches to its 16-bit split and
+ *    WebAssembly keeps one 64-bit path).
+ * 3. Degenerate cases: no draws, bad m and counts, m beyond the table, the wrong number of lanes.
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { assembleWat, WAT } from '../../scripts/build-wasm.mjs';
 import { DRAWS_WASM_BASE64 } from '../../src/stats/kernels/draws-wasm.ts';
-import { createCountKernel, createPairSumKernel, createSumKernel, createXoshiro128 } from '../../src/stats/index.ts';
+import {
+  createLaneCountKernel,
+  createLaneSumKernel,
+  createPairSumKernel,
+  createSumKernel,
+  createXoshiro128,
+  LANES,
+  type Xoshiro128,
+} from '../../src/stats/index.ts';
 import { expectDataError } from '../helpers/stats.ts';
 
 const TWO32 = 4294967296;
 
-/** How many of the first `draws` accepted int(m) draws of `seed` needed a rejection (Lemire). */
-function rejections(seed: number, m: number, draws: number): number {
-  const g = createXoshiro128(seed);
+/** How many of the first `draws` accepted int(m) draws of generator g needed a rejection (Lemire). */
+function rejections(g: Xoshiro128, m: number, draws: number): number {
   const thr = (TWO32 - m) % m;
   let rejected = 0;
   for (let accepted = 0; accepted < draws; ) {
-    const x = g.uint32();
-    const lo = Number((BigInt(x) * BigInt(m)) & 0xffffffffn);
+    const lo = Number((BigInt(g.uint32()) * BigInt(m)) & 0xffffffffn);
     if (lo < thr) rejected++;
     else accepted++;
   }
   return rejected;
 }
+
+/** Four lane generators: the seed's stream jumped 0..3 times (as resample-blocks makes block 0). */
+function lanesOf(seed: number): Xoshiro128[] {
+  const base = createXoshiro128(seed);
+  return Array.from({ length: LANES }, () => {
+    const g = base.copy();
+    base.jump();
+    return g;
+  });
+}
+
+/** The reference of one four-lane resample: the indices each lane draws, by int(m). */
+function laneIndices(lanes: Xoshiro128[], m: number, n: number): number[][] {
+  return lanes.map((g, L) => Array.from({ length: Math.floor(n / 4) + (L < n % 4 ? 1 : 0) }, () => g.int(m)));
+}
+
+const table = (m: number) => Int32Array.from({ length: m }, (_, i) => ((i * 2654435761) % 4000001) - 2000000);
+const states = (gs: Xoshiro128[]) => gs.map((g) => Array.from(g.state));
 
 describe('the committed WebAssembly is the .wat assembled', () => {
   it('draws-wasm.ts holds exactly the bytes wabt makes from draws.wat', async () => {
@@ -40,30 +66,21 @@ describe('the committed WebAssembly is the .wat assembled', () => {
   });
 });
 
-describe('the kernels draw exactly what int(m) draws', () => {
-  const table = (m: number) => Int32Array.from({ length: m }, (_, i) => ((i * 2654435761) % 4000001) - 2000000);
-
+describe('one stream: the kernels draw exactly what int(m) draws', () => {
   for (const m of [1, 7, 1000, 100_000, 2_097_152 + 3]) {
-    it(`sum over Int32 and Float64 tables, m = ${m}`, () => {
-      const ints = table(m);
-      const doubles = Float64Array.from(ints, (v) => v / 7); // not integers: tests the draw-order double sum
-      const kInt = createSumKernel(ints);
-      const kDbl = createSumKernel(doubles);
-      const a = createXoshiro128(20261201);
-      const b = createXoshiro128(20261201);
+    const ks = m > 1e6 ? [0, 1, 200_000] : [0, 1, m, 3 * m + 1];
+    it(`sum over a Float64 table in draw order, m = ${m}`, () => {
+      const values = Float64Array.from(table(m), (v) => v / 7); // not integers: the order of the adds shows
+      const kernel = createSumKernel(values);
+      const g = createXoshiro128(20261201);
       const ref = createXoshiro128(20261201);
-      for (const k of m > 1e6 ? [0, 1, 200_000] : [0, 1, m, 3 * m + 1]) {
-        let intSum = 0;
-        let dblSum = 0;
-        const save = ref.copy();
-        for (let i = 0; i < k; i++) intSum += ints[ref.int(m)];
-        for (let i = 0; i < k; i++) dblSum += doubles[save.int(m)];
-        expect(kInt.sum(a, m, k), `int m=${m} k=${k}`).toBe(intSum);
-        expect(kDbl.sum(b, m, k), `double m=${m} k=${k}`).toBe(dblSum);
+      for (const k of ks) {
+        let s = 0;
+        for (let i = 0; i < k; i++) s += values[ref.int(m)];
+        expect(kernel.sum(g, m, k), `m=${m} k=${k}`).toBe(s);
       }
-      expect(Array.from(a.state)).toEqual(Array.from(ref.state));
-      expect(Array.from(b.state)).toEqual(Array.from(ref.state));
-      expect(a.uint32()).toBe(ref.uint32()); // the stream goes on where int(m) left it
+      expect(Array.from(g.state)).toEqual(Array.from(ref.state));
+      expect(g.uint32()).toBe(ref.uint32()); // the stream goes on where int(m) left it
     });
 
     it(`pair sums (a ratio of sums) over one set of draws, m = ${m}`, () => {
@@ -73,7 +90,7 @@ describe('the kernels draw exactly what int(m) draws', () => {
       const g = createXoshiro128(4242);
       const ref = createXoshiro128(4242);
       const out = new Float64Array(2);
-      for (const k of m > 1e6 ? [0, 200_000] : [0, 1, m, 2 * m + 3]) {
+      for (const k of ks) {
         let s = 0;
         let w = 0;
         for (let i = 0; i < k; i++) {
@@ -86,49 +103,86 @@ describe('the kernels draw exactly what int(m) draws', () => {
       }
       expect(Array.from(g.state)).toEqual(Array.from(ref.state));
     });
-
-    it(`count, m = ${m}`, () => {
-      const kernel = createCountKernel(m);
-      const g = createXoshiro128(99);
-      const ref = createXoshiro128(99);
-      const k = Math.min(3 * m + 1, 400_000);
-      kernel.count(g, m, k);
-      const expected = new Int32Array(m);
-      for (let i = 0; i < k; i++) expected[ref.int(m)]++;
-      expect(Buffer.from(kernel.counts.buffer, kernel.counts.byteOffset, kernel.counts.byteLength).equals(Buffer.from(expected.buffer))).toBe(true);
-      expect(Array.from(g.state)).toEqual(Array.from(ref.state));
-    });
   }
 
   it('the m = 1e5 cases include rejected draws (the rejection path is exercised, not assumed)', () => {
-    expect(rejections(20261201, 100_000, 3 * 100_000 + 1)).toBeGreaterThan(0);
+    expect(rejections(createXoshiro128(20261201), 100_000, 3 * 100_000 + 1)).toBeGreaterThan(0);
+  });
+});
+
+describe('four lanes: each lane draws exactly what its int(m) draws', () => {
+  for (const [m, n] of [[1, 5], [2, 3], [7, 7], [1000, 1000], [100_000, 100_000], [100_000, 400_003], [2_097_152 + 3, 200_001]] as const) {
+    it(`sums over Int32 (exact) and Float64 (lane by lane, then (0 + 1) + (2 + 3)) tables, m = ${m}, n = ${n}`, () => {
+      const ints = table(m);
+      const doubles = Float64Array.from(ints, (v) => v / 7);
+      const kInt = createLaneSumKernel(ints);
+      const kDbl = createLaneSumKernel(doubles);
+      const a = lanesOf(77);
+      const b = lanesOf(77);
+      const ref = lanesOf(77);
+      for (let round = 0; round < 3; round++) {
+        const refB = ref.map((g) => g.copy());
+        const idx = laneIndices(ref, m, n);
+        laneIndices(refB, m, n); // same draws for the double table
+        const intSum = idx.flat().reduce((s, j) => s + ints[j], 0);
+        const laneSums = idx.map((js) => js.reduce((s, j) => s + doubles[j], 0));
+        const dblSum = laneSums[0] + laneSums[1] + (laneSums[2] + laneSums[3]);
+        expect(kInt.sum(a, m, n), `int round ${round}`).toBe(intSum);
+        expect(kDbl.sum(b, m, n), `double round ${round}`).toBe(dblSum);
+        expect(states(a)).toEqual(states(ref));
+        expect(states(b)).toEqual(states(ref));
+      }
+    });
+
+    it(`counts, m = ${m}, n = ${n}`, () => {
+      const kernel = createLaneCountKernel(m);
+      const lanes = lanesOf(99);
+      const ref = lanesOf(99);
+      for (let round = 0; round < 2; round++) {
+        kernel.counts.fill(0);
+        kernel.count(lanes, m, n);
+        const expected = new Int32Array(m);
+        for (const j of laneIndices(ref, m, n).flat()) expected[j]++;
+        expect(Buffer.from(kernel.counts.buffer, kernel.counts.byteOffset, kernel.counts.byteLength).equals(Buffer.from(expected.buffer)), `round ${round}`).toBe(true);
+        expect(states(lanes)).toEqual(states(ref));
+      }
+    });
+  }
+
+  it('the four-lane cases pay debts for rejected draws (every lane of seed 77 rejects within the three rounds of n = 400,003 at m = 1e5)', () => {
+    for (const g of lanesOf(77)) expect(rejections(g, 100_000, 3 * 100_001)).toBeGreaterThan(0);
   });
 
   it('a count table is a view of the kernel memory: zeroing it with fill(0) starts a fresh resample', () => {
-    const kernel = createCountKernel(50);
-    const g = createXoshiro128(3);
-    kernel.count(g, 50, 50);
+    const kernel = createLaneCountKernel(50);
+    const lanes = lanesOf(3);
+    kernel.count(lanes, 50, 50);
     expect(kernel.counts.reduce((s, c) => s + c, 0)).toBe(50);
     kernel.counts.fill(0);
-    kernel.count(g, 10, 20); // m below the table's length: only the first 10 counts move
-    expect(kernel.counts.reduce((s, c) => s + c, 0)).toBe(20);
+    kernel.count(lanes, 10, 21); // m below the table's length: only the first 10 counts move
+    expect(kernel.counts.reduce((s, c) => s + c, 0)).toBe(21);
     expect(kernel.counts.subarray(10).every((c) => c === 0)).toBe(true);
   });
 });
 
 describe('degenerate cases', () => {
-  it('k = 0 leaves the generator where it was; bad m and k are data errors naming the kernel', () => {
-    const kernel = createSumKernel(Int32Array.of(1, 2, 3));
+  it('no draws leave the generators where they were; bad m, counts and lanes are data errors naming the kernel', () => {
     const g = createXoshiro128(1);
     const before = Array.from(g.state);
+    const kernel = createSumKernel(Float64Array.of(1, 2, 3));
     expect(kernel.sum(g, 3, 0)).toBe(0);
     expect(Array.from(g.state)).toEqual(before);
+    const lanes = lanesOf(1);
+    const lanesBefore = states(lanes);
+    expect(createLaneSumKernel(Int32Array.of(1, 2, 3)).sum(lanes, 3, 0)).toBe(0);
+    expect(states(lanes)).toEqual(lanesBefore);
     expectDataError(() => kernel.sum(g, 4, 1), 'stats.badCount', /createSumKernel sum requires m .* got 4/);
     expectDataError(() => kernel.sum(g, 0, 1), 'stats.badCount');
     expectDataError(() => kernel.sum(g, 2.5, 1), 'stats.badCount');
-    expectDataError(() => kernel.sum(g, 3, -1), 'stats.badCount', /requires k/);
-    expectDataError(() => createCountKernel(0), 'stats.badCount', /createCountKernel requires units/);
-    expectDataError(() => createCountKernel(3).count(g, 4, 1), 'stats.badCount');
+    expectDataError(() => kernel.sum(g, 3, -1), 'stats.badCount', /number of draws/);
+    expectDataError(() => createLaneCountKernel(0), 'stats.badCount', /createLaneCountKernel requires units/);
+    expectDataError(() => createLaneCountKernel(3).count(lanes, 4, 1), 'stats.badCount');
+    expectDataError(() => createLaneSumKernel(Int32Array.of(1, 2)).sum(lanes.slice(0, 3), 2, 2), 'stats.badShape', /need 4 generators, got 3/);
     expectDataError(() => createPairSumKernel(Float64Array.of(1, 2), Float64Array.of(1)), 'stats.lengthMismatch', /createPairSumKernel requires tables of one length, got 2 and 1/);
   });
 });
