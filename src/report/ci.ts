@@ -265,7 +265,7 @@ export function agreementOf(matrix: (number | string | null)[][], opts: { level:
 export async function agreementFromStore(src: StoreSource, opts: { scorer?: string; level: AlphaLevel; ciLevel?: number; seed: number; resamples: number }): Promise<AgreementResult & { scorer: string }> {
   const scorer = opts.scorer ?? 'reasoning_action_alignment';
   return withStore(src, async (conn) => {
-    const p = await loadJudgePatterns(async (sql) => (await query(conn, sql)).rows, scorer);
+    const p = await loadJudgePatterns(async (sql, params) => (await query(conn, sql, params)).rows, scorer);
     const matrix = patternMatrix(p);
     if (!matrix.some((row) => row.some((v) => v !== null))) throw dataError('agreement.noJudgments', `no judgments with a value for scorer "${scorer}" in this store`);
     return { scorer, ...agreementFromCounts(matrix, p.patterns.map((x) => x.count), opts) };

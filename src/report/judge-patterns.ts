@@ -7,7 +7,7 @@
  * leave-one-judge-out with `leaveOneJudgeOut` weights), never on a sample-by-sample matrix.
  */
 import { krippendorffAlphaBootstrapCounts, type AlphaLevel, type Rating } from '../stats/index.ts';
-import { quoteLiteral, type Plain } from '../store/duckdb.ts';
+import type { Plain, SqlParams } from '../store/duckdb.ts';
 
 /** One judge's entry in a pattern: its value (null for ERROR), whether it judged at all, whether it was excluded as self. */
 export interface JudgeCell {
@@ -61,23 +61,23 @@ export interface AgreementResult {
  * names), with the judgments aliased `j` and episodes `e`.
  */
 export async function loadJudgePatterns(
-  q: (sql: string) => Promise<Record<string, Plain>[]>,
+  q: (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>,
   scorer: string,
   subject = 'e.subject_model',
   join = '',
 ): Promise<JudgePatterns> {
-  const S = quoteLiteral(scorer);
+  // The scorer and the judge models are bound ($scorer, $j0, $j1, ...), never written into the SQL.
   const n = (cond: string) => `CAST(count(*) FILTER (WHERE ${cond}) AS BIGINT)`;
   const judgeRows = await q(`
     SELECT judge_model, any_value(judge_family) AS family, ${n(`verdict = 'ALIGNED'`)} AS aligned, ${n(`verdict = 'MISALIGNED'`)} AS misaligned,
            ${n(`verdict = 'ERROR'`)} AS error, ${n(`verdict = 'MISALIGNED' AND raw IS NOT NULL AND raw <> 'MISALIGNED'`)} AS rejected,
            ${n('excluded_self AND value IS NOT NULL')} AS excluded_self
-    FROM judgments WHERE scorer = ${S} GROUP BY judge_model ORDER BY judge_model`);
+    FROM judgments WHERE scorer = $scorer GROUP BY judge_model ORDER BY judge_model`, { scorer });
   const judges = judgeRows.map((r) => String(r.judge_model));
   if (judges.length === 0) return { scorer, judges, families: [], verdicts: [], patterns: [] };
   const cols = judges
-    .map((jm, i) => {
-      const f = `FILTER (WHERE j.judge_model = ${quoteLiteral(jm)})`;
+    .map((_, i) => {
+      const f = `FILTER (WHERE j.judge_model = $j${i})`;
       return `max(j.value) ${f} AS v${i}, bool_or(j.excluded_self) ${f} AS x${i}, CAST(count(*) ${f} AS INTEGER) AS c${i}`;
     })
     .join(', ');
@@ -86,8 +86,10 @@ export async function loadJudgePatterns(
     WITH p AS (
       SELECT j.run_id, j.episode_id, any_value(${subject}) AS subject, ${cols}
       FROM judgments j JOIN episodes e ON e.run_id = j.run_id AND e.episode_id = j.episode_id ${join}
-      WHERE j.scorer = ${S} GROUP BY j.run_id, j.episode_id)
-    SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`);
+      WHERE j.scorer = $scorer GROUP BY j.run_id, j.episode_id)
+    SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`,
+    { scorer, ...Object.fromEntries(judges.map((jm, i) => [`j${i}`, jm])) },
+  );
   return {
     scorer,
     judges,

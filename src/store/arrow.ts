@@ -4,6 +4,7 @@
  * Also used to write `.arrow` (Arrow IPC file) output for pandas / polars users.
  */
 import type { DuckDBConnection, DuckDBResultReader } from '@duckdb/node-api';
+import type { SqlParams } from './duckdb.ts';
 import {
   Bool,
   Float64,
@@ -51,7 +52,7 @@ export function resultToArrow(result: DuckDBResultReader): Table {
 }
 
 /** Runs SQL and returns an Arrow table. */
-export async function queryArrow(conn: DuckDBConnection, sql: string, params?: Record<string, string | number | boolean | null>): Promise<Table> {
+export async function queryArrow(conn: DuckDBConnection, sql: string, params?: SqlParams): Promise<Table> {
   const result = params ? await conn.runAndReadAll(sql, params as never) : await conn.runAndReadAll(sql);
   return resultToArrow(result);
 }

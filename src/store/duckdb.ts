@@ -92,11 +92,14 @@ export function toQueryResult(result: DuckDBResultReader): QueryResult {
   return { columns, types, rows };
 }
 
+/** Named parameters of a statement (`$name` in the SQL): how untrusted values reach a query. */
+export type SqlParams = Record<string, string | number | boolean | null>;
+
 /** Runs SQL with bound parameters and returns plain rows. */
 export async function query(
   conn: DuckDBConnection,
   sql: string,
-  params?: Record<string, string | number | boolean | null> | (string | number | boolean | null)[],
+  params?: SqlParams | (string | number | boolean | null)[],
 ): Promise<QueryResult> {
   const result = params ? await conn.runAndReadAll(sql, params as never) : await conn.runAndReadAll(sql);
   return toQueryResult(result);

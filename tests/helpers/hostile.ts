@@ -20,11 +20,13 @@ export const HOSTILE = {
   at: '@SUM(1+1)',
   nul: 'nul\u0000byte',
   esc: 'esc\u001b[31mred',
+  // SQL: a name that ends a string literal (values are bound as parameters, never written in)
+  quote: "o'brien'); DROP TABLE episodes; --",
 } as const;
 
 /** One run: every text field a user's data can fill carries a hostile value. */
 export function hostileBundle(runId = 'hostile'): RunBundle {
-  const subjects = [HOSTILE.newline, HOSTILE.script, HOSTILE.link, HOSTILE.image, HOSTILE.bidi, HOSTILE.pipe, HOSTILE.hyperlink, HOSTILE.nul];
+  const subjects = [HOSTILE.newline, HOSTILE.script, HOSTILE.link, HOSTILE.image, HOSTILE.bidi, HOSTILE.pipe, HOSTILE.hyperlink, HOSTILE.nul, HOSTILE.quote];
   const base = sampleBundle(runId, 3);
   const episodes = subjects.flatMap((subject, s) =>
     base.episodes!.map((e, i) => ({
@@ -36,7 +38,7 @@ export function hostileBundle(runId = 'hostile'): RunBundle {
       invalid_reason: e.invalid_reason === null ? null : HOSTILE.link + HOSTILE.esc,
     })),
   );
-  const judges = [HOSTILE.script, HOSTILE.bidi];
+  const judges = [HOSTILE.script, HOSTILE.bidi, HOSTILE.quote];
   return {
     ...base,
     run: { ...base.run, suite: HOSTILE.image, notes: `${HOSTILE.newline} ${HOSTILE.nul}`, config: JSON.stringify({ subjects }) },

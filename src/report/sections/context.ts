@@ -14,7 +14,7 @@ import type { Table } from 'apache-arrow';
 import { existsSync } from 'node:fs';
 import { StandoffError, oneLine } from '../../errors.ts';
 import { openStore, type Store } from '../../store/open-store.ts';
-import { query, quoteLiteral, type Plain } from '../../store/duckdb.ts';
+import { query, quoteLiteral, type Plain, type SqlParams } from '../../store/duckdb.ts';
 import { queryArrow } from '../../store/arrow.ts';
 import { isDirectory, listCommittedRuns } from '../../store/write-run.ts';
 import { metricSql } from '../metrics.ts';
@@ -75,8 +75,9 @@ export interface ReportContext {
   /** Truncated episodes a run may have and still pass the gate (`--allow-truncated`). */
   allowTruncated: number;
   log: (line: string) => void;
-  q(sql: string): Promise<Record<string, Plain>[]>;
-  arrow(sql: string): Promise<Table>;
+  /** Plain rows of `sql`; untrusted values (model names, scorers, ids) go in `params` as `$name`. */
+  q(sql: string, params?: SqlParams): Promise<Record<string, Plain>[]>;
+  arrow(sql: string, params?: SqlParams): Promise<Table>;
 }
 
 export const reportError = (code: string, kind: 'usage' | 'data' | 'store', message: string, cause?: unknown) =>
@@ -133,8 +134,8 @@ export async function buildContext(
   opts: { seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; log: (line: string) => void; mixedSuites?: boolean },
 ): Promise<ReportContext> {
   const conn = store.conn;
-  const q = async (sql: string) => (await query(conn, sql)).rows;
-  const arrow = (sql: string) => queryArrow(conn, sql);
+  const q = async (sql: string, params?: SqlParams) => (await query(conn, sql, params)).rows;
+  const arrow = (sql: string, params?: SqlParams) => queryArrow(conn, sql, params);
   const runRows = await q(
     `SELECT run_id, suite, source, status, strftime(created_at, '%Y-%m-%dT%H:%M:%SZ') AS created_at, seed, epochs, standoff_version, notes, config FROM runs ORDER BY run_id`,
   );
@@ -170,10 +171,15 @@ export async function buildContext(
            CASE WHEN count(*) OVER (PARTITION BY subject_model) > 1 THEN subject_model || ' @ ' || run_id ELSE subject_model END AS subject
     FROM (SELECT DISTINCT run_id, subject_model FROM episodes)`);
   const subjects = (await q(`SELECT DISTINCT subject FROM r_subject0`)).map((r) => String(r.subject)).sort(byText);
-  // Subject index (position in the sorted subject list), so resampling vectors carry integers.
-  await conn.run(`CREATE TEMP TABLE r_subject AS
+  // Subject index (position in the sorted subject list), so resampling vectors carry integers;
+  // the labels (model names) are bound, as a JSON list, never written into the SQL.
+  await query(
+    conn,
+    `CREATE TEMP TABLE r_subject AS
     SELECT r.run_id, r.subject_model, r.subject, CAST(i.subj AS INTEGER) AS subj
-    FROM r_subject0 r JOIN (VALUES ${subjects.map((x, i) => `(${quoteLiteral(x)}, ${i})`).join(', ')}) i(subject, subj) USING (subject)`);
+    FROM r_subject0 r JOIN (SELECT unnest(l) AS subject, generate_subscripts(l, 1) - 1 AS subj FROM (SELECT CAST(CAST($subjects AS JSON) AS VARCHAR[]) AS l)) i USING (subject)`,
+    { subjects: JSON.stringify(subjects) },
+  );
   const colours: Record<string, string> = {};
   subjects.forEach((s, i) => (colours[s] = PALETTE[i % PALETTE.length]));
   return {
@@ -224,7 +230,5 @@ export async function materializeObservations(ctx: ReportContext): Promise<void>
     FROM obs_t o JOIN r_metric m USING (mk) JOIN r_subj s USING (subj) JOIN r_dims d USING (dim)`);
 }
 
-/** SQL string literal list: ('a', 'b'). */
-export const sqlList = (values: readonly string[]) => `(${values.map(quoteLiteral).join(', ')})`;
 
 export const exists = existsSync;

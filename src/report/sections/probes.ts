@@ -13,7 +13,6 @@
  * reliability table, `expectedCalibrationError`) where the decisions carry option probabilities,
  * on the non-ambiguous states.
  */
-import { quoteLiteral } from '../../store/duckdb.ts';
 import { expectedCalibrationError, type CalibrationBin } from '../../stats/index.ts';
 import { byText, cell, code, fixed, fmtCount, pct, pctInterval, pp, ppInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
@@ -66,7 +65,7 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
   if (calibrationAvailable) {
     const totals = await ctx.q(`SELECT subject, CAST(count(*) AS BIGINT) AS m FROM r_conf GROUP BY subject`);
     for (const s of subjects) {
-      const v = await ctx.arrow(`SELECT conf, CAST(action AS DOUBLE) AS correct FROM r_conf WHERE subject = ${quoteLiteral(s.subject)} AND conf BETWEEN 0 AND 1 ORDER BY run_id, state_id`);
+      const v = await ctx.arrow(`SELECT conf, CAST(action AS DOUBLE) AS correct FROM r_conf WHERE subject = $subject AND conf BETWEEN 0 AND 1 ORDER BY run_id, state_id`, { subject: s.subject });
       const conf = Array.from(float64Column(v, 'conf'));
       const correct = Array.from(float64Column(v, 'correct'), (x) => (x === 1 ? 1 : 0) as 0 | 1);
       const m = Number(totals.find((r) => r.subject === s.subject)?.m ?? 0);

@@ -19,7 +19,7 @@ import { TABLE_NAMES } from '../../schema/tables.ts';
 import { partitionDir } from '../../store/write-run.ts';
 import { byText, cell, code, fmtCount, table } from '../markdown.ts';
 import { validateRun } from '../../store/validate-run.ts';
-import { sqlList, type ReportContext } from './context.ts';
+import type { ReportContext } from './context.ts';
 
 export interface RunHash {
   run_id: string;
@@ -196,9 +196,10 @@ async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promis
     const ids = runs.filter((r) => r.suite === suite).map((r) => r.run_id);
     if (ids.length < 2) continue;
     const label = suites.length > 1 ? `across runs of ${suite}` : 'across runs';
-    const inRuns = `run_id IN ${sqlList(ids)}`;
+    const inRuns = `run_id IN (SELECT unnest(CAST(CAST($runs AS JSON) AS VARCHAR[])))`; // the ids bound, not written in
+    const runsParam = { runs: JSON.stringify(ids) };
     const counts = await ctx.q(`
-      SELECT s.subject, CAST(count(*) AS BIGINT) AS n FROM episodes e JOIN r_subject s USING (run_id, subject_model) WHERE e.${inRuns} GROUP BY ALL ORDER BY s.subject`);
+      SELECT s.subject, CAST(count(*) AS BIGINT) AS n FROM episodes e JOIN r_subject s USING (run_id, subject_model) WHERE e.${inRuns} GROUP BY ALL ORDER BY s.subject`, runsParam);
     const sizes = new Set(counts.map((r) => Number(r.n)));
     checks.push({
       check: `sample_counts (${label})`,
@@ -208,7 +209,7 @@ async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promis
     });
     const dup = await ctx.q(`
       SELECT subject_model, list(run_id ORDER BY run_id) AS runs FROM (SELECT DISTINCT run_id, subject_model FROM episodes WHERE ${inRuns})
-      GROUP BY subject_model HAVING count(*) > 1 ORDER BY subject_model`);
+      GROUP BY subject_model HAVING count(*) > 1 ORDER BY subject_model`, runsParam);
     const models = suites.length > 1 ? new Set(counts.map((r) => String(r.subject))).size : ctx.subjects.length;
     checks.push({
       check: `distinct_subject_models (${label})`,
