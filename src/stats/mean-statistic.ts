@@ -15,7 +15,7 @@ const TWO53 = 9007199254740992;
  * estimate is not perturbed by rounding. Jackknife: theta_(s) = theta + (theta - x_s) / (n - 1),
  * the cancellation-free form. Unclustered resamples use the fused draw-and-add
  * (`createLaneSumKernel`, WebAssembly, over 32-bit integers when the scaled values fit: the same
- * draws and sums from a table half the size): it sums in draw order, which is exact for scaled
+ * draws and sums from a table half the size): it sums lane by lane, which is exact for scaled
  * integers; for other doubles a resample equal to the data may differ from the estimate in the
  * last bit (irrelevant for continuous data, where such ties have probability ~0).
  *
