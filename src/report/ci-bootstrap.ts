@@ -27,7 +27,7 @@ import {
 import { StandoffError, dataError, usageError } from '../errors.ts';
 import { checkColumns, countNoanswer, countNotMeasured, loadMetric, type MetricKind, type Reducer } from './metrics.ts';
 import { DEGENERATE, type Sampling } from './rates.ts';
-import { comparePaired, type PairedComparison } from './paired-comparison.ts';
+import { comparePairedOnThreads, type PairedComparison } from './paired-comparison.ts';
 import { float64Column, metricFields, resolveMetric, withStore, type Group, type MetricChoice, type StoreSource } from './ci.ts';
 
 type Method = 'percentile' | 'bca' | 'basic';
@@ -363,7 +363,7 @@ export async function pairedFrom(a: string, b: string, keys: string[], va: Map<s
   if (shared.length < 2) throw dataError('paired.tooFew', `--a "${a}" and --b "${b}" share ${shared.length} paired item; a paired interval needs at least 2`);
   const ids = clusterOf ? shared.map((k) => clusterOf.get(k)!) : null;
   if (stat.name === 'median') return { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, ...(await comparePairedMedian(xa, xb, ids, clusterName, o)) };
-  const r = comparePaired(xa, xb, ids, clusterName, { level: o.level, seed: o.seed, resamples: o.resamples, method: o.method });
+  const r = await comparePairedOnThreads(xa, xb, ids, clusterName, { level: o.level, seed: o.seed, resamples: o.resamples, method: o.method, threads: o.threads });
   return { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, statistic: 'mean', ...r };
 }
 

@@ -11,9 +11,13 @@
  * bootstrap of independent pairs and the paired SE, and the result says the pairs were treated
  * as independent. p is the two-sided z-test and the MDE is at 80% power and alpha = 1 - level
  * (`pairedZTest`).
+ *
+ * `comparePairedOnThreads` is the same comparison with the independent-pairs bootstrap of
+ * continuous differences (the general resampler) spread over worker threads: byte-identical to
+ * `comparePaired` for any number of threads, which `ci paired` uses and the report need not.
  */
 import { StandoffError, dataError } from '../errors.ts';
-import { pairedBootstrap, pairedClusterBootstrap, pairedStandardError, pairedZTest } from '../stats/index.ts';
+import { pairedBootstrap, pairedClusterBootstrap, pairedDifferences, pairedStandardError, pairedZTest, type BootstrapResult } from '../stats/index.ts';
 import type { Sampling } from './rates.ts';
 
 export const MDE_POWER = 0.8;
@@ -67,7 +71,11 @@ export interface PairedComparison {
 
 const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
-export function comparePaired(a: Float64Array, b: Float64Array, clusterIds: readonly string[] | null, cluster: string | null, o: PairedOptions): PairedComparison {
+/**
+ * `boot`: the independent-pairs bootstrap already computed (by `comparePairedOnThreads`, equal to
+ * what `pairedBootstrap` gives for these pairs and options); unused with cluster ids.
+ */
+export function comparePaired(a: Float64Array, b: Float64Array, clusterIds: readonly string[] | null, cluster: string | null, o: PairedOptions, boot?: BootstrapResult): PairedComparison {
   if (a.length < 2) throw dataError('paired.tooFew', `${a.length} pair${a.length === 1 ? '' : 's'}: a paired interval needs at least 2`);
   const method = o.method ?? 'percentile';
   const alpha = Number((1 - o.level).toPrecision(12)); // 0.05, not 0.050000000000000044
@@ -87,7 +95,7 @@ export function comparePaired(a: Float64Array, b: Float64Array, clusterIds: read
     se = r.seClustered;
     extra = { clusters: r.clusters, cluster: cluster ?? undefined, se_clustered: r.seClustered };
   } else {
-    const r = pairedBootstrap(a, b, bopts);
+    const r = boot ?? pairedBootstrap(a, b, bopts);
     [lower, upper, seBoot, engine, note] = [finite(r.lower), finite(r.upper), finite(r.se), r.engine, r.note];
     se = se1.sePaired;
   }
@@ -125,6 +133,22 @@ export function comparePaired(a: Float64Array, b: Float64Array, clusterIds: read
       : 'every paired difference is identical: no spread, so no p-value or MDE';
   } else if (note) out.note = note;
   return out;
+}
+
+/** `comparePaired` with the general resampler's blocks over `threads` threads (see the file comment). */
+export async function comparePairedOnThreads(
+  a: Float64Array,
+  b: Float64Array,
+  clusterIds: readonly string[] | null,
+  cluster: string | null,
+  o: PairedOptions & { threads?: number },
+): Promise<PairedComparison> {
+  const ok = !clusterIds && a.length >= 2 && a.length === b.length && a.every(Number.isFinite) && b.every(Number.isFinite);
+  const p = ok ? pairedDifferences(a, b) : null;
+  if (!p || p.multinomial) return comparePaired(a, b, clusterIds, cluster, o); // exact or clustered paths, and every error
+  const { parallelBootstrapStatistic } = await import('../compute/parallel-bootstrap.ts');
+  const { statistic: _mean, ...boot } = await parallelBootstrapStatistic(p.values, { name: 'mean' }, { resamples: o.resamples, level: o.level, method: o.method ?? 'percentile', seed: o.seed }, { threads: o.threads });
+  return comparePaired(a, b, null, cluster, o, boot);
 }
 
 /** `comparePaired`, or a result without numbers and with the reason when the data do not allow one. */

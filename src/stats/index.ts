@@ -109,7 +109,7 @@ export { quantile, quantileStatistic } from './quantile.ts';
 export { trimmedMean, trimmedMeanStatistic } from './trimmed-mean.ts';
 export { standardDeviation, standardDeviationStatistic } from './standard-deviation.ts';
 export { meanStatistic } from './mean-statistic.ts';
-export { pairedBootstrap, type PairedBootstrapOptions, type PairedBootstrapResult } from './paired-bootstrap.ts';
+export { pairedBootstrap, pairedDifferences, type PairedBootstrapOptions, type PairedBootstrapResult, type PairedDifferences } from './paired-bootstrap.ts';
 export { clusterBootstrap, type ClusterBootstrapOptions, type ClusterBootstrapResult } from './cluster-bootstrap.ts';
 export {
   type BootstrapOptions,

@@ -7,8 +7,9 @@ import {
   type BootstrapResult,
 } from './bootstrap-internals.ts';
 import { decimalScale, maxAbs, toScaledIntegers } from './decimal-scale.ts';
+import { bootstrapStatistic } from './bootstrap-statistic.ts';
 import { pairedStandardError } from './paired-standard-error.ts';
-import { ratioBootstrap, type RatioEngine } from './ratio-bootstrap.ts';
+import { autoUsesMultinomial, ratioBootstrap, type RatioEngine, type RatioUnits } from './ratio-bootstrap.ts';
 
 export interface PairedBootstrapOptions extends BootstrapOptions {
   /** 'auto' (default), or force 'multinomial' (exact) / 'resample' (see `bootstrapMean`). */
@@ -45,7 +46,10 @@ const TWO53 = 9007199254740992;
  * the resampled cell counts are Multinomial(n; cell shares); mean(a - b) = (N10 - N01) / n
  * depends only on the cells' differences, so cells with equal difference are merged ((1,1) with
  * (0,0)) and each resample costs two binomial draws. 100,000 pairs x 10,000 resamples take
- * ~0.04 s. Any other few-valued differences use the same multinomial; the rest resample indices.
+ * ~0.04 s. Any other few-valued differences use the same multinomial; the rest (continuous
+ * scores) are the mean of the differences through `bootstrapStatistic` (engine
+ * 'resample-blocks'), so `ci paired` can spread the same resamples over threads
+ * (`pairedDifferences` says which path a pair of arms takes).
  *
  * Degenerate cases: fewer than 2 pairs, non-finite values, mismatched lengths, level outside
  * (0, 1) or resamples < 1 throw (`dataError`). a identical to b -> estimate 0 and a zero-width
@@ -69,6 +73,44 @@ export function pairedBootstrap(
   checkSameLength(fn, 'a', x, 'b', y);
   const n = x.length;
 
+  const p = pairedDifferences(x, y);
+  let boot: BootstrapResult;
+  if (engine === 'resample' || (engine === 'auto' && !p.multinomial)) {
+    const { statistic: _mean, ...r } = bootstrapStatistic(p.values, { name: 'mean' }, { resamples: opts.resamples, level: opts.level, method: opts.method, seed: opts.seed, returnReplicates: opts.returnReplicates });
+    boot = r;
+  } else boot = ratioBootstrap(p.units, opts, engine, n);
+  const se = pairedStandardError(x, y);
+  return {
+    ...boot,
+    meanA: se.meanA,
+    meanB: se.meanB,
+    correlation: se.correlation,
+    sePaired: se.sePaired,
+    seUnpaired: se.seUnpaired,
+  };
+}
+
+/** The paired differences as the bootstrap resamples them (see `pairedDifferences`). */
+export interface PairedDifferences {
+  /** The ratio engine's units: exact scaled differences where the data allow (divisor 10^d). */
+  units: RatioUnits;
+  /** a_i - b_i as doubles, from the exact scaled differences where the data allow. */
+  values: Float64Array;
+  /** Whether the 'auto' engine takes the exact multinomial path (few distinct differences). */
+  multinomial: boolean;
+}
+
+/**
+ * The per-pair differences a - b of `pairedBootstrap`: when both arms have at most 9 decimal
+ * places the differences are taken between scaled integers (exact), else in floating point; and
+ * which path 'auto' takes on them. Callers give finite arrays of one length (n >= 2).
+ *
+ * @example
+ * import { pairedDifferences } from './paired-bootstrap.ts';
+ * pairedDifferences(Float64Array.of(0.3, 1), Float64Array.of(0.1, 1)).values; // [0.2, 0], not 0.19999999999999998
+ */
+export function pairedDifferences(x: Float64Array, y: Float64Array): PairedDifferences {
+  const n = x.length;
   let num: Float64Array | null = null;
   let divisor = 1;
   const dx = decimalScale(x);
@@ -89,14 +131,7 @@ export function pairedBootstrap(
     num = new Float64Array(n);
     for (let i = 0; i < n; i++) num[i] = x[i] - y[i];
   }
-  const boot = ratioBootstrap({ num, den: null, divisor }, opts, engine, n);
-  const se = pairedStandardError(x, y);
-  return {
-    ...boot,
-    meanA: se.meanA,
-    meanB: se.meanB,
-    correlation: se.correlation,
-    sePaired: se.sePaired,
-    seUnpaired: se.seUnpaired,
-  };
+  const units: RatioUnits = { num, den: null, divisor };
+  const values = divisor === 1 ? num : Float64Array.from(num, (v) => v / divisor);
+  return { units, values, multinomial: autoUsesMultinomial(units) };
 }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parallelBootstrapStatistic, defaultThreads, MAX_THREADS } from '../../src/compute/parallel-bootstrap.ts';
 import { bootstrapStatistic, createXoshiro128, type StatisticSpec } from '../../src/stats/index.ts';
+import { comparePaired, comparePairedOnThreads } from '../../src/report/paired-comparison.ts';
 
 const g = createXoshiro128(17);
 // 3,000 values x 6,400 resamples = 19.2 million draws: enough for 3 threads (4 million each at
@@ -46,6 +47,19 @@ describe('parallelBootstrapStatistic', () => {
     expect(bytes(r.replicates!).equals(bytes(ref.replicates!))).toBe(true);
     expect(r.replicates!.length).toBe(4321);
   }, 60_000);
+
+  it('comparePairedOnThreads (ci paired, continuous pairs) equals comparePaired (the report) for threads 1, 2 and 3; 0/1 pairs keep the exact path', async () => {
+    const b = Float64Array.from(x, (v, i) => v * 0.9 + (i % 7) / 10);
+    const o = { seed: 21, resamples: R, level: 0.95, method: 'bca' as const };
+    const ref = comparePaired(x, b, null, null, o);
+    expect(ref.engine).toBe('resample-blocks');
+    for (const threads of [1, 2, 3]) expect(await comparePairedOnThreads(x, b, null, null, { ...o, threads })).toEqual(ref);
+    const a01 = Float64Array.from(x, (v) => (v > 1 ? 1 : 0));
+    const b01 = Float64Array.from(x, (v) => (v > 0.8 ? 1 : 0));
+    const exact = await comparePairedOnThreads(a01, b01, null, null, { ...o, threads: 2 });
+    expect(exact.engine).toBe('multinomial');
+    expect(exact).toEqual(comparePaired(a01, b01, null, null, o));
+  }, 120_000);
 
   it('default threads: the available cores, capped', () => {
     expect(defaultThreads()).toBeGreaterThanOrEqual(1);

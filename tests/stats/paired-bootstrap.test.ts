@@ -9,7 +9,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bootstrap } from '../../src/stats/bootstrap.ts';
-import { pairedBootstrap } from '../../src/stats/paired-bootstrap.ts';
+import { pairedBootstrap, pairedDifferences } from '../../src/stats/paired-bootstrap.ts';
+import { bootstrapStatistic } from '../../src/stats/bootstrap-statistic.ts';
 import { pairedStandardError } from '../../src/stats/paired-standard-error.ts';
 import { createRng } from '../../src/stats/rng.ts';
 import { createXoshiro128 } from '../../src/stats/xoshiro128.ts';
@@ -50,7 +51,7 @@ describe('pairedBootstrap: exact multinomial fast path vs resampling', () => {
         naive[r] = s / n;
       }
       expect(fast.engine).toBe('multinomial');
-      expect(slow.engine).toBe('resample');
+      expect(slow.engine).toBe('resample-blocks'); // forced resampling: the general resampler's blocks
       expect(fast.estimate).toBe((n10 - n01) / n);
       expectBootstrapMeanMoments(fast.replicates!, d, 'multinomial');
       expectBootstrapMeanMoments(slow.replicates!, d, 'resample');
@@ -67,7 +68,11 @@ describe('pairedBootstrap: exact multinomial fast path vs resampling', () => {
     const d = a.map((v, i) => v - b[i]);
     const B = 20_000;
     const r = pairedBootstrap(a, b, { seed: 5, resamples: B, returnReplicates: true });
-    expect(r.engine).toBe('resample');
+    expect(r.engine).toBe('resample-blocks');
+    // exactly the general resampler's mean of the differences (what ci paired spreads over threads)
+    const same = bootstrapStatistic(pairedDifferences(Float64Array.from(a), Float64Array.from(b)).values, { name: 'mean' }, { seed: 5, resamples: B, returnReplicates: true });
+    expect(Buffer.from(r.replicates!.buffer).equals(Buffer.from(same.replicates!.buffer))).toBe(true);
+    expect([r.estimate, r.lower, r.upper, r.se]).toEqual([same.estimate, same.lower, same.upper, same.se]);
     const viaD = bootstrap(d, (x) => x.reduce((s, v) => s + v, 0) / x.length, { seed: 6, resamples: B, returnReplicates: true });
     expect(ksTwoSample(r.replicates!, viaD.replicates!)).toBeLessThan(ksCritical(B, B));
     expectBootstrapMeanMoments(r.replicates!, d, 'continuous pairs');
