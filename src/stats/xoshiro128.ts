@@ -14,9 +14,9 @@ import { show } from './arg-checks.ts';
  * with rejection, so they are exactly uniform. Everything is a pure function of the seed; results
  * that use this generator say so with `rng: 'xoshiro128**'`.
  *
- * The bulk methods (`fillIndices`, `countIndices`) keep the state in local variables inside one
- * loop, which is what makes them fast (each repeats the generator step inline for that reason);
- * they consume the stream exactly as repeated `int(m)` calls would. The bootstrap's own hot loops
+ * The bulk method `countIndices` keeps the state in local variables inside one loop, which is
+ * what makes it fast (it repeats the generator step inline for that reason); it consumes the
+ * stream exactly as repeated `int(m)` calls would. The bootstrap's own hot loops
  * (draw-and-add, 32-bit counts, four generators at once) are WebAssembly, in `draw-kernels.ts`,
  * working on `state`.
  * `jump()` is the reference 2^64-step jump (same polynomial as xoshiro128starstar.c; checked
@@ -42,8 +42,6 @@ export interface Xoshiro128 {
   uniform(): number;
   /** Uniform integer in [0, m), unbiased; m an integer in [1, 2^31]. */
   int(m: number): number;
-  /** Fills `out` with independent uniform integers in [0, m). */
-  fillIndices(out: Int32Array, m: number): void;
   /**
    * Adds 1 (mod 256) to `counts[j]` for each of `k` independent uniform draws j in [0, m), and
    * returns how many times a count wrapped past 255 (0: every count is exact). A byte per index
@@ -172,15 +170,6 @@ function fromState(seed: number, st: Int32Array): Xoshiro128 {
         if (!(lo < m && lo < thr)) return (x * m * INV32) | 0;
       }
     },
-    fillIndices(out: Int32Array, m: number): void {
-      checkM(m);
-      const len = out.length;
-      if (m > FAST_M) {
-        for (let i = 0; i < len; i++) out[i] = intSlow(m);
-        return;
-      }
-      fillFast(st, out, m);
-    },
     countIndices(counts: Uint8Array, m: number, k: number): number {
       checkM(m);
       if (m > counts.length) {
@@ -223,37 +212,6 @@ function fromState(seed: number, st: Int32Array): Xoshiro128 {
       return fromState(seed, Int32Array.from(st));
     },
   };
-}
-
-/** The fillIndices hot loop (m <= 2^21): state in locals, one Lemire draw per slot. */
-function fillFast(st: Int32Array, out: Int32Array, m: number): void {
-  const thr = (TWO32 - m) % m;
-  const len = out.length;
-  let s0 = st[0];
-  let s1 = st[1];
-  let s2 = st[2];
-  let s3 = st[3];
-  for (let i = 0; i < len; i++) {
-    const r1 = Math.imul(s1, 5);
-    const x = Math.imul((r1 << 7) | (r1 >>> 25), 9) >>> 0;
-    const t = s1 << 9;
-    s2 ^= s0;
-    s3 ^= s1;
-    s1 ^= s2;
-    s0 ^= s3;
-    s2 ^= t;
-    s3 = (s3 << 11) | (s3 >>> 21);
-    const lo = Math.imul(x, m) >>> 0; // low 32 bits of x * m
-    if (lo < m && lo < thr) {
-      i--; // rejected (probability < m / 2^32): draw again
-      continue;
-    }
-    out[i] = (x * m * INV32) | 0; // high 32 bits: x * m < 2^53 is exact, so is the scaling
-  }
-  st[0] = s0;
-  st[1] = s1;
-  st[2] = s2;
-  st[3] = s3;
 }
 
 /**

@@ -42,23 +42,17 @@ describe('xoshiro128**', () => {
     }
   });
 
-  it('fillIndices and countIndices consume the stream exactly like repeated int(m)', () => {
-    for (const m of [1, 7, 1000, 2_097_152, 2_097_153, 2_147_483_648]) {
+  it('countIndices consumes the stream exactly like repeated int(m)', () => {
+    for (const m of [1, 7, 1000]) {
       const a = createXoshiro128(5);
-      const b = createXoshiro128(5);
       const c = createXoshiro128(5);
       const one = Array.from({ length: 200 }, () => a.int(m));
-      const bulk = new Int32Array(200);
-      b.fillIndices(bulk, m);
-      expect(Array.from(bulk, (v) => v >>> 0)).toEqual(one);
-      if (m <= 1000) {
-        const counts = new Uint8Array(m);
-        expect(c.countIndices(counts, m, 200)).toBe(0);
-        const expected = new Uint8Array(m);
-        for (const v of one) expected[v]++;
-        expect(Array.from(counts)).toEqual(Array.from(expected));
-      }
-      expect(a.uint32()).toBe(b.uint32()); // same position in the stream afterwards
+      const counts = new Uint8Array(m);
+      expect(c.countIndices(counts, m, 200)).toBe(0);
+      const expected = new Uint8Array(m);
+      for (const v of one) expected[v]++;
+      expect(Array.from(counts)).toEqual(Array.from(expected));
+      expect(a.uint32()).toBe(c.uint32()); // same position in the stream afterwards
     }
   });
 
