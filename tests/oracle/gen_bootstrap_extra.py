@@ -50,6 +50,7 @@ import tempfile
 import numpy as np
 import scipy
 import scipy.stats as st
+from r_batches import batch_bands, run_r_batches
 import statsmodels
 from scipy.optimize import brentq
 from statsmodels.stats.power import NormalIndPower, TTestPower
@@ -181,21 +182,8 @@ def bca_section(batches, resamples):
             np.savetxt(dfile, data, fmt="%.4f")
             for stat in ("mean", "median"):
                 seed = 7000 + 10 * k + (stat == "median")
-                proc = subprocess.run(["Rscript", rfile, dfile, stat, str(resamples), str(batches), str(seed), "0.95"],
-                                      capture_output=True, text=True, check=True)
-                rows, info = [], {}
-                for line in proc.stdout.splitlines():
-                    parts = line.split()
-                    if not parts:
-                        continue
-                    if parts[0] == "batch":
-                        rows.append([float(v) for v in parts[2:]])
-                    else:
-                        info[parts[0]] = parts[1]
-                arr = np.array(rows)
-                mean, sd = arr.mean(axis=0), arr.std(axis=0, ddof=1)
-                lo, hi = arr.min(axis=0), arr.max(axis=0)
-                band = lambda i: [float(min(mean[i] - 4 * sd[i], lo[i])), float(max(mean[i] + 4 * sd[i], hi[i]))]
+                arr, info = run_r_batches([rfile, dfile, stat, str(resamples), str(batches), str(seed), "0.95"])
+                mean, band = batch_bands(arr)
                 out.append({
                     "id": "bca-%s-%s" % (name, stat), "statistic": stat, "data": [float(v) for v in data],
                     "level": 0.95, "estimate": float(info["estimate"]), "acceleration": float(info["acceleration"]),

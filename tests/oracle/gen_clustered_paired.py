@@ -39,6 +39,7 @@ import tempfile
 import numpy as np
 import scipy
 import scipy.stats as st
+from r_batches import batch_bands, run_r_batches
 import statsmodels
 import statsmodels.api as sm
 from scipy.optimize import brentq
@@ -134,21 +135,8 @@ def bootstrap_bands(tmp, rfile, name, ids, a, b, batches, resamples, seed):
         fh.write("s n\n")
         for s, n in zip(sums, sizes):
             fh.write("%.17g %d\n" % (s, n))
-    proc = subprocess.run(["Rscript", rfile, dfile, str(resamples), str(batches), str(seed), "0.95"],
-                          capture_output=True, text=True, check=True)
-    rows, info = [], {}
-    for line in proc.stdout.splitlines():
-        parts = line.split()
-        if not parts:
-            continue
-        if parts[0] == "batch":
-            rows.append([float(v) for v in parts[2:]])
-        else:
-            info[parts[0]] = parts[1]
-    arr = np.array(rows)
-    mean, sd = arr.mean(axis=0), arr.std(axis=0, ddof=1)
-    lo, hi = arr.min(axis=0), arr.max(axis=0)
-    band = lambda i: [float(min(mean[i] - 4 * sd[i], lo[i])), float(max(mean[i] + 4 * sd[i], hi[i]))]
+    arr, info = run_r_batches([rfile, dfile, str(resamples), str(batches), str(seed), "0.95"])
+    mean, band = batch_bands(arr)
     return {
         "estimate": float(info["estimate"]), "acceleration": float(info["acceleration"]),
         "center": {"percentile": [float(mean[0]), float(mean[1])], "bca": [float(mean[2]), float(mean[3])], "se": float(mean[4])},

@@ -33,6 +33,7 @@ import tempfile
 import numpy as np
 import scipy
 import scipy.stats as st
+from r_batches import batch_bands, run_r_batches
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "statistic-boot.json")
@@ -136,21 +137,8 @@ def cases_section(batches, resamples):
             np.savetxt(dfile, data, fmt="%.4f")
             for j, (stat, param) in enumerate(stats):
                 seed = 9100 + 10 * k + j
-                proc = subprocess.run(["Rscript", rfile, dfile, stat, repr(param), str(resamples), str(batches), str(seed), "0.95"],
-                                      capture_output=True, text=True, check=True)
-                rows, info = [], {}
-                for line in proc.stdout.splitlines():
-                    parts = line.split()
-                    if not parts:
-                        continue
-                    if parts[0] == "batch":
-                        rows.append([float(v) for v in parts[2:]])
-                    else:
-                        info[parts[0]] = parts[1]
-                arr = np.array(rows)
-                mean, sd = arr.mean(axis=0), arr.std(axis=0, ddof=1)
-                lo, hi = arr.min(axis=0), arr.max(axis=0)
-                band = lambda i: [float(min(mean[i] - 4 * sd[i], lo[i])), float(max(mean[i] + 4 * sd[i], hi[i]))]
+                arr, info = run_r_batches([rfile, dfile, stat, repr(param), str(resamples), str(batches), str(seed), "0.95"])
+                mean, band = batch_bands(arr)
                 label = stat if stat in ("median", "sd") else "%s:%g" % (stat, param)
                 est, est_tool = scipy_estimate(stat, param, data)
                 out.append({
