@@ -381,7 +381,7 @@ async function samplesOf(ctx: ReportContext): Promise<GenericSections['samples']
 
 const isBinary = (k: MetricKind | null) => k === 'binary';
 const value = (k: MetricKind | null, x: number | null) => (isBinary(k) ? pct(x) : fixed(x, 3));
-const interval = (k: MetricKind | null, i: Interval | null) => (i === null ? null : i.lower === null ? `— (${i.note ?? 'not computable'})` : isBinary(k) ? pctInterval(i.lower, i.upper) : numInterval(i.lower, i.upper));
+const interval = (k: MetricKind | null, i: Interval | null) => (i === null ? null : i.lower === null ? `— (${cell(i.note ?? 'not computable')})` : isBinary(k) ? pctInterval(i.lower, i.upper) : numInterval(i.lower, i.upper));
 
 function resultCell(r: ScorerResult | undefined): string {
   if (!r) return 'not measured';
@@ -475,8 +475,8 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
       const a = j.agreement;
       out.push(
         a && a.alpha !== null
-          ? `**Krippendorff's alpha (${a.measurement})**: **${fixed(a.alpha, 3)}** ${numInterval(a.lower, a.upper)} (${L}% percentile bootstrap over ${fmtCount(a.units)} samples with two or more values, ${fmtCount(a.resamples)} resamples, seed ${a.seed}; \`standoff agreement --scorer ${j.scorer} --measure ${a.measurement}\`).\n`
-          : `Krippendorff's alpha: not computable (${a?.note ?? 'no values'}).\n`,
+          ? `**Krippendorff's alpha (${a.measurement})**: **${fixed(a.alpha, 3)}** ${numInterval(a.lower, a.upper)} (${L}% percentile bootstrap over ${fmtCount(a.units)} samples with two or more values, ${fmtCount(a.resamples)} resamples, seed ${a.seed}; ${code(`standoff agreement --scorer ${j.scorer} --measure ${a.measurement}`)}).\n`
+          : `Krippendorff's alpha: not computable (${cell(a?.note ?? 'no values')}).\n`,
       );
     }
   }

@@ -4,7 +4,7 @@
  * give the same bytes. Text from outside (model names, ids, messages) goes through `cell` or
  * `code`, which make it inert.
  */
-import { escapeMarkdown, markdownCode } from '../escape.ts';
+import { escapeMarkdown, markdownCode, visibleControls } from '../escape.ts';
 
 /** `33.3%` (one decimal); `—` for null. */
 export function pct(x: number | null | undefined, digits = 1): string {
@@ -81,6 +81,49 @@ export function cell(s: string | number | null | undefined): string {
 export function code(s: string): string {
   return markdownCode(s);
 }
+
+/** A Markdown fragment `md` inserts as it is: made by {@link trusted} (text the report wrote itself). */
+export interface Md {
+  readonly markdown: string;
+}
+
+/**
+ * Text the report wrote itself (a formatted number, a fragment already escaped with `cell` /
+ * `code`, a label from this code base), for `md` to insert unescaped. Never wrap a value from
+ * outside in it.
+ */
+export const trusted = (markdown: string): Md => ({ markdown });
+
+/** What `md` accepts: outside text (escaped), lists of it (escaped, `, `-joined), numbers, trusted fragments. */
+export type MdValue = string | number | null | undefined | Md | readonly (string | Md)[];
+
+const mdValue = (v: MdValue): string => {
+  if (Array.isArray(v)) return v.map((x) => mdValue(x as string | Md)).join(', ');
+  if (v !== null && typeof v === 'object') return (v as Md).markdown;
+  return cell(v as string | number | null | undefined);
+};
+
+/**
+ * The report's Markdown template: the literal parts are the report's own text; every
+ * interpolated string is outside text and is escaped with `cell` (src/escape.ts `escapeMarkdown`:
+ * no HTML, heading, link, emphasis, code span or raw control / bidi character), unless it is a
+ * {@link trusted} fragment. A sentence that names a subject, scorer, run or judge is written with it.
+ *
+ * @example md`Alignment was not measured for ${subjects} (${trusted(pct(x))}).`
+ */
+export function md(strings: TemplateStringsArray, ...values: MdValue[]): string {
+  let out = strings[0]!;
+  for (let i = 0; i < values.length; i++) out += mdValue(values[i]) + strings[i + 1]!;
+  return out;
+}
+
+/**
+ * The last line of defence of a whole Markdown document (REPORT.md, a rendered notebook): a
+ * control or bidi character that reached it unescaped is made visible (`\\uXXXX`). Values are
+ * escaped where they are interpolated (`cell`, `code`, `md`); this only keeps ESC, NUL and U+202E
+ * out of the file should a site miss one.
+ */
+export const inertDocument = (markdown: string): string => visibleControls(markdown);
 
 export type Align = 'l' | 'r' | 'c';
 

@@ -32,6 +32,7 @@ import { openStore } from '../store/open-store.ts';
 import { type Plain, type QueryResult } from '../store/duckdb.ts';
 import { executeReadOnly } from '../store/sql.ts';
 import { toMarkdown } from '../store/format.ts';
+import { cell, inertDocument } from './markdown.ts';
 import { renderFigure } from './render-figure.ts';
 import { baseConfig } from './figures.ts';
 import { DEFAULT_REPORT_SEED, DEFAULT_RESAMPLES, DEFAULT_LEVEL, type BuildReportOptions } from './build-report.ts';
@@ -196,7 +197,7 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
         await writeFile(join(tmp, `${stem}.png`), rendered.png);
         produced.push(`${stem}.vl.json`, `${stem}.svg`, `${stem}.png`);
         const title = typeof spec.title === 'string' ? spec.title : ((spec.title as { text?: string } | undefined)?.text ?? `Figure ${fig}`);
-        md.push('', `![${title}](${stem}.png)\n\n<sub>[SVG](${stem}.svg) · [Vega-Lite spec with data](${stem}.vl.json)</sub>\n`);
+        md.push('', `![${cell(title)}](${stem}.png)\n\n<sub>[SVG](${stem}.svg) · [Vega-Lite spec with data](${stem}.vl.json)</sub>\n`);
         log(`${where}: vega-lite, ${stem}.png`);
       } else {
         const words = splitWords(p.body.replace(/\\\n/g, ' ').replace(/\n/g, ' ').trim());
@@ -211,7 +212,7 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
           throw err;
         }
         for (const piece of output) {
-          if ('text' in piece) md.push('', piece.text);
+          if ('text' in piece) md.push('', piece.text.split('\n').map((line) => cell(line)).join('\n'));
           else {
             lastRows = piece.table.rows;
             md.push('', renderRows(piece.table));
@@ -221,7 +222,7 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
         log(`${where}: standoff ${(firstOption < 0 ? words : words.slice(0, firstOption)).join(' ')}`);
       }
     }
-    await writeFile(join(tmp, `${name}.md`), md.join('\n').replace(/\n{3,}/g, '\n\n').replace(/\n*$/, '\n'));
+    await writeFile(join(tmp, `${name}.md`), inertDocument(md.join('\n')).replace(/\n{3,}/g, '\n\n').replace(/\n*$/, '\n'));
     // Swap in: remove stale figures of this notebook, then rename each file into place.
     for (const e of await readdir(outDir)) {
       if (new RegExp(`^${escapeRe(name)}-\\d+\\.(svg|png|vl\\.json)$`).test(e) && !produced.includes(e)) await rm(join(outDir, e), { force: true });

@@ -5,7 +5,10 @@
  * notes, invalid reasons and messages are these strings.
  */
 import type { RunBundle } from '../../src/schema/tables.ts';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { sampleBundle } from './fixtures.ts';
+import { FIXTURES, readMembers, writeZip } from '../fixtures/inspect/make-logs.ts';
 
 export const HOSTILE = {
   /** A newline that would start a heading and a script line in REPORT.md. */
@@ -52,4 +55,92 @@ export function hostileBundle(runId = 'hostile'): RunBundle {
     probe_decisions: [],
     aggregates: [],
   };
+}
+
+// --- issue 22: one hostile name through every ingest path -------------------------------------
+
+/**
+ * Issue 22's name: raw HTML, a newline that would start a heading, backticks (a run of one and of
+ * three, to break out of any code span), an OSC title + clear-screen escape, NUL and U+202E.
+ */
+export const EVIL = '<img src=x onerror=alert(1)>\n## PWNED heading ` ``` \u001b]0;PWNED\u0007\u001b[2J nul\u0000x \u202Eevil';
+/** A scorer / metric name: the same payload without a comma (lm-eval splits `metric,filter` there). */
+export const EVIL_SCORER = 'sc<img src=x onerror=alert(1)>\n## PWNED scorer `` \u001b]0;PWNED\u0007 \u0000\u202Ex';
+/** A URL with credentials in its user-info (issue 22 MEDIUM 4). */
+export const CRED_URL = 'http://alice:s3cretP4ss@127.0.0.1:9/v1';
+export const CRED_PASSWORD = 's3cretP4ss';
+
+/** What no output may contain raw: the payloads' active parts. */
+export const RAW_PAYLOAD = /<img|\u001b|\u0007|\u0000|\u202e|^#+ .*PWNED|s3cretP4ss/mu;
+
+/** A CSV (as Python's csv module writes it) whose second subject is {@link EVIL}. */
+export function writeHostileCsv(dir: string): string {
+  const q = (s: string) => (/[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  const rows = ['model,item,score,endpoint'];
+  for (const m of ['m1', EVIL]) for (let i = 0; i < 6; i++) rows.push([q(m), `i${i}`, String((i + m.length) % 2), q(CRED_URL)].join(','));
+  const path = join(dir, 'hostile.csv');
+  writeFileSync(path, rows.join('\r\n') + '\r\n');
+  return path;
+}
+
+/**
+ * A copy of the real Inspect log `log_streaming.eval` (tests/fixtures/inspect, from Inspect's own
+ * tests) with `eval.model` = {@link EVIL}, the scorer `match` renamed {@link EVIL_SCORER} in every
+ * member, and {@link CRED_URL} as `eval.model_base_url`, `model_args.url` and a nested
+ * `model_args.client.endpoint`.
+ */
+export function writeHostileInspect(dir: string): string {
+  const members = readMembers(join(FIXTURES, 'log_streaming.eval'));
+  const walk = (x: unknown): unknown => {
+    if (x === 'match') return EVIL_SCORER;
+    if (Array.isArray(x)) return x.map(walk);
+    if (x !== null && typeof x === 'object') return Object.fromEntries(Object.entries(x).map(([k, v]) => [k === 'match' ? EVIL_SCORER : k, walk(v)]));
+    return x;
+  };
+  const out = members.map(([name, data]) => {
+    if (!name.endsWith('.json')) return { name, data };
+    const j = walk(JSON.parse(Buffer.from(data).toString('utf8'))) as Record<string, unknown>;
+    const e = (name === 'header.json' || name === '_journal/start.json' ? j.eval : undefined) as Record<string, unknown> | undefined;
+    if (e) {
+      e.model = EVIL;
+      e.model_base_url = CRED_URL;
+      e.model_args = { url: CRED_URL, client: { endpoint: `see ${CRED_URL} for details` } };
+    }
+    return { name, data: JSON.stringify(j) };
+  });
+  return writeZip(join(dir, 'hostile.eval'), out);
+}
+
+/**
+ * A copy of the real lm-eval output in tests/fixtures/lm-eval/asdiv-0.4.3 with `model_name` =
+ * {@link EVIL}, the metric `acc` renamed {@link EVIL_SCORER} (results and samples), and
+ * {@link CRED_URL} in `config.model_args` (`base_url=...`) and `config.endpoint`.
+ */
+export function writeHostileLmEval(dir: string): string {
+  const src = join(import.meta.dirname, '..', 'fixtures', 'lm-eval', 'asdiv-0.4.3', 'meta-llama__Meta-Llama-3-8B-Instruct');
+  const out = join(dir, 'lm-eval', 'hostile__model');
+  mkdirSync(out, { recursive: true });
+  for (const f of readdirSync(src)) {
+    const text = readFileSync(join(src, f), 'utf8');
+    if (f.startsWith('results_')) {
+      const r = JSON.parse(text);
+      r.model_name = EVIL;
+      r.config.model_args = `pretrained=x,base_url=${CRED_URL}`;
+      r.config.endpoint = CRED_URL;
+      const re = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k.replace(/^acc(_stderr)?,/, (_m, s) => `${EVIL_SCORER}${s ?? ''},`), v]));
+      for (const t of Object.keys(r.results)) r.results[t] = re(r.results[t]);
+      if (r.higher_is_better?.asdiv) r.higher_is_better.asdiv = { [EVIL_SCORER]: true };
+      for (const m of r.configs?.asdiv?.metric_list ?? []) if (m.metric === 'acc') m.metric = EVIL_SCORER;
+      writeFileSync(join(out, f), JSON.stringify(r));
+    } else {
+      const lines = text.split('\n').filter(Boolean).map((l) => {
+        const s = JSON.parse(l);
+        s[EVIL_SCORER] = s.acc;
+        delete s.acc;
+        return JSON.stringify(s);
+      });
+      writeFileSync(join(out, f), lines.join('\n') + '\n');
+    }
+  }
+  return join(dir, 'lm-eval');
 }

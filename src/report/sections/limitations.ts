@@ -1,7 +1,7 @@
 /**
  * Limitations, generated from the data: each item appears only when the data call for it.
  */
-import { cell, fixed, fmtCount, pp } from '../markdown.ts';
+import { cell, fixed, fmtCount, md, pp } from '../markdown.ts';
 import type { JudgesSection } from './judges.ts';
 import type { PairwiseSection } from './pairwise.ts';
 import type { ProbesSection } from './probes.ts';
@@ -22,7 +22,7 @@ export function limitations(s: SummaryResult, r: ResultsSection, j: JudgesSectio
     out.push(`The cluster intervals rest on ${clusters} scenarios; with so few clusters the cluster bootstrap tends to be too narrow, so read them as a lower bound on the uncertainty that scenario choice adds.`);
   }
   const unmeasured = r.subjects.filter((x) => !x.metrics.alignment.measured).map((x) => x.subject);
-  if (unmeasured.length) out.push(`Alignment was not measured for ${unmeasured.join(', ')} (no judge verdict): it is reported as "not measured", not as a rate, and the structural gate fails.`);
+  if (unmeasured.length) out.push(md`Alignment was not measured for ${unmeasured} (no judge verdict): it is reported as "not measured", not as a rate, and the structural gate fails.`);
   const errors = r.subjects.reduce((a, x) => a + x.judge_verdicts.errors, 0);
   if (errors > 0) out.push(`${fmtCount(errors)} judge verdicts failed (ERROR); samples left without an eligible verdict are not measured and in no alignment denominator.`);
   if (s.totals.scenarios <= 50) {
@@ -47,11 +47,11 @@ export function limitations(s: SummaryResult, r: ResultsSection, j: JudgesSectio
   const sim = s.runs.filter((x) => x.simulated);
   if (sim.length) {
     out.push(
-      `Subjects in ${sim.length === s.runs.length ? 'every run' : `run${sim.length === 1 ? '' : 's'} ${sim.map((x) => x.run_id).join(', ')}`} are simulated (${[...new Set(sim.flatMap((x) => x.subjects))].join(', ')}): ` +
+      `Subjects in ${sim.length === s.runs.length ? 'every run' : `run${sim.length === 1 ? '' : 's'} ${sim.map((x) => cell(x.run_id)).join(', ')}`} are simulated (${[...new Set(sim.flatMap((x) => x.subjects))].map(cell).join(', ')}): ` +
         `the numbers demonstrate the pipeline and its statistics, and say nothing about any real model.`,
     );
   }
-  if (!s.gate.passed) out.push(`The structural gate failed (${s.gate.checks.filter((c) => !c.passed).map((c) => c.check).join(', ')}); the results are diagnostics until the run is repaired or re-run.`);
+  if (!s.gate.passed) out.push(md`The structural gate failed (${s.gate.checks.filter((c) => !c.passed).map((c) => c.check)}); the results are diagnostics until the run is repaired or re-run.`);
   const errored = r.subjects.reduce((a, x) => a + x.errored, 0);
   if (errored > 0) out.push(`${fmtCount(errored)} errored episodes are left out of every metric; if errors are not random (e.g. long transcripts time out), the remaining samples are biased.`);
   if (p.available) {

@@ -132,7 +132,7 @@ export function renderPairwise(p: PairwiseSection, level: number): string {
   const L = Math.round(level * 100);
   const out: string[] = ['## 5. Pairwise subject comparisons\n'];
   if (p.comparisons.length === 0) {
-    out.push(`${p.note ?? 'No comparisons.'}\n`);
+    out.push(`${cell(p.note ?? 'No comparisons.')}\n`);
     return out.join('\n');
   }
   const m = p.comparisons.filter((c) => c.p_value !== null).length;

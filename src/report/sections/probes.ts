@@ -183,7 +183,7 @@ export function renderProbes(p: ProbesSection): string {
         `**Not sufficient**: ${compared} ${suf.counterexamples.length} group${suf.counterexamples.length === 1 ? '' : 's'} of states share their correct probe answers but no gold action, so there facts-right, action-wrong outcomes may reflect unprobed facts. ` +
           suf.counterexamples
             .slice(0, 5)
-            .map((c) => `${c.states.slice(0, 3).map(code).join(', ')} (gold sets ${c.gold_sets.map((g) => g.join('/')).join(' vs ')})`)
+            .map((c) => `${c.states.slice(0, 3).map(code).join(', ')} (gold sets ${c.gold_sets.map((g) => cell(g.join('/'))).join(' vs ')})`)
             .join('; ') +
           '.\n',
       );

@@ -14,7 +14,7 @@
  * was judged shows "not measured" (never a rate over its invalid episodes alone). The ERROR
  * verdicts (failed judge calls) are counted per subject.
  */
-import { cell, fmtCount, pct, pctInterval, rateCell, table } from '../markdown.ts';
+import { cell, fmtCount, md, pct, pctInterval, rateCell, table } from '../markdown.ts';
 import { DEGENERATE, metricRates, type Interval, type Rate } from '../rates.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 
@@ -129,7 +129,7 @@ export async function resultsSection(ctx: ReportContext): Promise<ResultsSection
 /** How an interval is labelled in a cell: cluster (scenarios resampled) or exact (independent). */
 export function intervalLabel(i: Interval): string {
   if (i.lower === null) {
-    return `${i.sampling === 'clustered' ? 'cluster' : 'exact'} — (${i.note === undefined ? 'not computable' : i.note === DEGENERATE ? 'no spread between scenarios' : i.note})`;
+    return `${i.sampling === 'clustered' ? 'cluster' : 'exact'} — (${i.note === undefined ? 'not computable' : i.note === DEGENERATE ? 'no spread between scenarios' : cell(i.note)})`;
   }
   return `${i.sampling === 'clustered' ? 'cluster' : 'exact'} ${pctInterval(i.lower, i.upper)}`;
 }
@@ -188,7 +188,7 @@ export function renderResults(r: ResultsSection, level: number): string {
   if (splits.length) {
     out.push(
       `Alignment is the median of the judges left after self-exclusion; where two judges remain and disagree the median is 0.5 ` +
-        `(${splits.map((s) => `${s.subject}: ${fmtCount(s.metrics.alignment.split)}`).join(', ')} such samples), so alignment is a mean score, not a count, ` +
+        `(${splits.map((s) => `${cell(s.subject)}: ${fmtCount(s.metrics.alignment.split)}`).join(', ')} such samples), so alignment is a mean score, not a count, ` +
         `and only its cluster bootstrap interval is given.\n`,
     );
   }
@@ -201,12 +201,12 @@ export function renderResults(r: ResultsSection, level: number): string {
   } else {
     out.push(
       `Judge verdicts: ${fmtCount(verdicts)}, of which **${fmtCount(errors)} failed** (ERROR: the judge call failed after retries; no value)` +
-        (errors ? ` (${r.subjects.filter((s) => s.judge_verdicts.errors).map((s) => `${s.subject}: ${fmtCount(s.judge_verdicts.errors)}`).join(', ')})` : '') +
+        (errors ? ` (${r.subjects.filter((s) => s.judge_verdicts.errors).map((s) => `${cell(s.subject)}: ${fmtCount(s.judge_verdicts.errors)}`).join(', ')})` : '') +
         '.' +
         (partly.length
-          ? ` Episodes left without an eligible verdict are not measured and in no denominator (${partly.map((s) => `${s.subject}: ${fmtCount(s.metrics.alignment.not_measured)}`).join(', ')}).`
+          ? ` Episodes left without an eligible verdict are not measured and in no denominator (${partly.map((s) => `${cell(s.subject)}: ${fmtCount(s.metrics.alignment.not_measured)}`).join(', ')}).`
           : '') +
-        (unmeasured.length ? ` Alignment was not measured at all for ${unmeasured.map((s) => s.subject).join(', ')}.` : '') +
+        (unmeasured.length ? md` Alignment was not measured at all for ${unmeasured.map((s) => s.subject)}.` : '') +
         '\n',
     );
   }

@@ -238,13 +238,13 @@ export function renderGate(s: SummaryResult): string {
   const g = s.gate;
   const lines: string[] = [];
   if (g.passed) {
-    lines.push(`> **Structural gate: PASSED** (${g.checks.length}/${g.checks.length} checks). ${g.checks.map((c) => c.detail).join('; ')}.`);
+    lines.push(`> **Structural gate: PASSED** (${g.checks.length}/${g.checks.length} checks). ${g.checks.map((c) => cell(c.detail)).join('; ')}.`);
   } else {
     const failed = g.checks.filter((c) => !c.passed);
     lines.push(`> **Structural gate: FAILED** (${failed.length} of ${g.checks.length} checks failed). Treat the numbers below as diagnostics, not results.`);
     lines.push('>');
     for (const c of g.checks) {
-      lines.push(`> - ${c.passed ? 'pass' : '**FAIL**'}: ${c.check} — ${cell(c.detail)}`);
+      lines.push(`> - ${c.passed ? 'pass' : '**FAIL**'}: ${cell(c.check)} — ${cell(c.detail)}`);
       const extra = c.failures.filter((f) => f !== c.detail);
       for (const f of extra.slice(0, 20)) lines.push(`>   - ${cell(f)}`);
       if (extra.length > 20) lines.push(`>   - … and ${extra.length - 20} more (results.json)`);
