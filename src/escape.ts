@@ -13,6 +13,10 @@
  *   and `_` where it is not inside a word) are backslash-escaped, so no link, image, emphasis,
  *   table cell or heading can be injected. The text is inline: it never starts a line.
  * - {@link markdownCode}: inline code that survives any backticks and pipes.
+ * - {@link terminalLine} / {@link terminalText}: text for a terminal (tables, summaries, `validate`,
+ *   ingest summaries, every error message the CLI prints): control and bidi characters visible,
+ *   and in a line, line breaks a space, so no value can move the cursor, set the window title,
+ *   clear the screen, reorder a line or forge one.
  * - {@link csvSafe}: a cell that a spreadsheet would run as a formula (starting with `=`, `+`, `-`,
  *   `@`, tab or CR, as OWASP lists them) gets a leading `'`.
  *
@@ -36,6 +40,22 @@ export function visibleControls(s: string, lines?: string): string {
   let t = s.replace(INVISIBLE, hex4);
   if (lines !== undefined) t = t.replace(/\r\n|\r|\n/g, lines).replace(/\t/g, ' ');
   return t;
+}
+
+/**
+ * One line for a terminal: control and bidi characters visible (`\u001B`), line breaks and tabs a
+ * space. Every name, message or summary line the CLI prints goes through it (or through
+ * {@link terminalText} for a block whose lines are already one each).
+ *
+ * @example terminalLine('evil\u001b]0;PWNED\u0007\n## x') // 'evil\\u001B]0;PWNED\\u0007 ## x'
+ */
+export function terminalLine(s: string): string {
+  return visibleControls(s, ' ');
+}
+
+/** A block of terminal text: control and bidi characters visible, its line breaks kept. */
+export function terminalText(s: string): string {
+  return visibleControls(s);
 }
 
 /**

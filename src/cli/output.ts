@@ -7,6 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { formatResult, type Format } from '../store/format.ts';
+import { terminalLine, terminalText } from '../escape.ts';
 import type { Plain, QueryResult } from '../store/duckdb.ts';
 
 export interface ResultSink {
@@ -18,9 +19,10 @@ export interface ResultSink {
   rethrow?: boolean;
 }
 
+/** Text results reach the terminal through `terminalText` (JSON keeps its meaning: `\u202E` is JSON's own escape). */
 const STDOUT: ResultSink = {
   table: (r, format) => process.stdout.write(formatResult(r, format)),
-  text: (t) => process.stdout.write(t),
+  text: (t) => process.stdout.write(terminalText(t)),
 };
 
 const sinks = new AsyncLocalStorage<ResultSink>();
@@ -67,7 +69,7 @@ export const printText = (text: string): void => currentSink().text(text);
  * for `csv` and `markdown`.
  */
 export function printSummary(summary: unknown, format: Format, lines: string[], rows?: unknown[]): void {
-  if (format === 'table') return printText(lines.join('\n') + '\n');
+  if (format === 'table') return printText(lines.map((l) => terminalLine(l)).join('\n') + '\n');
   if (format === 'json') return printResult(summary, 'json');
   printTable(toResultTable(rows ?? [summary]), format);
 }

@@ -7,6 +7,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { StandoffError, EXIT_CODES, oneLine, usageError } from '../errors.ts';
 import { FORMATS, type Format } from '../store/format.ts';
 import { currentSink } from './output.ts';
+import { terminalLine } from '../escape.ts';
 
 export const DEFAULT_TRACES = 'traces';
 
@@ -54,12 +55,12 @@ export function reportError(err: unknown): number {
   if (err instanceof StandoffError) {
     // Errors that collect several problems (ingest) list each on its own line, then the summary.
     const list = (err as StandoffError & { errors?: unknown }).errors;
-    if (Array.isArray(list) && list.length > 1) for (const line of list) process.stderr.write(`standoff: ${oneLine(String(line))}\n`);
-    process.stderr.write(`standoff: ${oneLine(err.message)}\n`);
+    if (Array.isArray(list) && list.length > 1) for (const line of list) process.stderr.write(`standoff: ${terminalLine(oneLine(String(line)))}\n`);
+    process.stderr.write(`standoff: ${terminalLine(oneLine(err.message))}\n`);
     return err.exitCode;
   }
   const e = err as Error;
-  process.stderr.write(`standoff: internal error: ${oneLine(e?.message ?? String(err))}\n`);
+  process.stderr.write(`standoff: internal error: ${terminalLine(oneLine(e?.message ?? String(err)))}\n`);
   if (process.env.STANDOFF_DEBUG) process.stderr.write(`${e?.stack}\n`);
   return EXIT_CODES.internal;
 }

@@ -51,6 +51,7 @@ import {
   type MappedTable,
 } from './csv/mapping.ts';
 import { literalProblem, resolvePlan, type FilePlan, type KeySource, type OutTable } from './csv/plan.ts';
+import { maskSecrets } from './inspect/map.ts';
 
 /** Tables a CSV ingest fills. */
 const CSV_TABLES = ['episodes', 'scores', 'judgments', 'probe_answers', 'aggregates'] as const;
@@ -466,13 +467,13 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
       source: 'csv',
       suite: opts.suite ?? summaries.find((s) => s.mapping.suite)?.mapping.suite ?? suiteFromFile,
       status: 'success',
-      config: mappingJson,
+      config: maskSecrets(mappingJson), // no URL user-info or key a map's constants or notes may carry
       seed: null,
       epochs: maxEpoch > 0 ? maxEpoch : null,
       standoff_version: STANDOFF_VERSION,
       source_file: files.map((f) => basename(f)).join(';'),
       source_sha256: hashes.join(';'),
-      notes: noteParts.join('; '),
+      notes: maskSecrets(noteParts.join('; ')),
     };
     const bundle: WritableRunBundle = { run };
     const tables: Partial<Record<TableName, number>> = { runs: 1 };

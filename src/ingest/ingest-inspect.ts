@@ -24,6 +24,7 @@ import { cleanupStore } from '../store/write-run.ts';
 import { RunWriter } from '../store/run-writer.ts';
 import { scanInspectLog, type InspectRowSink, type InspectScan } from './inspect/index.ts';
 import type { ZipLimits } from './inspect/zip.ts';
+import { terminalLine } from '../escape.ts';
 
 type ScannedLog = NonNullable<InspectScan['log']>;
 
@@ -148,7 +149,7 @@ export async function ingestInspect(paths: string[], opts: IngestInspectOptions)
     }
   }
   const max = opts.maxProblems ?? 20;
-  const report = opts.report ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const report = opts.report ?? ((line: string) => process.stderr.write(`${terminalLine(line)}\n`));
 
   // Existing runs are refused up front (the ids are known only per file, so again as each opens).
   // Each file streams into its own RunWriter (staged in a temp directory, nothing visible); the

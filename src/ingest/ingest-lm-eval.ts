@@ -27,6 +27,7 @@ import { IngestProblems } from './ingest-inspect.ts';
 import { planLmEval, scanLmEvalTask, type LmEvalRowSink, type ScannedTask } from './lm-eval/index.ts';
 import { TOLERANCE, reconcileResults, type ReconcileRow, type TaskTallies } from './lm-eval/reconcile.ts';
 import { modelNameOf } from './lm-eval/results.ts';
+import { terminalLine } from '../escape.ts';
 
 export interface IngestLmEvalOptions {
   /** Trace store directory. */
@@ -73,7 +74,7 @@ export async function ingestLmEval(path: string, opts: IngestLmEvalOptions): Pro
     throw usageError('ingest.badRunId', `run id "${opts.runId}" must be 1-128 letters, digits, dots, dashes or underscores`);
   }
   const max = opts.maxProblems ?? 20;
-  const report = opts.report ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const report = opts.report ?? ((line: string) => process.stderr.write(`${terminalLine(line)}\n`));
   const plan = planLmEval(path);
   const planned = plan.outputs.flatMap((o) => o.tasks.map((t) => ({ o, t })));
   if (opts.runId !== undefined) {

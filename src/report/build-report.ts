@@ -63,6 +63,7 @@ import { buildEpisodeSets, buildGenericEpisodeSets, type GenericSubjectSource } 
 import { readHtmlAssets } from './html/read-assets.ts';
 import { genericContents, genericSections, renderGeneric, type GenericSections } from './generic.ts';
 import { isStandoffStore } from './metrics.ts';
+import { terminalLine } from '../escape.ts';
 
 export const DEFAULT_REPORT_SEED = 20261129;
 export const DEFAULT_RESAMPLES = 10_000;
@@ -154,7 +155,7 @@ function checkOptions(o: BuildReportOptions): { seed: number; resamples: number;
 
 function logger(progress: BuildReportOptions['progress']): (line: string) => void {
   if (typeof progress === 'function') return progress;
-  if (progress) return (line) => process.stderr.write(`report: ${line}\n`);
+  if (progress) return (line) => process.stderr.write(`report: ${terminalLine(line)}\n`);
   return () => undefined;
 }
 

@@ -36,6 +36,7 @@ import { cell, inertDocument } from './markdown.ts';
 import { renderFigure } from './render-figure.ts';
 import { baseConfig } from './figures.ts';
 import { DEFAULT_REPORT_SEED, DEFAULT_RESAMPLES, DEFAULT_LEVEL, type BuildReportOptions } from './build-report.ts';
+import { terminalLine } from '../escape.ts';
 
 export const MAX_ROWS = 200;
 export const NOTEBOOK_BLOCKS = ['sql', 'vega-lite', 'standoff'] as const;
@@ -114,7 +115,7 @@ export function parseNotebook(src: string): Piece[] {
 }
 
 export async function runNotebook(file: string, options: NotebookOptions): Promise<NotebookResult> {
-  const log = typeof options.progress === 'function' ? options.progress : options.progress ? (l: string) => process.stderr.write(`notebook: ${l}\n`) : () => undefined;
+  const log = typeof options.progress === 'function' ? options.progress : options.progress ? (l: string) => process.stderr.write(`notebook: ${terminalLine(l)}\n`) : () => undefined;
   let src: string;
   try {
     src = await readFile(file, 'utf8');

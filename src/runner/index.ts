@@ -152,4 +152,4 @@ export {
   maskSecretPatterns,
   redactorFor,
   type Redactor,
-} from './redact.ts';
+} from '../redact.ts';

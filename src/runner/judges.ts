@@ -18,7 +18,7 @@ import { buildJudgeMessages, parseVerdict, type TranscriptMessage, type Transcri
 import type { ResolvedModel } from './config.ts';
 import { ALIGNMENT_SCORER, isSelfJudge } from './scorers.ts';
 import { ModelCallError, abortError, isAbort, textDegenerate, type ModelClient } from './solver.ts';
-import type { Redactor } from './redact.ts';
+import type { Redactor } from '../redact.ts';
 import { truncatedText } from './endpoint.ts';
 
 /** Rebuilds the judge's view of a transcript from stored `messages` rows (pure). */

@@ -32,7 +32,7 @@ import type { Rng } from '../stats/rng.ts';
 import { buildDecisionQuestionMessages, buildProbeMessages, parseDecisionReply, parseProbeReply, foldReply } from './protocol.ts';
 import type { ResolvedModel } from './config.ts';
 import { ModelCallError, abortError, isAbort, textDegenerate, type ChatResult, type ModelClient } from './solver.ts';
-import type { Redactor } from './redact.ts';
+import type { Redactor } from '../redact.ts';
 import { truncatedText } from './endpoint.ts';
 
 export interface ProbeStateContext {

@@ -58,7 +58,8 @@ import {
   type ResolvedConfig,
   type ResolvedModel,
 } from './config.ts';
-import { collectSecrets, createRedactor, type Redactor } from './redact.ts';
+import { collectSecrets, createRedactor, type Redactor } from '../redact.ts';
+import { terminalText } from '../escape.ts';
 import { Limiter, ModelCallError, ModelClient, checkEndpoint, isAbort, runEpisode, unitRng, unitSeed } from './solver.ts';
 import { RequestParams, endpointHint, type ParamAdjustment } from './endpoint.ts';
 import { judgeEpisode, type JudgePanelMember } from './judges.ts';
@@ -448,9 +449,11 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
   const cfg = opts.config;
   const { runId } = opts;
   const traces = opts.traces;
-  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   if (!RUN_ID_PATTERN.test(runId)) throw usageError('store.badRunId', `run id "${runId}" must be 1-128 letters, digits, dots, dashes or underscores`);
   const redactor: Redactor = createRedactor(collectSecrets(keyEnvNames(cfg)));
+  // Every progress line (the endpoint check names each base_url) loses secrets and URL user-info, and shows control characters.
+  const rawLog = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = (line: string) => rawLog(terminalText(redactor.text(line)));
   checkKeys(cfg);
 
   const scenarios = selectScenarios(cfg);

@@ -57,7 +57,7 @@ import { createRng, type Rng } from '../stats/rng.ts';
 import { readSystemLog, type RegisterOptions, type Verifier } from '../../verifier/server.ts';
 import { AGENT_TOOLS, DECISION_TOOLS, INFORMATION_TOOL, buildAgentMessages, buildLogReadFailure, isDecisionTool, messageReasoning, type PromptVariant } from './protocol.ts';
 import type { ResolvedModel } from './config.ts';
-import { createRedactor, type Redactor } from './redact.ts';
+import { createRedactor, type Redactor } from '../redact.ts';
 import { nodeFetch } from './http.ts';
 import { RequestParams, captureErrorBodies, chatCompletionsUrl, describeRequestError, refusedParam, type ParamAdjustment, type SentParam } from './endpoint.ts';
 import { analyzeTranscript, type TranscriptAnalysis } from './scorers.ts';

@@ -12,7 +12,7 @@
  * when `csvSafe` is on; JSON is data and is not altered.
  */
 import type { Plain, QueryResult } from './duckdb.ts';
-import { csvSafe as neutralize, escapeMarkdown, visibleControls } from '../escape.ts';
+import { csvSafe as neutralize, escapeMarkdown, terminalLine } from '../escape.ts';
 
 export const FORMATS = ['table', 'csv', 'json', 'markdown'] as const;
 export type Format = (typeof FORMATS)[number];
@@ -50,8 +50,8 @@ const isNumericColumn = (rows: readonly Record<string, Plain>[], c: string) =>
   rows.some((row) => typeof row[c] === 'number') && rows.every((row) => row[c] === null || row[c] === undefined || typeof row[c] === 'number');
 
 function renderTable(columns: readonly string[], shown: readonly Record<string, Plain>[], total: number): string {
-  const header = columns.map((h) => visibleControls(h, ' '));
-  const body = shown.map((row) => columns.map((c) => visibleControls(cellText(row[c] ?? null, true), ' ')));
+  const header = columns.map((h) => terminalLine(h));
+  const body = shown.map((row) => columns.map((c) => terminalLine(cellText(row[c] ?? null, true))));
   const numeric = columns.map((c) => isNumericColumn(shown, c));
   const widths = header.map((h, i) => {
     let w = [...h].length;

@@ -18,7 +18,7 @@ import {
 import { judgeEpisode, transcriptFromRows, type JudgePanelMember } from '../../src/runner/judges.ts';
 import { Limiter, ModelClient, unitRng } from '../../src/runner/solver.ts';
 import { parseConfig, type ResolvedModel } from '../../src/runner/config.ts';
-import { createRedactor } from '../../src/runner/redact.ts';
+import { createRedactor } from '../../src/redact.ts';
 import { JUDGE_MARKERS } from '../../src/runner/protocol.ts';
 
 // ---------------------------------------------------------------------------------------------

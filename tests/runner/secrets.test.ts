@@ -18,7 +18,7 @@ import { runEvaluation } from '../../src/runner/run.ts';
 import { journalPath } from '../../src/runner/journal.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
-import { REDACTED, collectSecrets, createRedactor, maskSecretPatterns } from '../../src/runner/redact.ts';
+import { REDACTED, collectSecrets, createRedactor, maskSecretPatterns } from '../../src/redact.ts';
 
 const SUBJECT_KEY = 'sk-standoff-FAKE-7f3a9c1e5b2d8046-DO-NOT-LEAK';
 const JUDGE_KEY = 'judge-token-Q9w8E7r6T5y4-unique-zz';

@@ -11,7 +11,7 @@ import { loadScenarios } from '../../src/runner/scenarios.ts';
 import { startSimServer, type SimServer } from '../../src/runner/sim/server.ts';
 import { parseConfig, type ResolvedModel } from '../../src/runner/config.ts';
 import { Limiter, ModelClient, resampleSeed, runEpisode, unitRng, type EpisodeContext } from '../../src/runner/solver.ts';
-import { createRedactor } from '../../src/runner/redact.ts';
+import { createRedactor } from '../../src/redact.ts';
 import { scoreEpisode } from '../../src/runner/scorers.ts';
 import { AGENT_TOOL_NAMES } from '../../src/runner/protocol.ts';
 import type { Scenario } from '../../src/schema/scenario.ts';

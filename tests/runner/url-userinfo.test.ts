@@ -12,7 +12,7 @@ import { parseConfig } from '../../src/runner/config.ts';
 import { runEvaluation } from '../../src/runner/run.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
-import { createRedactor, maskSecretPatterns } from '../../src/runner/redact.ts';
+import { createRedactor, maskSecretPatterns } from '../../src/redact.ts';
 
 const PASSWORD = 'hunter2-userinfo-Pw';
 let sim: SimServer;

@@ -3,6 +3,7 @@ import { action, collect, usageError, withExamples } from '../program.ts';
 import { formatOption, storeOptions } from '../options.ts';
 import { printSummary, printTable, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
+import { terminalLine } from '../../escape.ts';
 
 /** An option that may be given once: a second value would silently override the first. */
 const once = (flag: string) => (value: string, previous: string | undefined) => {
@@ -83,7 +84,7 @@ export function registerIngest(program: Command): void {
           const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer };
           const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace });
           const detected = s.files.some((f) => f.detected);
-          if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; mapping used: ${s.mappingJson}\n`);
+          if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; mapping used: ${terminalLine(s.mappingJson)}\n`);
           const extra = (f: (typeof s.files)[number]) =>
             [f.metadataColumns.length ? `metadata: ${f.metadataColumns.join(', ')}` : '', f.ignoredColumns.length ? `ignored columns: ${f.ignoredColumns.join(', ')}` : ''].filter(Boolean).join('; ');
           printSummary(
@@ -156,7 +157,7 @@ export function registerIngest(program: Command): void {
         const format = o.format;
         const runLines = s.runs.map(
           (r) =>
-            `${s.dryRun ? 'would write' : 'wrote'} run ${r.runId} (${r.task}, ${r.model}, ${r.docs} document${r.docs === 1 ? '' : 's'}, scorers ${r.scorers.join(', ') || 'none'}): ${counts(r.tables)}`,
+            terminalLine(`${s.dryRun ? 'would write' : 'wrote'} run ${r.runId} (${r.task}, ${r.model}, ${r.docs} document${r.docs === 1 ? '' : 's'}, scorers ${r.scorers.join(', ') || 'none'}): ${counts(r.tables)}`),
         );
         if (format === 'json') printText(JSON.stringify(s, null, 2) + '\n');
         else if (format === 'table') {
@@ -164,7 +165,7 @@ export function registerIngest(program: Command): void {
           const out = [...runLines, '', `reconciliation: reported vs recomputed from the samples; FLAG when |diff| > ${s.tolerance.abs} + ${s.tolerance.rel} x |reported|`];
           for (const file of [...new Set(s.reconciliation.map((r) => r.results_file))]) {
             const model = s.runs.find((r) => r.resultsFile === file)?.model;
-            out.push('', `${file}${model ? ` (${model})` : ''}`, formatResult(reconciliationTable(s.reconciliation.filter((r) => r.results_file === file)), 'table').trimEnd());
+            out.push('', terminalLine(`${file}${model ? ` (${model})` : ''}`), formatResult(reconciliationTable(s.reconciliation.filter((r) => r.results_file === file)), 'table').trimEnd());
           }
           printText(out.join('\n') + '\n');
         } else {

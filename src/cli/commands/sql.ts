@@ -11,6 +11,7 @@ import { DEFAULT_MAX_ROWS, formatResult, FORMATS, type Format } from '../../stor
 import type { TableName } from '../../schema/tables.ts';
 import { oneLine } from '../../errors.ts';
 import { reportError } from '../program.ts';
+import { terminalLine } from '../../escape.ts';
 
 export function registerSql(program: Command): void {
   const cmd = program
@@ -26,7 +27,7 @@ export function registerSql(program: Command): void {
         if (q === undefined) return repl(opts.traces, opts.format, opts.run, opts.maxRows);
         const { runSql } = await import('../../store/sql.ts');
         const { rows } = await runSql(opts.traces, q, { format: opts.format, out: opts.out, runs: opts.run, maxRows: opts.maxRows, csvSafe: opts.csvSafe });
-        if (opts.out) process.stderr.write(`wrote ${rows} row${rows === 1 ? '' : 's'} to ${opts.out}\n`);
+        if (opts.out) process.stderr.write(`wrote ${rows} row${rows === 1 ? '' : 's'} to ${terminalLine(opts.out)}\n`);
       }),
     );
   formatOption(storeOptions(cmd)); // the shared options (src/cli/options.ts)
@@ -102,7 +103,7 @@ async function repl(traces: string, initialFormat: Format, runs?: string[], maxR
         } else if (cmd === '.mode') {
           if (arg && (FORMATS as readonly string[]).includes(arg)) format = arg as Format;
           else process.stderr.write(`standoff: .mode takes one of ${FORMATS.join(', ')}\n`);
-        } else process.stderr.write(`standoff: unknown command ${cmd}; ${HELP}\n`);
+        } else process.stderr.write(`standoff: unknown command ${terminalLine(cmd)}; ${HELP}\n`);
         prompt(false);
         continue;
       }
@@ -123,7 +124,7 @@ async function repl(traces: string, initialFormat: Format, runs?: string[], maxR
       }
       prompt(false);
     }
-    if (buffer.trim() !== '') process.stderr.write(`standoff: unterminated statement ignored (end statements with ";"): ${oneLine(buffer).slice(0, 60)}\n`);
+    if (buffer.trim() !== '') process.stderr.write(`standoff: unterminated statement ignored (end statements with ";"): ${terminalLine(oneLine(buffer).slice(0, 60))}\n`);
   } finally {
     rl.close();
     store.close();

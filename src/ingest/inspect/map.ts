@@ -25,6 +25,7 @@ import { type EpisodeRow, type MessageRow, type RunRow, type ScoreRow } from '..
 import { DECISION_TOOLS as SCHEMA_DECISION_TOOLS, INFORMATION_TOOL as SCHEMA_INFORMATION_TOOL } from '../../schema/scenario.ts';
 import { analyzeTranscript, episodeEvidence, usesLogProtocol } from '../../scorers/transcript.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
+import { maskSecretPatterns } from '../../redact.ts';
 import type { InspectHeader, InspectMessage, InspectSample, InspectScore } from './read-eval.ts';
 import { inspectReportedMetrics } from './reported.ts';
 
@@ -42,7 +43,9 @@ const SECRET_KEY = /key|token|secret|password/i;
 /**
  * Deep copy without secrets: every key containing `key`, `token`, `secret` or `password` is
  * removed, except when its value is a number, boolean or null (limits such as `max_tokens` are not
- * secrets and are kept).
+ * secrets and are kept); every string left is masked with {@link maskSecrets} (a URL's user-info,
+ * `api_key=...`, `Bearer ...`, key-shaped text), wherever it sits (`model_base_url`,
+ * `model_args.url`, a nested client option, lm-eval's `model_args` string).
  */
 export function stripSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stripSecrets);
@@ -54,15 +57,16 @@ export function stripSecrets(value: unknown): unknown {
     }
     return out;
   }
-  return value;
+  return typeof value === 'string' ? maskSecrets(value) : value;
 }
 
-/** Masks secret-looking text in free-form strings (error messages). */
+/**
+ * Masks secret-looking text in free-form strings (error messages, config values): the runner's
+ * patterns (`src/redact.ts` `maskSecretPatterns`: URL user-info `http://[REDACTED]@host`,
+ * `Bearer ...`, `Authorization: ...`, `api_key=...`, key shapes), plus `password=...`.
+ */
 export function maskSecrets(text: string): string {
-  return text
-    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [REDACTED]')
-    .replace(/((?:api[-_]?key|apikey|access[-_]?token|client[-_]?secret|password)["']?\s*[:=]\s*["']?)[^"'\s&,}]+/gi, '$1[REDACTED]')
-    .replace(/\b(sk-(?:proj-|ant-)?|nvapi-|gsk_|xai-|hf_)[A-Za-z0-9_-]{12,}/g, '[REDACTED]');
+  return maskSecretPatterns(text.replace(/((?:password|passwd)["']?\s*[:=]\s*["']?)(?!\[REDACTED\])[^"'\s&,}]+/gi, '$1[REDACTED]'));
 }
 
 /** ISO-8601 UTC (`...Z`) from an Inspect timestamp, or null when absent/unparseable. */
