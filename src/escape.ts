@@ -90,6 +90,14 @@ export function markdownCode(s: string): string {
   return `${fence}${pad}${t}${pad}${fence}`;
 }
 
+/**
+ * JSON text (a figure's Vega-Lite spec, results.json) with control and bidi characters written as
+ * JSON's own `\uXXXX` escapes: the same JSON value, and no U+202E or DEL raw in the file.
+ */
+export function inertJson(json: string): string {
+  return visibleControls(json);
+}
+
 /** Prefixes a cell a spreadsheet would read as a formula with `'` (OWASP's CSV-injection advice). */
 export function csvSafe(s: string): string {
   return /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;

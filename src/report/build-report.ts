@@ -63,7 +63,7 @@ import { buildEpisodeSets, buildGenericEpisodeSets, type GenericSubjectSource } 
 import { readHtmlAssets } from './html/read-assets.ts';
 import { genericContents, genericSections, renderGeneric, type GenericSections } from './generic.ts';
 import { isStandoffStore } from './metrics.ts';
-import { terminalLine } from '../escape.ts';
+import { inertJson, terminalLine } from '../escape.ts';
 
 export const DEFAULT_REPORT_SEED = 20261129;
 export const DEFAULT_RESAMPLES = 10_000;
@@ -382,7 +382,7 @@ export function renderGenericReport(ctx: Pick<ReportContext, 'suite' | 'subjects
 async function writeGenericOutputs(tmp: string, ctx: ReportContext, r: GenericReportResults, browser: EpisodeBrowserData, step: (m: string) => void): Promise<string[]> {
   const markdown = inertDocument(renderGenericReport(ctx, r));
   await writeFile(join(tmp, 'REPORT.md'), markdown);
-  await writeFile(join(tmp, 'results.json'), JSON.stringify(r, jsonReplacer, 2) + '\n');
+  await writeFile(join(tmp, 'results.json'), inertJson(JSON.stringify(r, jsonReplacer, 2)) + '\n');
   const suite = r.summary.runs[0]?.suite ?? ctx.suite;
   await writeFile(join(tmp, 'index.html'), buildIndexHtml({ suite, markdown, figures: [], browser, countLinks: (setIndex) => buildGenericCountLinks(r.generic, setIndex) }, await readHtmlAssets()));
   step('REPORT.md, results.json and index.html written');
@@ -481,7 +481,7 @@ async function writeOutputs(tmp: string, ctx: ReportContext, r: ReportResults, f
   const renders = await renderFigures(figures.map((f) => f.spec));
   for (const [i, f] of figures.entries()) {
     const rendered = renders[i];
-    await writeFile(join(tmp, 'figures', `${f.name}.vl.json`), JSON.stringify(f.spec, null, 2) + '\n');
+    await writeFile(join(tmp, 'figures', `${f.name}.vl.json`), inertJson(JSON.stringify(f.spec, null, 2)) + '\n');
     await writeFile(join(tmp, 'figures', `${f.name}.svg`), rendered.svg.endsWith('\n') ? rendered.svg : rendered.svg + '\n');
     await writeFile(join(tmp, 'figures', `${f.name}.png`), rendered.png);
     const names = ['vl.json', 'svg', 'png'].map((x) => `figures/${f.name}.${x}`);
@@ -491,7 +491,7 @@ async function writeOutputs(tmp: string, ctx: ReportContext, r: ReportResults, f
   step(`${figures.length} figures rendered`);
   const markdown = inertDocument(renderReport(ctx, r, figures));
   await writeFile(join(tmp, 'REPORT.md'), markdown);
-  await writeFile(join(tmp, 'results.json'), JSON.stringify(r, jsonReplacer, 2) + '\n');
+  await writeFile(join(tmp, 'results.json'), inertJson(JSON.stringify(r, jsonReplacer, 2)) + '\n');
   await writeFile(join(tmp, 'index.html'), buildIndexHtml({ suite: r.summary.runs[0]?.suite ?? '', markdown, figures, browser, countLinks: (setIndex) => buildCountLinks(r, setIndex) }, await readHtmlAssets()));
   step('index.html written');
   files.push('REPORT.md', 'results.json', 'index.html');

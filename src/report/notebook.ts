@@ -36,7 +36,7 @@ import { cell, inertDocument } from './markdown.ts';
 import { renderFigure } from './render-figure.ts';
 import { baseConfig } from './figures.ts';
 import { DEFAULT_REPORT_SEED, DEFAULT_RESAMPLES, DEFAULT_LEVEL, type BuildReportOptions } from './build-report.ts';
-import { terminalLine } from '../escape.ts';
+import { inertJson, terminalLine } from '../escape.ts';
 
 export const MAX_ROWS = 200;
 export const NOTEBOOK_BLOCKS = ['sql', 'vega-lite', 'standoff'] as const;
@@ -193,7 +193,7 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
           if (err instanceof StandoffError) throw err;
           throw new StandoffError('notebook.badSpec', 'data', `${where}: vega-lite block cannot be rendered: ${oneLine((err as Error).message)}`, { cause: err });
         }
-        await writeFile(join(tmp, `${stem}.vl.json`), JSON.stringify(spec, null, 2) + '\n');
+        await writeFile(join(tmp, `${stem}.vl.json`), inertJson(JSON.stringify(spec, null, 2)) + '\n');
         await writeFile(join(tmp, `${stem}.svg`), rendered.svg.endsWith('\n') ? rendered.svg : rendered.svg + '\n');
         await writeFile(join(tmp, `${stem}.png`), rendered.png);
         produced.push(`${stem}.vl.json`, `${stem}.svg`, `${stem}.png`);

@@ -8,12 +8,12 @@
  * extra table cell, no formula-leading CSV cell (with `--csv-safe`).
  */
 import { describe, it, expect, beforeAll } from 'vitest';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRun } from '../../src/store/write-run.ts';
 import { buildReport } from '../../src/report/build-report.ts';
-import { HOSTILE, hostileBundle } from '../helpers/hostile.ts';
+import { CRED_PASSWORD, EVIL, HOSTILE, RAW_PAYLOAD, hostileBundle, writeHostileCsv, writeHostileInspect, writeHostileLmEval } from '../helpers/hostile.ts';
 import { runCli } from '../helpers/cli.ts';
 
 const RAW = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u202a-\u202e\u2066-\u2069]/;
@@ -93,4 +93,107 @@ describe('hostile names', () => {
     expect(runCli(['sql', '--traces', store, '--out', file, "SELECT DISTINCT scenario_id FROM episodes WHERE scenario_id LIKE '+%'"]).code).toBe(0);
     expect(readFileSync(file, 'utf8')).toBe(`scenario_id\n'${HOSTILE.cmd}\n`);
   }, 240_000);
+});
+
+// --- issue 22: one hostile name through every ingest path and every output ----------------------
+
+/** Terminal text: no raw control or bidi character (ESC, BEL, NUL, CR, U+202E ...), no forged line, no credential. */
+const TERM_RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+function expectInertTerminal(text: string, where: string) {
+  expect(text, `${where}: raw control or bidi character`).not.toMatch(TERM_RAW);
+  expect(text, `${where}: a credential`).not.toContain(CRED_PASSWORD);
+  for (const line of text.split('\n')) expect(line, `${where}: a forged line`).not.toMatch(/^## PWNED/);
+}
+
+describe('issue 22: a hostile name through CSV, Inspect, lm-eval and a Standoff store', () => {
+  const stores: Record<string, string> = {};
+  const ingestOut: Record<string, string> = {};
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'standoff-hostile22-'));
+    const ingest: Array<[string, string[]]> = [
+      ['csv', ['csv', writeHostileCsv(dir), '--subject', 'model', '--item', 'item', '--scores', 'score']],
+      ['inspect', ['inspect', writeHostileInspect(dir)]],
+      ['lm-eval', ['lm-eval', writeHostileLmEval(dir)]],
+    ];
+    for (const [name, args] of ingest) {
+      stores[name] = join(dir, `traces-${name}`);
+      const r = runCli(['ingest', ...args, '--traces', stores[name]!]);
+      expect(r.code, r.stderr).toBe(0);
+      ingestOut[name] = r.stdout + r.stderr;
+    }
+    // A copied Standoff store: subjects and judges named EVIL, a run config holding a credential URL.
+    const b = hostileBundle('hostile22');
+    const rename = (s: string) => (s === HOSTILE.newline ? EVIL : s);
+    b.episodes = b.episodes!.map((e) => ({ ...e, subject_model: rename(e.subject_model) }));
+    b.judgments = b.judgments!.map((j) => ({ ...j, judge_model: j.judge_model === HOSTILE.script ? EVIL : j.judge_model }));
+    stores.standoff = join(dir, 'traces-standoff');
+    await writeRun(stores.standoff, b);
+  }, 300_000);
+
+  it('ingest summaries show the names inert', () => {
+    for (const [name, text] of Object.entries(ingestOut)) expectInertTerminal(text, `ingest ${name}`);
+    expect(ingestOut.inspect).toContain('## PWNED heading ` ``` \\u001B]0;PWNED\\u0007\\u001B[2J nul\\u0000x \\u202Eevil');
+  }, 60_000);
+
+  it('no credential is stored: URL user-info is masked in runs.config (Inspect model_base_url, model_args at any depth; lm-eval model_args and config)', () => {
+    for (const name of ['inspect', 'lm-eval', 'csv']) {
+      const r = runCli(['sql', '--traces', stores[name]!, '-f', 'json', 'SELECT config, notes, source_file FROM runs']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout, name).not.toContain(CRED_PASSWORD);
+      expect(r.stdout, name).not.toContain('alice');
+    }
+    const cfg = JSON.parse(JSON.parse(runCli(['sql', '--traces', stores.inspect!, '-f', 'json', 'SELECT config FROM runs']).stdout)[0].config);
+    expect(cfg.model_base_url).toBe('http://[REDACTED]@127.0.0.1:9/v1');
+    expect(cfg.model_args).toEqual({ url: 'http://[REDACTED]@127.0.0.1:9/v1', client: { endpoint: 'see http://[REDACTED]@127.0.0.1:9/v1 for details' } });
+    const lm = JSON.parse(JSON.parse(runCli(['sql', '--traces', stores['lm-eval']!, '-f', 'json', 'SELECT config FROM runs']).stdout)[0].config);
+    expect(lm.config.model_args).toBe('pretrained=x,base_url=http://[REDACTED]@127.0.0.1:9/v1');
+    expect(lm.config.endpoint).toBe('http://[REDACTED]@127.0.0.1:9/v1');
+  }, 60_000);
+
+  for (const name of ['csv', 'inspect', 'lm-eval', 'standoff']) {
+    it(`${name}: REPORT.md, index.html and the figures hold no raw payload`, () => {
+      const out = join(dir, `report-${name}`);
+      const r = runCli(['report', 'build', '--traces', stores[name]!, '--out', out, '--resamples', '200']);
+      expect(r.code, r.stderr).toBe(0);
+      expectInertTerminal(r.stdout + r.stderr, `report build ${name}`);
+      const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
+      expectInertMarkdown(md, `${name} REPORT.md`);
+      expect(md, `${name} REPORT.md`).not.toMatch(RAW_PAYLOAD);
+      expect(md).toContain('&lt;img src=x onerror=alert(1)&gt; ## PWNED heading \\` \\`\\`\\` \\\\u001B\\]0;PWNED\\\\u0007\\\\u001B\\[2J nul\\\\u0000x \\\\u202Eevil');
+      const html = readFileSync(join(out, 'index.html'), 'utf8');
+      expect(html, `${name} index.html`).not.toMatch(/<img src=x|s3cretP4ss/);
+      // The page's own library bundles (plain <script> elements) are code; everything else, the
+      // embedded JSON data included, holds no raw control or bidi character.
+      expect(html.replace(/<script>[^]*?<\/script>/g, ''), `${name} index.html`).not.toMatch(TERM_RAW);
+      const figures = join(out, 'figures');
+      for (const f of existsSync(figures) ? readdirSync(figures).filter((x) => /\.(svg|vl\.json)$/.test(x)) : []) {
+        const text = readFileSync(join(figures, f), 'utf8');
+        expect(text, `${name} ${f}`).not.toMatch(TERM_RAW);
+        if (f.endsWith('.svg')) expect(text, `${name} ${f}`).not.toMatch(/<img|<script|<foreignObject/i);
+      }
+      expect(readFileSync(join(out, 'results.json'), 'utf8'), `${name} results.json`).not.toMatch(TERM_RAW);
+    }, 240_000);
+
+    it(`${name}: validate, sql, ci and errors print the names inert`, () => {
+      const T = stores[name]!;
+      const metric = name === 'standoff' ? 'policy_action' : name === 'csv' ? 'score' : 'gathered_evidence';
+      const runs: Array<[string, string[]]> = [
+        ['validate', ['validate', '--traces', T]],
+        ['sql table', ['sql', '--traces', T, 'SELECT DISTINCT subject_model, run_id FROM episodes']],
+        ['sql scorers', ['sql', '--traces', T, 'SELECT DISTINCT scorer FROM scores']],
+        ['ci exact', ['ci', 'exact', '--traces', T, '--metric', metric, '--by', 'subject_model']],
+        ['--run nosuch', ['report', 'build', '--traces', T, '--run', 'nosuch\u001b]0;PWNED\u0007\u202e', '--out', join(dir, 'nope')]],
+        ['unknown metric', ['ci', 'exact', '--traces', T, '--metric', 'x\u001b[2J\n## PWNED \u202e']],
+      ];
+      for (const [what, args] of runs) {
+        const r = runCli(args);
+        expect(r.code, `${name} ${what}: ${r.stderr}`).not.toBe(1);
+        expectInertTerminal(r.stdout + r.stderr, `${name} ${what}`);
+      }
+      // The names are there, readable; and the error names the bad value visibly.
+      if (name !== 'lm-eval') expect(runCli(runs[1]![1]).stdout).toContain('\\u202E');
+      expect(runCli(runs[4]![1]).stderr).toContain('run "nosuch\\u001B]0;PWNED\\u0007\\u202E" does not exist');
+    }, 240_000);
+  }
 });

@@ -1,7 +1,8 @@
 /**
  * Credentials in a `base_url`'s user-info (`http://user:pass@host/v1`) used to be stored as they
  * were in `runs.config` (and the journal header). The redactor now masks URL user-info wherever it
- * masks secret-looking text: the stored config keeps the URL, without the credentials.
+ * masks secret-looking text: the stored config keeps the URL, without the credentials, and so do the
+ * runner's progress lines (the endpoint check names every base_url).
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -45,7 +46,11 @@ describe('URL user-info is redacted', () => {
       retries: { max: 0, base_ms: 1, max_ms: 2 },
     });
     process.env.STANDOFF_USERINFO_TEST_KEY = 'k-not-a-secret-here';
-    await runEvaluation({ config: cfg, runId: 'userinfo', traces, progress: 'none', log: () => undefined }).catch(() => undefined);
+    const logs: string[] = [];
+    await runEvaluation({ config: cfg, runId: 'userinfo', traces, progress: 'none', log: (l) => logs.push(l) }).catch(() => undefined);
+    // The endpoint check's stderr lines name the URL, without its user-info (issue 22 MEDIUM 4).
+    expect(logs.join('\n')).toMatch(/endpoint check: sim:careful at http:\/\/\[REDACTED\]@127\.0\.0\.1:\d+\/v1: ok/);
+    expect(logs.join('\n')).not.toContain(PASSWORD);
     const store = await openStore(traces);
     try {
       const config = String((await query(store.conn, 'SELECT config FROM runs')).rows[0]!.config);
