@@ -13,7 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRun } from '../../src/store/write-run.ts';
 import { buildReport } from '../../src/report/build-report.ts';
-import { CRED_PASSWORD, EVIL, HOSTILE, RAW_PAYLOAD, hostileBundle, writeHostileCsv, writeHostileInspect, writeHostileLmEval } from '../helpers/hostile.ts';
+import { cell, code, md, trusted } from '../../src/report/markdown.ts';
+import { inlineHtml } from '../../src/report/html/markdown-html.ts';
+import { inertJson, terminalLine } from '../../src/escape.ts';
+import { CRED_PASSWORD, EVIL, EVIL_SCORER, HOSTILE, RAW_PAYLOAD, hostileBundle, writeHostileCsv, writeHostileInspect, writeHostileLmEval } from '../helpers/hostile.ts';
 import { runCli } from '../helpers/cli.ts';
 
 const RAW = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u202a-\u202e\u2066-\u2069]/;
@@ -196,4 +199,36 @@ describe('issue 22: a hostile name through CSV, Inspect, lm-eval and a Standoff 
       expect(runCli(runs[4]![1]).stderr).toContain('run "nosuch\\u001B]0;PWNED\\u0007\\u202E" does not exist');
     }, 240_000);
   }
+});
+
+describe('issue 22: the escaping functions themselves', () => {
+  it('code spans: a backtick run cannot end them (CommonMark: a longer fence, padded), controls are visible', () => {
+    for (const s of ['run-1', 'a`b', '`x`', 'a ``` b', '` ', '``', EVIL, EVIL_SCORER]) {
+      const c = code(s);
+      const fence = /^`+/.exec(c)![0];
+      expect(c.endsWith(fence), c).toBe(true);
+      const inner = c.slice(fence.length, c.length - fence.length);
+      // No run of backticks inside is as long as the fence, so nothing closes the span early.
+      for (const run of inner.match(/`+/g) ?? []) expect(run.length, c).not.toBe(fence.length);
+      expect(c, 'one line, no raw control').not.toMatch(/[\n\r\u0000-\u001f\u202e]/);
+      // The page's Markdown reader (the same rules) sees exactly one code element holding the text.
+      const { html } = inlineHtml(`see ${c} end`);
+      expect(html.match(/<code>/g)?.length, html).toBe(1);
+      expect(html).toMatch(/^see <code>[^<]*<\/code> end$/);
+    }
+    expect(code('run-1')).toBe('`run-1`');
+  });
+
+  it('md escapes every interpolated string and list, and inserts only trusted fragments as they are', () => {
+    expect(md`Subjects ${[EVIL, 'm1']} (${3}); ${trusted('**bold**')} ${null}`).toBe(
+      `Subjects ${cell(EVIL)}, m1 (3); **bold** —`,
+    );
+    expect(md`${EVIL}`).not.toMatch(/<img|\n|\u001b|\u0000|\u202e/);
+  });
+
+  it('terminalLine shows ESC, BEL, NUL, U+202E and puts a name on one line', () => {
+    expect(terminalLine('evil\u001b]0;PWNED\u0007\u001b[2J\n## x\u0000\u202e')).toBe('evil\\u001B]0;PWNED\\u0007\\u001B[2J ## x\\u0000\\u202E');
+    expect(inertJson(JSON.stringify({ a: 'x\u202ey\u007f' }))).toBe('{"a":"x\\u202Ey\\u007F"}');
+    expect(JSON.parse(inertJson(JSON.stringify({ a: 'x\u202ey\u007f' })))).toEqual({ a: 'x\u202ey\u007f' });
+  });
 });
