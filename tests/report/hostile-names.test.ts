@@ -8,7 +8,7 @@
  * extra table cell, no formula-leading CSV cell (with `--csv-safe`).
  */
 import { describe, it, expect, beforeAll } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRun } from '../../src/store/write-run.ts';
@@ -153,6 +153,25 @@ describe('issue 22: a hostile name through CSV, Inspect, lm-eval and a Standoff 
     expect(lm.config.model_args).toBe('pretrained=x,base_url=http://[REDACTED]@127.0.0.1:9/v1');
     expect(lm.config.endpoint).toBe('http://[REDACTED]@127.0.0.1:9/v1');
   }, 60_000);
+
+  it('a copied store whose run id holds backticks: every code span keeps it (LOW: a backtick broke out)', () => {
+    const T = join(dir, 'traces-backtick');
+    cpSync(stores.csv!, T, { recursive: true });
+    for (const table of readdirSync(T)) {
+      for (const part of readdirSync(join(T, table))) renameSync(join(T, table, part), join(T, table, 'run_id=x`y``z'));
+    }
+    const out = join(dir, 'report-backtick');
+    const r = runCli(['report', 'build', '--traces', T, '--out', out, '--resamples', '200']);
+    expect(r.code, r.stderr).toBe(0);
+    const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
+    const lines = md.split('\n').filter((l) => l.includes('x`y``z'));
+    expect(lines.length).toBeGreaterThanOrEqual(3); // the Runs line, the run table, Reproduce
+    for (const l of lines) {
+      const { html } = inlineHtml(l.replace(/^- /, ''));
+      expect(html, l).toMatch(/<code>[^<]*x`y``z[^<]*<\/code>/);
+      expect(html.replace(/<code>[^<]*<\/code>/g, ''), l).not.toContain('y``z'); // none of it outside a code element
+    }
+  }, 240_000);
 
   for (const name of ['csv', 'inspect', 'lm-eval', 'standoff']) {
     it(`${name}: REPORT.md, index.html and the figures hold no raw payload`, () => {
