@@ -179,6 +179,17 @@ describe('writes under the lock', () => {
     expect(hashTree(store)).toBe(before);
   }, 240_000);
 
+  it('ingest csv when the lock path is a directory of other files (DuckDB logging wrote it): one line, exit 4, store unchanged', () => {
+    mkdirSync(join(store, LOCK_FILE));
+    writeFileSync(join(store, LOCK_FILE, 'duckdb_log_1.csv'), 'x\n');
+    const before = hashTree(store);
+    const r = runCli(['ingest', 'csv', join(ROOT, 'tests/fixtures/csv/episodes.csv'), '--run-id', 'eisdir', '--traces', store]);
+    expect(r.code, r.stderr).toBe(4);
+    const errors = r.stderr.trim().split('\n').filter((l) => !l.startsWith('standoff: no --map given'));
+    expect(errors).toEqual([`standoff: the lock path ${join(store, LOCK_FILE)} is not a Standoff lock (it is a directory holding "duckdb_log_1.csv"): remove it if no Standoff process is using it`]);
+    expect(hashTree(store)).toBe(before);
+  }, 240_000);
+
   it('cleanup removes staging directories whose owner is dead or missing, and keeps a live owner\'s', async () => {
     await writeRun(store, sampleBundle('kept', 1));
     const mk = (name: string, o: LockOwner | null) => {
