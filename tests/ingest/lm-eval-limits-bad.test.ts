@@ -66,4 +66,18 @@ describe('lm-eval limits', () => {
     const msg = expectOneLine(['ingest', 'lm-eval', d]);
     expect(msg).toBe(`standoff: ${join(d, 'self.jsonl')}: cannot read the file: symlink loop (ELOOP)`);
   }, 120_000);
+
+  it('JSON nested 1e5 deep in a samples line or the results file: one line naming file (and line), exit 3', () => {
+    const deep = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
+    const d = evaluation('deep-line');
+    const samples = join(d, `samples_gsm8k_${TS}.jsonl`);
+    const lines = readFileSync(samples, 'utf8').split('\n');
+    lines[0] = lines[0]!.replace(/^\{/, `{"deep": ${deep}, `);
+    writeFileSync(samples, lines.join('\n'));
+    expect(expectOneLine(['ingest', 'lm-eval', d])).toBe(`standoff: ${samples}: line 1: JSON nested more than 1000 levels deep (a damaged or hostile log)`);
+    const r = evaluation('deep-results');
+    const results = join(r, `gsm8k-phi-3-mini_${TS}.json`);
+    writeFileSync(results, readFileSync(results, 'utf8').replace(/^\{/, `{"deep": ${deep}, `));
+    expect(expectOneLine(['ingest', 'lm-eval', r])).toBe(`standoff: ${results}: JSON nested more than 1000 levels deep (a damaged or hostile log)`);
+  }, 120_000);
 });

@@ -214,7 +214,14 @@ export function isTooDeep(value: unknown): boolean {
   while (stack.length > 0) {
     const [o, depth] = stack.pop()!;
     if (depth > MAX_JSON_DEPTH) return true;
-    for (const x of Object.values(o)) if (x !== null && typeof x === 'object') stack.push([x, depth + 1]);
+    if (Array.isArray(o)) {
+      for (let i = 0; i < o.length; i++) if (o[i] !== null && typeof o[i] === 'object') stack.push([o[i], depth + 1]);
+    } else {
+      for (const k in o) {
+        const x = (o as Record<string, unknown>)[k];
+        if (x !== null && typeof x === 'object') stack.push([x, depth + 1]);
+      }
+    }
   }
   return false;
 }

@@ -23,7 +23,7 @@ import { createInterface } from 'node:readline';
 import type { z } from 'zod';
 import { StandoffError, dataError, oneLine } from '../../errors.ts';
 import { TABLES, type EpisodeRow, type MessageRow, type RunRow, type ScoreRow, type TableName } from '../../schema/tables.ts';
-import { naturalCompare, parseJsonTolerant } from '../inspect/read-eval.ts';
+import { JsonTooDeep, isTooDeep, naturalCompare, parseJsonTolerant } from '../inspect/read-eval.ts';
 import { findLmEvalOutputs, type LmEvalOutput } from './layout.ts';
 import { MetricTally, tallyKey, type TaskTallies } from './reconcile.ts';
 import { aggregationOf, filterNamesOf, outputTypeOf, parseLmEvalResults, reportedEntries, reportedMetricsFor, scorerName, type LmEvalResults } from './results.ts';
@@ -224,7 +224,11 @@ export async function scanLmEvalTask(p: PlannedOutput, t: PlannedTask, model: st
       try {
         value = parseJsonTolerant(text);
       } catch (err) {
-        problem(lineNo, `not valid JSON: ${(err as Error).message}`, 'badJson');
+        problem(lineNo, err instanceof RangeError ? new JsonTooDeep().message : `not valid JSON: ${(err as Error).message}`, 'badJson');
+        continue;
+      }
+      if (isTooDeep(value)) {
+        problem(lineNo, new JsonTooDeep().message, 'badJson');
         continue;
       }
       const line = parseSampleLine(value);
