@@ -148,6 +148,14 @@ describe('withStoreLock', () => {
     utimesSync(path, old, old);
     await withStoreLock(store, async () => undefined, { waitMs: 300 });
     expect(existsSync(path)).toBe(false);
+    // The current format: an entry that does not parse (a crash before its sync reached the disk).
+    mkdirSync(path);
+    const entry = join(path, `${'ab'.repeat(8)}.json`);
+    writeFileSync(entry, '{"pid":');
+    await expect(withStoreLock(store, async () => undefined, { waitMs: 300, onWait: () => undefined })).rejects.toMatchObject({ code: 'store.locked' });
+    utimesSync(entry, old, old);
+    await withStoreLock(store, async () => undefined, { waitMs: 300 });
+    expect(readdirSync(store)).toEqual([]);
   }, 240_000);
 
   it('writers in one process queue: they never hold the lock at the same time', async () => {
