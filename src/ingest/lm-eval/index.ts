@@ -152,9 +152,12 @@ function validator(file: string, problems: StandoffError[]) {
 /** Longest samples line read, in bytes (`STANDOFF_MAX_LINE_BYTES` overrides): lm-eval writes one sample per line. */
 export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
 
+/** A longer line could not be held as one string anyway (V8's limit, 2^29 - 24 characters). */
+const MAX_STRING = 2 ** 29 - 24;
+
 function maxLineBytes(): number {
   const env = Number(process.env.STANDOFF_MAX_LINE_BYTES);
-  return Number.isInteger(env) && env > 0 ? env : DEFAULT_MAX_LINE_BYTES;
+  return Number.isInteger(env) && env > 0 ? Math.min(env, MAX_STRING) : DEFAULT_MAX_LINE_BYTES;
 }
 
 /**
