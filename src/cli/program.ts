@@ -50,6 +50,32 @@ export function withExamples(cmd: Command, ...examples: string[]): Command {
   return cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
 }
 
+/** Operating-system error codes that are I/O trouble (exit 4), with what they mean. */
+const SYSTEM_ERRORS: Record<string, string> = {
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is exceeded',
+  EFBIG: 'a file is too large (a file-size limit?)',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'a directory is in the way of a file',
+  ENOTDIR: 'a file is in the way of a directory',
+  EEXIST: 'something is already in the way',
+  ELOOP: 'a symlink loop',
+  ENAMETOOLONG: 'a path is too long',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files',
+  EIO: 'an input/output error',
+};
+
+/** One line for an operating-system error (`code` and `path` as node sets them), or null. */
+export function systemError(err: unknown): string | null {
+  const e = err as NodeJS.ErrnoException | null;
+  const what = typeof e?.code === 'string' ? SYSTEM_ERRORS[e.code] : undefined;
+  if (!what) return null;
+  return oneLine(`${e!.path ? `${e!.path}: ` : ''}${what} (${e!.code}${e!.syscall ? ` on ${e!.syscall}` : ''})`);
+}
+
 /** Prints an error as one line and returns the exit code for it. */
 export function reportError(err: unknown): number {
   if (err instanceof StandoffError) {
@@ -60,6 +86,14 @@ export function reportError(err: unknown): number {
     return err.exitCode;
   }
   const e = err as Error;
+  // A backstop: an operating-system error that escaped its source (which should name the file) is
+  // still a store / I/O error, exit 4, not a bug.
+  const sys = systemError(err);
+  if (sys) {
+    process.stderr.write(`standoff: ${terminalLine(sys)}\n`);
+    if (process.env.STANDOFF_DEBUG) process.stderr.write(`${e?.stack}\n`);
+    return EXIT_CODES.store;
+  }
   process.stderr.write(`standoff: internal error: ${terminalLine(oneLine(e?.message ?? String(err)))}\n`);
   if (process.env.STANDOFF_DEBUG) process.stderr.write(`${e?.stack}\n`);
   return EXIT_CODES.internal;

@@ -15,7 +15,7 @@
  *
  * Directories given as paths are expanded to the `.eval` files under them (recursively).
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RUN_ID_PATTERN, type TableName } from '../schema/tables.ts';
@@ -25,6 +25,7 @@ import { RunWriter } from '../store/run-writer.ts';
 import { scanInspectLog, type InspectRowSink, type InspectScan } from './inspect/index.ts';
 import type { ZipLimits } from './inspect/zip.ts';
 import { terminalLine } from '../escape.ts';
+import { loadDirTree } from './load-dir-tree.ts';
 
 type ScannedLog = NonNullable<InspectScan['log']>;
 
@@ -107,30 +108,11 @@ function expandPaths(paths: string[]): string[] {
       out.push(p);
       continue;
     }
-    // Symlinks are followed, each directory once (by device and inode), so a symlink cycle ends;
-    // a .eval entry that cannot be resolved (a loop, a dangling link) is a data error naming it.
+    // Symlinks followed, each directory once; an unresolvable .eval entry is a data error naming it.
     const found: string[] = [];
-    const seen = new Set<string>();
-    const walk = (d: string) => {
-      const st = statSync(d);
-      const id = `${st.dev}:${st.ino}`;
-      if (seen.has(id)) return;
-      seen.add(id);
-      for (const name of readdirSync(d).sort()) {
-        const full = join(d, name);
-        let entry;
-        try {
-          entry = statSync(full);
-        } catch (err) {
-          const code = (err as NodeJS.ErrnoException).code;
-          if (!name.toLowerCase().endsWith('.eval')) continue;
-          throw dataError('ingest.unreadable', `${full}: cannot read the file: ${code === 'ELOOP' ? 'symlink loop (ELOOP)' : (code ?? (err as Error).message)}`);
-        }
-        if (entry.isDirectory()) walk(full);
-        else if (name.toLowerCase().endsWith('.eval')) found.push(full);
-      }
-    };
-    walk(p);
+    for (const [dir, names] of loadDirTree(p, { relevant: (n) => n.toLowerCase().endsWith('.eval') })) {
+      for (const name of names) if (name.toLowerCase().endsWith('.eval')) found.push(join(dir, name));
+    }
     if (found.length === 0) throw usageError('ingest.noLogs', `${p}: no .eval files in this directory`);
     out.push(...found);
   }

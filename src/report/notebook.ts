@@ -114,6 +114,19 @@ export function parseNotebook(src: string): Piece[] {
   return out;
 }
 
+/**
+ * Writes one output file into the temp directory `tmp`; a failure (a full disk: ENOSPC) is
+ * `notebook.unwritable` (exit 4) naming the file it was for in `outDir` (where nothing changes).
+ */
+async function writeOutput(tmp: string, outDir: string, file: string, data: string | Uint8Array): Promise<void> {
+  try {
+    await writeFile(join(tmp, file), data);
+  } catch (err) {
+    const full = (err as NodeJS.ErrnoException).code === 'ENOSPC' ? ' (the disk is full)' : '';
+    throw new StandoffError('notebook.unwritable', 'store', `cannot write notebook output ${join(outDir, file)}${full}: ${oneLine((err as Error).message)}; nothing was written`, { cause: err });
+  }
+}
+
 export async function runNotebook(file: string, options: NotebookOptions): Promise<NotebookResult> {
   const log = typeof options.progress === 'function' ? options.progress : options.progress ? (l: string) => process.stderr.write(`notebook: ${terminalLine(l)}\n`) : () => undefined;
   let src: string;
@@ -193,9 +206,9 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
           if (err instanceof StandoffError) throw err;
           throw new StandoffError('notebook.badSpec', 'data', `${where}: vega-lite block cannot be rendered: ${oneLine((err as Error).message)}`, { cause: err });
         }
-        await writeFile(join(tmp, `${stem}.vl.json`), inertJson(JSON.stringify(spec, null, 2)) + '\n');
-        await writeFile(join(tmp, `${stem}.svg`), rendered.svg.endsWith('\n') ? rendered.svg : rendered.svg + '\n');
-        await writeFile(join(tmp, `${stem}.png`), rendered.png);
+        await writeOutput(tmp, outDir, `${stem}.vl.json`, inertJson(JSON.stringify(spec, null, 2)) + '\n');
+        await writeOutput(tmp, outDir, `${stem}.svg`, rendered.svg.endsWith('\n') ? rendered.svg : rendered.svg + '\n');
+        await writeOutput(tmp, outDir, `${stem}.png`, rendered.png);
         produced.push(`${stem}.vl.json`, `${stem}.svg`, `${stem}.png`);
         const title = typeof spec.title === 'string' ? spec.title : ((spec.title as { text?: string } | undefined)?.text ?? `Figure ${fig}`);
         md.push('', `![${cell(title)}](${stem}.png)\n\n<sub>[SVG](${stem}.svg) · [Vega-Lite spec with data](${stem}.vl.json)</sub>\n`);
@@ -223,7 +236,7 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
         log(`${where}: standoff ${(firstOption < 0 ? words : words.slice(0, firstOption)).join(' ')}`);
       }
     }
-    await writeFile(join(tmp, `${name}.md`), inertDocument(md.join('\n')).replace(/\n{3,}/g, '\n\n').replace(/\n*$/, '\n'));
+    await writeOutput(tmp, outDir, `${name}.md`, inertDocument(md.join('\n')).replace(/\n{3,}/g, '\n\n').replace(/\n*$/, '\n'));
     // Swap in: remove stale figures of this notebook, then rename each file into place.
     for (const e of await readdir(outDir)) {
       if (new RegExp(`^${escapeRe(name)}-\\d+\\.(svg|png|vl\\.json)$`).test(e) && !produced.includes(e)) await rm(join(outDir, e), { force: true });

@@ -30,7 +30,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
-import { acquireLockFile, isOwnerAlive, parseOwner, processStart, type LockOwner } from '../store/lock.ts';
+import { acquireLockFile, isOwnerAlive, processStart, readLockOwner, removeLock, type LockOwner } from '../store/lock.ts';
 import type {
   EpisodeRow,
   JudgmentRow,
@@ -45,7 +45,7 @@ export const JOURNAL_DIR = '.journal';
 
 export const journalPath = (traces: string, runId: string) => join(traces, JOURNAL_DIR, `${runId}.jsonl`);
 
-/** The lock file of a journal (`<run_id>.lock` beside `<run_id>.jsonl`). */
+/** The lock of a journal (`<run_id>.lock` beside `<run_id>.jsonl`; see src/store/lock.ts). */
 export const journalLockPath = (path: string) => path.replace(/\.jsonl$/, '') + '.lock';
 
 /** Journals this process has open (its own lock on any other journal is a leftover: stale). */
@@ -78,13 +78,7 @@ async function lockJournal(path: string, runId: string): Promise<void> {
  * check), which run before `openJournal` takes the lock itself.
  */
 export async function refuseLiveJournal(path: string, runId: string): Promise<void> {
-  let text: string;
-  try {
-    text = await readFile(journalLockPath(path), 'utf8');
-  } catch {
-    return;
-  }
-  const holder = parseOwner(text);
+  const holder = await readLockOwner(journalLockPath(path));
   if (holder && holder.pid !== process.pid && isOwnerAlive(holder)) {
     throw storeError('run.inProgress', `run "${runId}" is still going (pid ${holder.pid}): wait for it to finish, or stop it (Ctrl-C, then --resume ${runId}); its journal is ${path}`);
   }
@@ -382,6 +376,6 @@ export async function openJournal(
 /** Deletes a journal after its run was committed to the store, then its lock. */
 export async function removeJournal(path: string): Promise<void> {
   await rm(path, { force: true });
-  await rm(journalLockPath(path), { force: true });
+  await removeLock(journalLockPath(path));
   await fsyncDir(dirname(path));
 }

@@ -39,7 +39,7 @@ import {
   type ScoreRow,
 } from '../schema/tables.ts';
 import { STANDOFF_VERSION } from '../version.ts';
-import { cleanupStore, isRunCommitted, type WriteRunResult } from '../store/write-run.ts';
+import { cleanupStore, isRunCommitted, storeExists, type WriteRunResult } from '../store/write-run.ts';
 import { validateRun, type ValidationResult } from '../store/validate-run.ts';
 import { RunWriter } from '../store/run-writer.ts';
 import { startVerifier, type FaultSpec, type Verifier } from '../../verifier/server.ts';
@@ -898,6 +898,7 @@ function resolveRunConfig(o: RunCommandOptions, journalConfig: ResolvedConfig | 
  */
 export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
   if (!o.traces) throw usageError('run.noTraces', 'pass --traces DIR (the trace store to write the run into)');
+  await storeExists(o.traces); // a file in the way: store.notDirectory (exit 4) before anything else
   loadDotEnv([process.cwd(), ...(o.config ? [resolve(o.config, '..')] : [])]);
   let journalConfig: ResolvedConfig | null = null;
   if (o.resume) {

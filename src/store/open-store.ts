@@ -14,7 +14,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { TABLE_NAMES, sqlColumns, type SqlColumn, type TableName } from '../schema/tables.ts';
 import { oneLine, storeError, usageError } from '../errors.ts';
 import { createDb, quoteIdent, quoteLiteral } from './duckdb.ts';
-import { isDirectory, listCommittedRuns, partitionDir } from './write-run.ts';
+import { listCommittedRuns, partitionDir, storeExists } from './write-run.ts';
 import { metricsViewSql, sqlMetricFromFile, storeMetricFiles } from './metrics.ts';
 
 export interface OpenStoreOptions {
@@ -74,7 +74,7 @@ async function fileColumnNames(conn: DuckDBConnection, files: string[]): Promise
 
 export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): Promise<Store> {
   const dir = resolve(storeDir);
-  if (!(await isDirectory(dir))) {
+  if (!(await storeExists(storeDir))) {
     throw storeError('store.missing', `trace store ${storeDir} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
   }
   let runIds = await listCommittedRuns(dir);

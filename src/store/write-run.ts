@@ -45,7 +45,7 @@ import {
   type TableName,
   type TableRows,
 } from '../schema/tables.ts';
-import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
+import { StandoffError, dataError, oneLine, storeError, usageError } from '../errors.ts';
 import { createDb, quoteIdent, quoteLiteral, withConnection } from './duckdb.ts';
 import { isDirOrphaned, makeOwnedDir, withStoreLock, LOCK_FILE } from './lock.ts';
 
@@ -268,7 +268,7 @@ export async function createStaging(
   opts: { replace?: boolean; cleanup?: boolean } = {},
 ): Promise<{ tag: string; tmp: string }> {
   const store = resolve(storeDir);
-  await mkdir(store, { recursive: true });
+  if (!(await storeExists(storeDir))) await mkdir(store, { recursive: true });
   const tag = `${runId}-${randomBytes(6).toString('hex')}`;
   const tmp = join(store, `.tmp-${tag}`);
   await withStoreLock(storeDir, async () => {
@@ -727,4 +727,19 @@ export async function isDirectory(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether the trace store `storeDir` exists; `store.notDirectory` (exit 4) when the path, or a
+ * directory on the way to it, is something else (a regular file), the same for every command.
+ */
+export async function storeExists(storeDir: string): Promise<boolean> {
+  try {
+    if ((await stat(storeDir)).isDirectory()) return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return false;
+    if (code !== 'ENOTDIR') throw storeError('store.unreadable', `cannot open the trace store ${storeDir}: ${oneLine((err as Error).message)}`, err);
+  }
+  throw storeError('store.notDirectory', `trace store ${storeDir} is not a directory (a file is in the way): pass --traces DIR`);
 }

@@ -114,3 +114,94 @@ describe('zip bombs', () => {
     }
   });
 });
+
+/**
+ * An overlapping-member bomb (issue 22): one local header and ~500 KB of real deflate data (per
+ * MiB: 1 MiB of zeros, sync-flushed, then a stored block of 1,000 random bytes, so each member is
+ * about 500x its compressed size and under both per-member caps), and 21 directory entries all
+ * pointing at it. Every entry alone passes; together they inflated 21 x 250 MiB = 5.5 GB before
+ * the archive was refused.
+ */
+function overlappingZip(copies: number, mibs: number): Buffer {
+  const stored = zlib.deflateRawSync(Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 2654435761) >>> 24)), { level: 0, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+  const data = Buffer.concat([...Array.from({ length: mibs }, () => Buffer.concat([ONE_MIB_OF_ZEROS, stored])), Buffer.from([0x03, 0x00])]);
+  const size = mibs * (MiB + 1000);
+  const name = Buffer.from('samples/s_epoch_1.json');
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0);
+  local.writeUInt16LE(20, 4);
+  local.writeUInt16LE(8, 8);
+  local.writeUInt32LE(data.length, 18);
+  local.writeUInt32LE(size, 22);
+  local.writeUInt16LE(name.length, 26);
+  const central = Array.from({ length: copies }, (_, k) => {
+    const n = Buffer.from(`samples/s${k}_epoch_1.json`);
+    const c = Buffer.alloc(46);
+    c.writeUInt32LE(0x02014b50, 0);
+    c.writeUInt16LE(20, 4);
+    c.writeUInt16LE(20, 6);
+    c.writeUInt16LE(8, 10);
+    c.writeUInt32LE(data.length, 20);
+    c.writeUInt32LE(size, 24);
+    c.writeUInt16LE(n.length, 28);
+    c.writeUInt32LE(0, 42); // every entry: the same local header
+    return Buffer.concat([c, n]);
+  });
+  const cd = Buffer.concat(central);
+  const eocd = Buffer.alloc(22);
+  eocd.writeUInt32LE(0x06054b50, 0);
+  eocd.writeUInt16LE(copies, 8);
+  eocd.writeUInt16LE(copies, 10);
+  eocd.writeUInt32LE(cd.length, 12);
+  eocd.writeUInt32LE(30 + name.length + data.length, 16);
+  return Buffer.concat([local, name, data, cd, eocd]);
+}
+
+describe('bombs made of many members', () => {
+  it('21 directory entries x 250 MiB sharing one 500 KB stream: refused when opened (overlap), one line, exit 3, store unchanged', () => {
+    const zip = overlappingZip(21, 250);
+    expect(zip.length).toBeLessThan(600_000);
+    const file = join(dir, 'overlap.eval');
+    writeFileSync(file, zip);
+    // The library refuses at open, before anything is inflated, naming the second entry.
+    const err = (() => {
+      try {
+        ZipReader.open(file);
+      } catch (e) {
+        return e as ZipError;
+      }
+    })();
+    expect(err).toBeInstanceOf(ZipError);
+    expect(err!.problem).toBe('tooLarge');
+    expect(err!.member).toBe('samples/s1_epoch_1.json');
+    expect(err!.message).toMatch(/^member overlaps member "samples\/s0_epoch_1\.json" \(it starts at byte 0, inside bytes 0-\d+\)/);
+    const before = hashTree(store);
+    const r = runCli(['ingest', 'inspect', file, '--traces', store]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^standoff: .*overlap\.eval: samples\/s1_epoch_1\.json: member overlaps member .*\(a zip bomb\?\)$/m);
+    expect(hashTree(store)).toBe(before);
+    // The same data in one entry is an ordinary (large) member: nothing overlaps, the caps pass.
+    const one = join(dir, 'one.zip');
+    writeFileSync(one, overlappingZip(1, 250));
+    const z = ZipReader.open(one);
+    expect(z.entries).toHaveLength(1);
+    z.close();
+  }, 120_000);
+
+  it('many small members under the per-member ratio floor still may not add up past maxRatio x the file size', () => {
+    const p = join(dir, 'many-small.zip');
+    writeFileSync(p, buildZip(Array.from({ length: 200 }, (_, k) => ({ name: `m${k}.json`, data: '', raw: { compressed: zeros(1), size: MiB, crc: 0 } }))));
+    expect(() => ZipReader.open(p, { maxMemberBytes: 256 * MiB, maxRatio: 1000 }).close()).not.toThrow();
+    let err: ZipError | null = null;
+    try {
+      ZipReader.open(p, { maxMemberBytes: 256 * MiB, maxRatio: 100 });
+    } catch (e) {
+      err = e as ZipError;
+    }
+    expect(err).toBeInstanceOf(ZipError);
+    expect(err!.problem).toBe('tooLarge');
+    expect(err!.message).toMatch(/^the archive's 200 members inflate to 200 MiB, more than 100 times its 0\.2 MiB \(a zip bomb\?\)/);
+  });
+});
+

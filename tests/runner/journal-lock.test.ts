@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { journalLockPath, journalPath, openJournal, type JournalHeader, type JournalUnit } from '../../src/runner/journal.ts';
 import { listCommittedRuns } from '../../src/store/write-run.ts';
+import { readLockOwner } from '../../src/store/lock.ts';
 import { runCli, ROOT } from '../helpers/cli.ts';
 
 const children: ChildProcess[] = [];
@@ -48,8 +49,8 @@ describe('a run that is still going', () => {
     children.push(child);
     await waitFor(() => units(jp) >= 1 || child.exitCode !== null, 90_000, 'the first episode in the journal');
     expect(child.exitCode).toBeNull();
-    const lock = JSON.parse(readFileSync(journalLockPath(jp), 'utf8'));
-    expect(lock.pid).toBe(child.pid);
+    const lock = await readLockOwner(journalLockPath(jp));
+    expect(lock?.pid).toBe(child.pid);
 
     const resume = runCli(['run', '--resume', 'live', '--traces', traces, '--progress', 'none']);
     expect(resume.code, resume.stderr).toBe(4);

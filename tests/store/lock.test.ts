@@ -7,10 +7,11 @@
  */
 import { describe, it, expect, beforeEach, afterAll } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { LOCK_FILE, OWNER_FILE, isOwnerAlive, processStart, withStoreLock, type LockOwner } from '../../src/store/lock.ts';
+import { LOCK_FILE, OWNER_FILE, isOwnerAlive, processStart, readLockOwner, withStoreLock, type LockOwner } from '../../src/store/lock.ts';
 import { cleanupStore, listCommittedRuns, partitionDir, writeRun } from '../../src/store/write-run.ts';
 import { RunWriter } from '../../src/store/run-writer.ts';
 import { TABLE_NAMES } from '../../src/schema/tables.ts';
@@ -36,7 +37,13 @@ function deadPid(): number {
 }
 
 function owner(pid: number, over: Partial<LockOwner> = {}): LockOwner {
-  return { pid, host: hostname(), proc_start: processStart(pid), started_at: '2026-12-01T00:00:00.000Z', command: 'standoff ingest csv', token: 'x', ...over };
+  return { pid, host: hostname(), proc_start: processStart(pid), started_at: '2026-12-01T00:00:00.000Z', command: 'standoff ingest csv', token: randomBytes(8).toString('hex'), ...over };
+}
+
+/** Writes a lock in the current format: the directory `path` holding `<token>.json`. */
+function writeLock(path: string, o: LockOwner): void {
+  mkdirSync(path);
+  writeFileSync(join(path, `${o.token}.json`), JSON.stringify(o) + '\n');
 }
 
 let dir: string;
@@ -61,18 +68,21 @@ describe('lock owners', () => {
 });
 
 describe('withStoreLock', () => {
-  it('creates the lock file with pid and start time while held, and removes it after', async () => {
+  it('creates the lock (a directory holding <token>.json) with pid and start time while held, and removes it after', async () => {
     let seen: LockOwner | null = null;
+    let entries: string[] = [];
     await withStoreLock(store, async () => {
-      seen = JSON.parse(readFileSync(join(store, LOCK_FILE), 'utf8')) as LockOwner;
+      entries = readdirSync(join(store, LOCK_FILE));
+      seen = await readLockOwner(join(store, LOCK_FILE));
     });
+    expect(entries).toEqual([`${seen!.token}.json`]);
     expect(seen).toMatchObject({ pid: process.pid, host: hostname(), proc_start: processStart(process.pid) });
     expect(typeof seen!.started_at).toBe('string');
     expect(existsSync(join(store, LOCK_FILE))).toBe(false);
   }, 240_000);
 
   it('a lock held by a live process: waits (with one message), then refuses with store.locked (exit 4)', async () => {
-    writeFileSync(join(store, LOCK_FILE), JSON.stringify(owner(liveProcess())) + '\n');
+    writeLock(join(store, LOCK_FILE), owner(liveProcess()));
     const messages: string[] = [];
     let ran = false;
     const t0 = Date.now();
@@ -87,7 +97,7 @@ describe('withStoreLock', () => {
   }, 240_000);
 
   it('a lock left by a dead process is broken and taken at once', async () => {
-    writeFileSync(join(store, LOCK_FILE), JSON.stringify(owner(deadPid())) + '\n');
+    writeLock(join(store, LOCK_FILE), owner(deadPid()));
     const t0 = Date.now();
     let ran = false;
     await withStoreLock(store, async () => void (ran = true), { waitMs: 5000 });
@@ -96,7 +106,41 @@ describe('withStoreLock', () => {
     expect(readdirSync(store)).toEqual([]);
   }, 240_000);
 
-  it('an empty lock file is being written (held); one left empty for long is a crash (stale)', async () => {
+  it('a lock file of the older format (one plain file): a live one is honoured, a dead one broken', async () => {
+    const path = join(store, LOCK_FILE);
+    writeFileSync(path, JSON.stringify(owner(liveProcess())) + '\n');
+    await expect(withStoreLock(store, async () => undefined, { waitMs: 300, onWait: () => undefined })).rejects.toMatchObject({ code: 'store.locked' });
+    writeFileSync(path, JSON.stringify(owner(deadPid())) + '\n');
+    await withStoreLock(store, async () => undefined, { waitMs: 3000 });
+    expect(readdirSync(store)).toEqual([]);
+  }, 240_000);
+
+  it('a lock path that is something else (a directory of other files, a symlink): one store error (exit 4), left as it is', async () => {
+    const path = join(store, LOCK_FILE);
+    mkdirSync(path);
+    writeFileSync(join(path, 'duckdb_log.csv'), 'x');
+    const err = await withStoreLock(store, async () => undefined, { waitMs: 300 }).catch((e) => e);
+    expect(err).toMatchObject({ code: 'store.lockFailed', kind: 'store', exitCode: 4 });
+    expect(err.message).toBe(`the lock path ${path} is not a Standoff lock (it is a directory holding "duckdb_log.csv"): remove it if no Standoff process is using it`);
+    expect(readdirSync(path)).toEqual(['duckdb_log.csv']);
+    expect(readdirSync(store)).toEqual([LOCK_FILE]); // its staged entry was removed
+    rmSync(path, { recursive: true });
+    symlinkSync('/tmp', path);
+    await expect(withStoreLock(store, async () => undefined, { waitMs: 300 })).rejects.toThrow(/is not a Standoff lock \(it is a symbolic link\)/);
+  }, 240_000);
+
+  it('an empty directory is no lock (taken at once); a leftover staged lock of a dead writer is removed', async () => {
+    const path = join(store, LOCK_FILE);
+    mkdirSync(path);
+    const o = owner(deadPid());
+    writeLock(`${path}.new-${o.token}`, o);
+    const live = owner(liveProcess());
+    writeLock(`${path}.new-${live.token}`, live);
+    await withStoreLock(store, async () => undefined, { waitMs: 300 });
+    expect(readdirSync(store)).toEqual([`${LOCK_FILE}.new-${live.token}`]);
+  }, 240_000);
+
+  it('an unreadable owner (an empty legacy file, a torn entry) is held for a while; one left for long is a crash (stale)', async () => {
     const path = join(store, LOCK_FILE);
     writeFileSync(path, '');
     await expect(withStoreLock(store, async () => undefined, { waitMs: 300, onWait: () => undefined })).rejects.toMatchObject({ code: 'store.locked' });
@@ -104,6 +148,14 @@ describe('withStoreLock', () => {
     utimesSync(path, old, old);
     await withStoreLock(store, async () => undefined, { waitMs: 300 });
     expect(existsSync(path)).toBe(false);
+    // The current format: an entry that does not parse (a crash before its sync reached the disk).
+    mkdirSync(path);
+    const entry = join(path, `${'ab'.repeat(8)}.json`);
+    writeFileSync(entry, '{"pid":');
+    await expect(withStoreLock(store, async () => undefined, { waitMs: 300, onWait: () => undefined })).rejects.toMatchObject({ code: 'store.locked' });
+    utimesSync(entry, old, old);
+    await withStoreLock(store, async () => undefined, { waitMs: 300 });
+    expect(readdirSync(store)).toEqual([]);
   }, 240_000);
 
   it('writers in one process queue: they never hold the lock at the same time', async () => {
@@ -125,13 +177,24 @@ describe('withStoreLock', () => {
 
 describe('writes under the lock', () => {
   it('ingest csv against a store locked by a live process: a waiting message, then exit 4 and the store unchanged', () => {
-    writeFileSync(join(store, LOCK_FILE), JSON.stringify(owner(liveProcess())) + '\n');
+    writeLock(join(store, LOCK_FILE), owner(liveProcess()));
     const before = hashTree(store);
     const r = runCli(['ingest', 'csv', join(ROOT, 'tests/fixtures/csv/episodes.csv'), '--run-id', 'blocked', '--traces', store], { env: { STANDOFF_LOCK_WAIT: '1' } });
     expect(r.code, r.stderr).toBe(4);
     const lines = r.stderr.trim().split('\n');
     expect(lines[0]).toMatch(/^standoff: waiting for the lock on trace store .* held by pid \d+/);
     expect(lines.at(-1)).toMatch(/^standoff: trace store .* is locked by pid \d+ .*another write is in progress/);
+    expect(hashTree(store)).toBe(before);
+  }, 240_000);
+
+  it('ingest csv when the lock path is a directory of other files (DuckDB logging wrote it): one line, exit 4, store unchanged', () => {
+    mkdirSync(join(store, LOCK_FILE));
+    writeFileSync(join(store, LOCK_FILE, 'duckdb_log_1.csv'), 'x\n');
+    const before = hashTree(store);
+    const r = runCli(['ingest', 'csv', join(ROOT, 'tests/fixtures/csv/episodes.csv'), '--run-id', 'eisdir', '--traces', store]);
+    expect(r.code, r.stderr).toBe(4);
+    const errors = r.stderr.trim().split('\n').filter((l) => !l.startsWith('standoff: no --map given'));
+    expect(errors).toEqual([`standoff: the lock path ${join(store, LOCK_FILE)} is not a Standoff lock (it is a directory holding "duckdb_log_1.csv"): remove it if no Standoff process is using it`]);
     expect(hashTree(store)).toBe(before);
   }, 240_000);
 

@@ -186,6 +186,7 @@ export function registerIngest(program: Command): void {
     'standoff ingest lm-eval out/',
     'standoff ingest lm-eval out/ --run-id gpt2-base          # runs gpt2-base.gsm8k, gpt2-base.hellaswag',
     'standoff ingest lm-eval out/gpt2/results_2026-08-10T15-02-57.123456.json --dry-run --format markdown',
+    'STANDOFF_MAX_LINE_BYTES=500000000 standoff ingest lm-eval out/   # samples lines up to 500 MB (default 256 MiB)',
   );
 }
 

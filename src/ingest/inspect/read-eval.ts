@@ -169,8 +169,21 @@ function parseMember(file: string, member: string, text: string): { ok: true; va
   try {
     return { ok: true, value: parseJsonTolerant(text) };
   } catch (err) {
+    if (err instanceof RangeError) return { ok: false, error: problem('badJson', file, member, new JsonTooDeep().message) };
     return { ok: false, error: problem('badJson', file, member, `not valid JSON: ${(err as Error).message}`) };
   }
+}
+
+/** A raw sample's mapped fields, checked; a nesting too deep is this member's data error. */
+function checkRaw(file: string, member: string, raw: Record<string, unknown>, lookup: (ref: string) => string | undefined): SampleItem {
+  let used: Record<string, unknown>;
+  try {
+    used = usedFields(raw, lookup);
+  } catch (err) {
+    if (err instanceof JsonTooDeep) return { member, error: problem('badJson', file, member, err.message) };
+    throw err;
+  }
+  return checkSample(file, member, used);
 }
 
 function zipProblem(file: string, err: ZipError): StandoffError {
@@ -184,31 +197,59 @@ function zipProblem(file: string, err: ZipError): StandoffError {
 
 const ATTACHMENT = 'attachment://';
 
-/** Replaces whole-string `attachment://<ref>` values (deeply, in place) using `lookup`; unknown refs stay. */
-export function resolveAttachments<T>(value: T, lookup: (ref: string) => string | undefined): T {
-  const one = (v: string): string => (v.startsWith(ATTACHMENT) ? (lookup(v.slice(ATTACHMENT.length)) ?? v) : v);
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        const x = v[i];
-        if (typeof x === 'string') {
-          const r = one(x);
-          if (r !== x) v[i] = r;
-        } else if (x !== null && typeof x === 'object') walk(x);
-      }
-    } else if (v !== null && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
+/** Deepest nesting of arrays and objects a sample's mapped fields may have (deeper is refused). */
+export const MAX_JSON_DEPTH = 1000;
+
+/** A value nested deeper than {@link MAX_JSON_DEPTH}: a data error for the member that holds it. */
+export class JsonTooDeep extends Error {
+  constructor() {
+    super(`JSON nested more than ${MAX_JSON_DEPTH} levels deep (a damaged or hostile log)`);
+  }
+}
+
+/** Whether a parsed JSON value nests arrays and objects more than {@link MAX_JSON_DEPTH} deep (walked without recursion). */
+export function isTooDeep(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const stack: Array<[object, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [o, depth] = stack.pop()!;
+    if (depth > MAX_JSON_DEPTH) return true;
+    if (Array.isArray(o)) {
+      for (let i = 0; i < o.length; i++) if (o[i] !== null && typeof o[i] === 'object') stack.push([o[i], depth + 1]);
+    } else {
       for (const k in o) {
-        const x = o[k];
-        if (typeof x === 'string') {
-          const r = one(x);
-          if (r !== x) o[k] = r;
-        } else if (x !== null && typeof x === 'object') walk(x);
+        const x = (o as Record<string, unknown>)[k];
+        if (x !== null && typeof x === 'object') stack.push([x, depth + 1]);
       }
     }
-  };
+  }
+  return false;
+}
+
+/**
+ * Replaces whole-string `attachment://<ref>` values (deeply, in place) using `lookup`; unknown refs
+ * stay. Walks with its own stack, so no nesting overflows the call stack; throws
+ * {@link JsonTooDeep} past {@link MAX_JSON_DEPTH} levels, so later steps (serializing metadata and
+ * tool arguments) never meet a deeper value either.
+ */
+export function resolveAttachments<T>(value: T, lookup: (ref: string) => string | undefined): T {
+  const one = (v: string): string => (v.startsWith(ATTACHMENT) ? (lookup(v.slice(ATTACHMENT.length)) ?? v) : v);
   if (typeof value === 'string') return one(value) as T;
-  walk(value);
+  if (value === null || typeof value !== 'object') return value;
+  const stack: Array<[Record<string | number, unknown>, number]> = [[value as Record<string, unknown>, 1]];
+  while (stack.length > 0) {
+    const [o, depth] = stack.pop()!;
+    if (depth > MAX_JSON_DEPTH) throw new JsonTooDeep();
+    const visit = (k: string | number) => {
+      const x = o[k];
+      if (typeof x === 'string') {
+        const r = one(x);
+        if (r !== x) o[k] = r;
+      } else if (x !== null && typeof x === 'object') stack.push([x as Record<string, unknown>, depth + 1]);
+    };
+    if (Array.isArray(o)) for (let i = 0; i < o.length; i++) visit(i);
+    else for (const k in o) visit(k);
+  }
   return value;
 }
 
@@ -352,6 +393,10 @@ function openEvalLog(file: string, limits?: ZipLimits): OpenResult {
     }
     const parsed = parseMember(file, entry.name, text);
     if (!parsed.ok) problems.push(parsed.error);
+    else if (isTooDeep(parsed.value)) {
+      problems.push(problem('badJson', file, entry.name, new JsonTooDeep().message));
+      return { ok: false };
+    }
     return parsed.ok ? parsed : { ok: false };
   };
 
@@ -439,7 +484,7 @@ function openEvalLog(file: string, limits?: ZipLimits): OpenResult {
     if (!parsed.ok) return { member, error: parsed.error };
     const raw = parsed.value;
     if (!isRecord(raw)) return { member, error: problem('badField', file, member, 'a sample must be a JSON object') };
-    return checkSample(file, member, usedFields(raw, hashLookup(raw)));
+    return checkRaw(file, member, raw, hashLookup(raw));
   }
 
   function readChunked(key: string, entries: ZipEntry[]): SampleItem {
@@ -505,7 +550,7 @@ function openEvalLog(file: string, limits?: ZipLimits): OpenResult {
       const v = list[Number(ref)];
       return typeof v === 'string' ? v : undefined;
     };
-    return checkSample(file, shellEntry.name, usedFields(shell, lookup));
+    return checkRaw(file, shellEntry.name, shell, lookup);
   }
 
   const reader: InspectLogReader = {
@@ -539,6 +584,7 @@ function openJsonLog(file: string): OpenResult {
   }
   const rawSamples = Array.isArray(doc.samples) ? (doc.samples as unknown[]) : [];
   delete doc.samples;
+  if (isTooDeep(doc)) return { reader: null, problems: [problem('badJson', file, '(header)', new JsonTooDeep().message)] };
   const problems: StandoffError[] = [];
   const r = inspectHeaderSchema.safeParse(doc);
   if (!r.success) problems.push(zodProblem(file, '(header)', r.error));
@@ -551,7 +597,7 @@ function openJsonLog(file: string): OpenResult {
         yield { member, error: problem('badField', file, member, 'a sample must be a JSON object') };
         continue;
       }
-      yield checkSample(file, member, usedFields(raw, hashLookup(raw)));
+      yield checkRaw(file, member, raw, hashLookup(raw));
     }
   }
   return {

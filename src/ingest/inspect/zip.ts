@@ -20,7 +20,10 @@
  * honest data) is refused when it is opened (`tooLarge`), before anything is inflated. Each member
  * is then inflated chunk by chunk up to its declared size and no further (node's zlib stops at
  * `maxOutputLength`; zstd goes through fzstd's streaming decoder with a running count), so a
- * directory that lies about a size cannot make a member larger either.
+ * directory that lies about a size cannot make a member larger either. Two more checks when it is
+ * opened: members whose bytes overlap (directory entries sharing compressed data, each inflating
+ * it again) are refused, and so is an archive whose members together inflate to more than
+ * `maxRatio` times the file's size; so the work an archive can cause is bounded by its size.
  *
  * Errors are {@link ZipError}s with a `problem` (`empty`, `notZip`, `truncated`, `corrupt`,
  * `unsupported`, `tooLarge`) and, where it applies, the member name; callers turn them into data
@@ -134,6 +137,8 @@ export class ZipReader {
       const size = fstatSync(fd).size;
       const entries = readCentralDirectory(fd, size);
       for (const e of entries) checkLimits(e, limits);
+      checkOverlaps(entries);
+      checkTotal(entries, size, limits);
       return new ZipReader(path, fd, size, entries);
     } catch (err) {
       closeSync(fd);
@@ -232,6 +237,42 @@ function checkLimits(e: ZipEntry, limits: ZipLimits): void {
   const ratio = e.size / Math.max(e.compressedSize, 1);
   if (e.size > RATIO_FLOOR_BYTES && ratio > limits.maxRatio) {
     throw new ZipError('tooLarge', `member inflates ${Math.round(ratio)} times its compressed size (${mib(e.size)}), more than the ${limits.maxRatio}x allowed (a zip bomb?); raise it with --max-ratio if the log is genuine`, e.name);
+  }
+}
+
+/**
+ * Refuses members whose bytes overlap (an overlapping-member zip bomb: many directory entries
+ * pointing at the same compressed data, each inflating it again). A member takes at least its
+ * 30-byte local header plus its compressed data from its offset on; honest archives never share
+ * a byte between two members.
+ */
+function checkOverlaps(entries: ZipEntry[]): void {
+  const byOffset = [...entries].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset || a.index - b.index);
+  for (let i = 1; i < byOffset.length; i++) {
+    const a = byOffset[i - 1]!;
+    const b = byOffset[i]!;
+    const aEnd = a.localHeaderOffset + LOCAL_HEADER_SIZE + a.compressedSize;
+    if (aEnd > b.localHeaderOffset) {
+      throw new ZipError(
+        'tooLarge',
+        `member overlaps member "${a.name}" (it starts at byte ${b.localHeaderOffset}, inside bytes ${a.localHeaderOffset}-${aEnd}): directory entries that share data inflate it again and again (a zip bomb?)`,
+        b.name,
+      );
+    }
+  }
+}
+
+/**
+ * Refuses an archive whose members together inflate to more than `maxRatio` times the file's size
+ * (above {@link RATIO_FLOOR_BYTES}): members under the floor are not held to the ratio one by one,
+ * but many of them still may not add up to a bomb.
+ */
+function checkTotal(entries: ZipEntry[], fileSize: number, limits: ZipLimits): void {
+  let total = 0;
+  for (const e of entries) total += e.size;
+  const cap = Math.max(RATIO_FLOOR_BYTES, limits.maxRatio * fileSize);
+  if (total > cap) {
+    throw new ZipError('tooLarge', `the archive's ${entries.length} members inflate to ${mib(total)}, more than ${limits.maxRatio} times its ${mib(fileSize)} (a zip bomb?); raise it with --max-ratio if the log is genuine`);
   }
 }
 

@@ -23,7 +23,7 @@ import { createInterface } from 'node:readline';
 import type { z } from 'zod';
 import { StandoffError, dataError, oneLine } from '../../errors.ts';
 import { TABLES, type EpisodeRow, type MessageRow, type RunRow, type ScoreRow, type TableName } from '../../schema/tables.ts';
-import { naturalCompare, parseJsonTolerant } from '../inspect/read-eval.ts';
+import { JsonTooDeep, isTooDeep, naturalCompare, parseJsonTolerant } from '../inspect/read-eval.ts';
 import { findLmEvalOutputs, type LmEvalOutput } from './layout.ts';
 import { MetricTally, tallyKey, type TaskTallies } from './reconcile.ts';
 import { aggregationOf, filterNamesOf, outputTypeOf, parseLmEvalResults, reportedEntries, reportedMetricsFor, scorerName, type LmEvalResults } from './results.ts';
@@ -149,6 +149,17 @@ function validator(file: string, problems: StandoffError[]) {
   };
 }
 
+/** Longest samples line read, in bytes (`STANDOFF_MAX_LINE_BYTES` overrides): lm-eval writes one sample per line. */
+export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
+
+/** A longer line could not be held as one string anyway (V8's limit, 2^29 - 24 characters). */
+const MAX_STRING = 2 ** 29 - 24;
+
+function maxLineBytes(): number {
+  const env = Number(process.env.STANDOFF_MAX_LINE_BYTES);
+  return Number.isInteger(env) && env > 0 ? Math.min(env, MAX_STRING) : DEFAULT_MAX_LINE_BYTES;
+}
+
 /**
  * Streams one task's samples file (memory: a key per document and per (document, filter), not the
  * file), checks every line and sends its rows to `sink` while the file is clean. Never throws for
@@ -173,11 +184,33 @@ export async function scanLmEvalTask(p: PlannedOutput, t: PlannedTask, model: st
   let truncated = false;
   let begun = false;
   const input = createReadStream(file);
-  input.on('data', (chunk) => hash.update(chunk as Buffer));
+  const maxLine = maxLineBytes();
+  let lineBytes = 0; // bytes of the line being read so far
+  let linesSeen = 0;
+  let tooLong: StandoffError | null = null;
+  input.on('data', (chunk) => {
+    const b = chunk as Buffer;
+    hash.update(b);
+    // A line must fit in a string (V8 stops near 512 MiB): refuse one past the cap before it is read whole.
+    for (let at = 0; ; ) {
+      const nl = b.indexOf(10, at);
+      lineBytes += (nl < 0 ? b.length : nl) - at;
+      if (lineBytes > maxLine && !tooLong) {
+        tooLong = dataError('ingest.lineTooLong', `${file}: line ${linesSeen + 1}: longer than ${maxLine} bytes (STANDOFF_MAX_LINE_BYTES sets the cap; default ${DEFAULT_MAX_LINE_BYTES}): not one sample per line?`);
+        input.destroy(tooLong);
+        return;
+      }
+      if (nl < 0) break;
+      linesSeen++;
+      lineBytes = 0;
+      at = nl + 1;
+    }
+  });
   const done = new Promise<void>((resolve, reject) => {
     input.on('end', resolve);
     input.on('error', reject);
   });
+  done.catch(() => undefined); // awaited below when the file is read to its end; an error also ends the loop
   const rl = createInterface({ input, crlfDelay: Infinity });
   let lineNo = 0;
   const problem = (line: number, text: string, code = 'badSample') => problems.push(dataError(`ingest.${code}`, `${file}: line ${line}: ${oneLine(text)}`));
@@ -194,7 +227,11 @@ export async function scanLmEvalTask(p: PlannedOutput, t: PlannedTask, model: st
       try {
         value = parseJsonTolerant(text);
       } catch (err) {
-        problem(lineNo, `not valid JSON: ${(err as Error).message}`, 'badJson');
+        problem(lineNo, err instanceof RangeError ? new JsonTooDeep().message : `not valid JSON: ${(err as Error).message}`, 'badJson');
+        continue;
+      }
+      if (isTooDeep(value)) {
+        problem(lineNo, new JsonTooDeep().message, 'badJson');
         continue;
       }
       const line = parseSampleLine(value);
@@ -251,7 +288,9 @@ export async function scanLmEvalTask(p: PlannedOutput, t: PlannedTask, model: st
   } catch (err) {
     // A file that cannot be read is a problem of the input; anything else (the sink's store
     // errors, such as a run that already exists) goes to the caller as it is.
-    if (err instanceof StandoffError || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    if (err instanceof StandoffError && err.code === 'ingest.lineTooLong') problems.push(err);
+    else if (err instanceof StandoffError || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    else
     problems.push(dataError('ingest.unreadable', `${file}: cannot read: ${(err as Error).message}`));
   } finally {
     rl.close();

@@ -14,6 +14,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { dataError, type StandoffError } from '../../errors.ts';
+import { loadDirTree } from '../load-dir-tree.ts';
 
 export interface LmEvalOutput {
   /** The results file. */
@@ -34,19 +35,6 @@ const SAMPLES = /^samples_(.+)_([^_]+)\.jsonl$/;
 const RESULTS = /^results_([^_]+)\.json$/;
 /** Any `<stem>_<date_id>.json`: a results file when samples files share its `date_id`. */
 const STEM_RESULTS = /^.+_([^_]+)\.json$/;
-
-function listFiles(dir: string, out: Map<string, string[]>): void {
-  const names = readdirSync(dir).sort();
-  const files: string[] = [];
-  for (const name of names) {
-    if (name.startsWith('.')) continue;
-    const full = join(dir, name);
-    const st = statSync(full);
-    if (st.isDirectory()) listFiles(full, out);
-    else if (st.isFile()) files.push(name);
-  }
-  if (files.length > 0) out.set(dir, files);
-}
 
 function outputsOfDir(dir: string, files: string[], only?: string): { outputs: LmEvalOutput[]; problems: StandoffError[] } {
   const samplesByDate = new Map<string, { task: string; file: string }[]>();
@@ -107,8 +95,8 @@ export function findLmEvalOutputs(path: string): LmEvalLayout {
     if (r.outputs.length === 0) throw dataError('ingest.noResults', `${path}: not an lm-eval results file name (results_<date>.json or <name>_<date>.json)`);
     return { outputs: r.outputs.map((o) => ({ ...o, resultsFile: path })), problems: [] };
   }
-  const byDir = new Map<string, string[]>();
-  listFiles(path, byDir);
+  // Hidden entries skipped; symlinks followed, each directory once (a cycle ends); an unresolvable .json/.jsonl is a data error naming it.
+  const byDir = loadDirTree(path, { skipHidden: true, relevant: (n) => /\.jsonl?$/.test(n) });
   const outputs: LmEvalOutput[] = [];
   const problems: StandoffError[] = [];
   for (const [dir, files] of byDir) {

@@ -11,7 +11,7 @@
  * `filter_list`, `repeats`); `n-samples[task]` = `{original, effective}`.
  */
 import { dataError, type StandoffError } from '../../errors.ts';
-import { parseJsonTolerant } from '../inspect/read-eval.ts';
+import { JsonTooDeep, isTooDeep, parseJsonTolerant } from '../inspect/read-eval.ts';
 import { finiteOrNull, type ReportedMetric } from '../reported-metrics.ts';
 
 type Json = Record<string, unknown>;
@@ -39,8 +39,9 @@ export function parseLmEvalResults(text: string, file: string): LmEvalResults {
   try {
     raw = parseJsonTolerant(text.replace(/^\uFEFF/, ''));
   } catch (err) {
-    throw dataError('ingest.badJson', `${file}: not valid JSON: ${(err as Error).message}`);
+    throw dataError('ingest.badJson', `${file}: ${err instanceof RangeError ? new JsonTooDeep().message : `not valid JSON: ${(err as Error).message}`}`);
   }
+  if (isTooDeep(raw)) throw dataError('ingest.badJson', `${file}: ${new JsonTooDeep().message}`);
   if (!isObject(raw)) throw dataError('ingest.badResults', `${file}: not an lm-eval results file (a JSON object is expected)`);
   if (!isObject(raw.results)) throw dataError('ingest.badResults', `${file}: field "results": missing or not an object (not an lm-eval results file?)`);
   const entries = new Map<string, Json>();

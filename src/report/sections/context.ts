@@ -16,7 +16,7 @@ import { StandoffError, oneLine } from '../../errors.ts';
 import { openStore, type Store } from '../../store/open-store.ts';
 import { query, quoteLiteral, type Plain, type SqlParams } from '../../store/duckdb.ts';
 import { queryArrow } from '../../store/arrow.ts';
-import { isDirectory, listCommittedRuns } from '../../store/write-run.ts';
+import { listCommittedRuns, storeExists } from '../../store/write-run.ts';
 import { metricSql } from '../metrics.ts';
 import { byText } from '../markdown.ts';
 
@@ -85,7 +85,7 @@ export const reportError = (code: string, kind: 'usage' | 'data' | 'store', mess
 
 /** Opens and checks the store; the caller closes the returned store. */
 export async function openReportStore(traces: string, runs: string[] | undefined): Promise<Store> {
-  if (!(await isDirectory(traces))) {
+  if (!(await storeExists(traces))) {
     throw reportError('noStore', 'store', `trace store ${traces} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
   }
   const committed = await listCommittedRuns(traces);
