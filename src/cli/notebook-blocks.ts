@@ -49,7 +49,7 @@ function findCommand(program: Command, words: string[]): { cmd: Command; path: s
 }
 
 /** An option whose argument is a file system path (`<file>`, `<dir>`, `<path>`, plural too). */
-const PATH_ARGUMENT = /<(?:file|dir|path)s?>|\[(?:file|dir|path)s?\]/;
+const PATH_ARGUMENT = /<(?:file|dir|path)s?(?:\.\.\.)?>|\[(?:file|dir|path)s?(?:\.\.\.)?\]/;
 
 /** The real path of `p`, or of its deepest existing parent joined with the rest (a file not yet there). */
 function realPathOf(p: string): string {
