@@ -93,12 +93,13 @@ const MIN_GRATICULE_STEP = 0.5;
  * A data generator in a (Vega or Vega-Lite) spec that would make more than MAX_GENERATED_ROWS
  * rows, or takes a computed bound, or null. Vega-Lite's `{"sequence": {start, stop, step}}` and
  * Vega's `{"type": "sequence", ...}` transform make (stop - start) / step rows; a graticule's steps
- * must be at least MIN_GRATICULE_STEP degrees.
+ * must be at least MIN_GRATICULE_STEP degrees. In a `compiled` spec, sequence transforms bounded by
+ * signals (Vega-Lite's own, for facets) are not counted.
  */
-export function findUnboundedGenerator(spec: unknown, path = ''): string | null {
+export function findUnboundedGenerator(spec: unknown, path = '', compiled = false): string | null {
   if (Array.isArray(spec)) {
     for (let i = 0; i < spec.length; i++) {
-      const found = findUnboundedGenerator(spec[i], `${path}[${i}]`);
+      const found = findUnboundedGenerator(spec[i], `${path}[${i}]`, compiled);
       if (found) return found;
     }
     return null;
@@ -120,11 +121,14 @@ export function findUnboundedGenerator(spec: unknown, path = ''): string | null 
         if (/^step/.test(sk) && step.some((x) => typeof x !== 'number' || !(x >= MIN_GRATICULE_STEP))) return `${here}.${sk} = ${JSON.stringify(sv).slice(0, 40)} (a graticule step is at least ${MIN_GRATICULE_STEP} degrees)`;
       }
     }
-    const found = findUnboundedGenerator(v, here);
+    const found = findUnboundedGenerator(v, here, compiled);
     if (found) return found;
   }
   if (sequence) {
+    // Vega-Lite compiles facets into sequence transforms bounded by signals of the data: in a
+    // compiled spec only plain-number bounds (from a Vega-Lite sequence) are counted.
     const rows = sequenceRows(sequence);
+    if (rows === null && compiled) return null;
     if (rows === null || rows > MAX_GENERATED_ROWS) return `${path || 'a'} sequence transform making ${rows === null ? 'an unbounded number of' : rows.toExponential(2)} rows`;
   }
   return null;
@@ -161,7 +165,7 @@ export async function renderFigure(spec: object, opts: RenderOptions = {}): Prom
   const compiled = vl.compile(spec as vl.TopLevelSpec, { logger: QUIET }).spec;
   const compiledExternal = findExternalRef(compiled);
   if (compiledExternal) throw new StandoffError('report.externalData', 'data', `figure data must be inline: the compiled spec names ${compiledExternal}`);
-  const compiledGenerator = findUnboundedGenerator(compiled);
+  const compiledGenerator = findUnboundedGenerator(compiled, '', true);
   if (compiledGenerator) throw tooLarge(`the compiled spec's ${compiledGenerator}`);
   const attempts: string[] = [];
   const view = new vega.View(vega.parse(compiled), { renderer: 'none', loader: refusingLoader(attempts) as unknown as vega.Loader });
