@@ -138,6 +138,7 @@ function describeRefusal(sql: string): string {
   if (EXPLAIN_ANALYZE.test(sql)) return 'statement 1 is EXPLAIN ANALYZE, which executes the statement it explains';
   const word = new RegExp(`^${WS}*([A-Za-z]+)`).exec(sql)?.[1]?.toUpperCase();
   const pragma = PRAGMA_WHOLE.exec(sql)?.[1] ?? new RegExp(`^${WS}*PRAGMA${WS}+([A-Za-z_]+)`, 'i').exec(sql)?.[1];
+  if (word === 'PIVOT' || word === 'UNPIVOT') return `statement 1 is a ${word} without IN (...), which DuckDB runs as a CREATE TYPE first; list the values (PIVOT t ON c IN ('a', 'b') USING ...)`;
   if (word === 'PRAGMA') return `statement 1 is PRAGMA ${pragma?.toLowerCase() ?? ''}, which is not one of the read-only pragmas (${READ_PRAGMAS.join(', ')})`;
   if (word && !['SELECT', 'WITH', 'FROM', 'VALUES', 'TABLE', 'DESCRIBE', 'SHOW', 'SUMMARIZE'].includes(word)) return `statement 1 is a ${word} statement`;
   return 'DuckDB parses a statement of it that is not a plain read';

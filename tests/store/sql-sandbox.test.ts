@@ -110,6 +110,10 @@ describe('standoff sql sandbox', () => {
     expect(await refuse(`SELECT * FROM query('SELECT * FROM enable_logging(storage = ''file'')')`)).toMatch(/runs SQL held in a string/);
     await refuse("SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))");
     await refuse('SET VARIABLE x = 1');
+    expect(await refuse('PIVOT episodes ON subject_model USING count(*)')).toMatch(/PIVOT without IN/);
+    expect((await executeReadOnly(s.conn, "PIVOT (SELECT subject_model FROM episodes) ON subject_model IN ('sim:careful') USING count(*)")).rows).toEqual([{ 'sim:careful': 3 }]);
+    expect(await refuse('SELECT 1 AS a\u0000, 2 AS b')).toMatch(/NUL/);
+    expect(await refuse(`SELECT 1; EXPORT DATABASE '${join(store, 'ex2')}'`)).toMatch(/not a plain read/);
     await refuse('CALL pragma_version()');
     await refuse('CHECKPOINT');
     await refuse('BEGIN');
