@@ -7,9 +7,15 @@
  *
  * What a block may run: {@link NOTEBOOK_COMMANDS}. The notebook decides the store (`--traces`),
  * the runs (`--run`) and the output (`--format`, `--json`: Markdown tables); a block that names
- * them is refused, and so is `--input` (a notebook reads only its store). `--seed`, `--resamples`
- * and `--level` default to the notebook's (`standoff notebook run --seed ...`); a block may set them.
+ * them is refused, and so is `--input` (a notebook reads only its store). Every other option that
+ * names a file or directory (its argument is `<file>`, `<dir>` or `<path>`: `--metric-sql`, and any
+ * such option a command gains later) must name one inside the notebook's store: it is resolved
+ * against the store, symlinks followed, and refused when it ends up elsewhere. `--seed`,
+ * `--resamples` and `--level` default to the notebook's (`standoff notebook run --seed ...`); a
+ * block may set them.
  */
+import { realpathSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { CommanderError, type Command } from 'commander';
 import { oneLine, usageError } from '../errors.ts';
 import type { StandoffBlockContext, StandoffBlockOutput } from '../report/notebook.ts';
@@ -42,6 +48,42 @@ function findCommand(program: Command, words: string[]): { cmd: Command; path: s
   return { cmd, path: path.join(' ') };
 }
 
+/** An option whose argument is a file system path (`<file>`, `<dir>`, `<path>`, plural too). */
+const PATH_ARGUMENT = /<(?:file|dir|path)s?(?:\.\.\.)?>|\[(?:file|dir|path)s?(?:\.\.\.)?\]/;
+
+/** The real path of `p`, or of its deepest existing parent joined with the rest (a file not yet there). */
+function realPathOf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    const parent = dirname(p);
+    return parent === p ? p : resolve(realPathOf(parent), relative(parent, p));
+  }
+}
+
+/**
+ * The notebook path rule: every path option a block gave (not one the notebook owns) must name a
+ * file inside `store`. Relative paths are the store's; each value is replaced by its absolute path.
+ * The message names the option and the path, never the file's content.
+ */
+export function confineBlockPaths(cmd: Command, store: string, where: string): void {
+  const root = realPathOf(resolve(store));
+  for (const opt of cmd.options) {
+    const key = opt.attributeName();
+    if (!PATH_ARGUMENT.test(opt.flags) || Object.hasOwn(NOTEBOOK_OWNED_OPTIONS, key) || cmd.getOptionValueSource(key) !== 'cli') continue;
+    const value = cmd.getOptionValue(key) as string | string[];
+    const confined = (Array.isArray(value) ? value : [value]).map((v) => {
+      const abs = isAbsolute(v) ? v : resolve(store, v);
+      const rel = relative(root, realPathOf(abs));
+      if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+        throw usageError('notebook.pathOutsideStore', `${where}: --${opt.long?.replace(/^--/, '') ?? key} ${oneLine(v).slice(0, 120)} is outside the notebook's store; a notebook reads only files of its store (put a SQL metric in <store>/metrics/)`);
+      }
+      return abs;
+    });
+    cmd.setOptionValueWithSource(key, Array.isArray(value) ? confined : confined[0], 'cli');
+  }
+}
+
 const hasOption = (cmd: Command, key: string) => cmd.options.some((o) => o.attributeName() === key);
 
 /** Runs one block: see the module comment. Errors are StandoffErrors naming the block's position. */
@@ -56,6 +98,7 @@ export async function runStandoffBlock(words: string[], ctx: StandoffBlockContex
     for (const [key, why] of Object.entries(NOTEBOOK_OWNED_OPTIONS)) {
       if (actionCmd.getOptionValueSource(key) === 'cli') throw usageError('notebook.badCommand', `${ctx.where}: --${key} is not allowed in a standoff block: ${why}`);
     }
+    confineBlockPaths(actionCmd, ctx.traces, ctx.where);
     const set = (key: string, value: unknown, onlyDefault: boolean) => {
       if (!hasOption(actionCmd, key) || (onlyDefault && actionCmd.getOptionValueSource(key) === 'cli')) return;
       actionCmd.setOptionValueWithSource(key, value, 'config');

@@ -14,6 +14,7 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { FORMATS } from '../store/format.ts';
+import { MAX_RESAMPLES } from '../stats/index.ts';
 import { DEFAULT_TRACES, collect, parseIntArg } from './program.ts';
 
 export const DEFAULT_SEED = 20261129;
@@ -51,6 +52,19 @@ export function parseLevel(value: string): number {
   }
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`--level must be a number, got "${value}"`);
+  if (!(n > 0 && n < 1)) throw new InvalidArgumentError(`--level must be strictly between 0 and 1 (e.g. 0.95), got ${value}`);
+  return n;
+}
+
+/**
+ * Parses `--resamples`: an integer from 1 to MAX_RESAMPLES (10,000,000), the one cap of every
+ * command and notebook block (`1e4` is read as 10000).
+ */
+export function parseResamples(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 1 || n > MAX_RESAMPLES) {
+    throw new InvalidArgumentError(`--resamples must be an integer from 1 to ${MAX_RESAMPLES}, got ${JSON.stringify(value).slice(0, 40)}`);
+  }
   return n;
 }
 
@@ -63,5 +77,5 @@ export function levelOption(cmd: Command, description = 'confidence level, stric
 export function resamplingOptions(cmd: Command, what = 'the resampling'): Command {
   return cmd
     .option('--seed <n>', `seed of ${what} (recorded in the output)`, parseIntArg('--seed'), DEFAULT_SEED)
-    .option('--resamples <n>', 'bootstrap resamples', parseIntArg('--resamples'), DEFAULT_RESAMPLES);
+    .option('--resamples <n>', `bootstrap resamples (1 to ${MAX_RESAMPLES})`, parseResamples, DEFAULT_RESAMPLES);
 }

@@ -35,6 +35,7 @@
  * PNGs (no clock, no absolute paths, sorted rows, fixed number formatting; every resampling is
  * seeded with `seed`; SQL returns integer counts and ratios are formed in JS).
  */
+import { MAX_RESAMPLES } from '../stats/index.ts';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -146,7 +147,7 @@ function checkOptions(o: BuildReportOptions): { seed: number; resamples: number;
   const allowTruncated = o.allowTruncated ?? 0;
   if (typeof o.traces !== 'string' || o.traces === '') throw reportError('badOption', 'usage', 'report build needs --traces DIR');
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw reportError('badOption', 'usage', `--seed must be an integer in [0, 4294967295], got ${seed}`);
-  if (!Number.isInteger(resamples) || resamples < 100 || resamples > 10_000_000) throw reportError('badOption', 'usage', `--resamples must be an integer in [100, 10000000], got ${resamples}`);
+  if (!Number.isInteger(resamples) || resamples < 100 || resamples > MAX_RESAMPLES) throw reportError('badOption', 'usage', `--resamples must be an integer in [100, ${MAX_RESAMPLES}], got ${resamples}`);
   if (!(typeof level === 'number' && level > 0.5 && level < 1)) throw reportError('badOption', 'usage', `--level must be a number in (0.5, 1), got ${level}`);
   if (!Number.isInteger(allowJudgeErrors) || allowJudgeErrors < 0) throw reportError('badOption', 'usage', `--allow-judge-errors must be a non-negative integer, got ${allowJudgeErrors}`);
   if (!Number.isInteger(allowTruncated) || allowTruncated < 0) throw reportError('badOption', 'usage', `--allow-truncated must be a non-negative integer, got ${allowTruncated}`);

@@ -203,6 +203,7 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
           rendered = await renderFigure(spec);
         } catch (err) {
           if (err instanceof StandoffError && err.code === 'report.externalData') throw new StandoffError('notebook.externalData', 'data', `${where}: ${err.message}`, { cause: err });
+          if (err instanceof StandoffError && err.code === 'report.generatorTooLarge') throw new StandoffError('notebook.badSpec', 'data', `${where}: ${err.message}`, { cause: err });
           if (err instanceof StandoffError) throw err;
           throw new StandoffError('notebook.badSpec', 'data', `${where}: vega-lite block cannot be rendered: ${oneLine((err as Error).message)}`, { cause: err });
         }

@@ -84,6 +84,65 @@ export function findExternalRef(spec: unknown, path = ''): string | null {
   return null;
 }
 
+/** Most rows a figure's data generators may make (Vega-Lite `sequence`, Vega's `sequence` transform). */
+export const MAX_GENERATED_ROWS = 100_000;
+/** Smallest graticule step, in degrees (a smaller one draws more lines than any figure needs). */
+const MIN_GRATICULE_STEP = 0.5;
+
+/**
+ * A data generator in a (Vega or Vega-Lite) spec that would make more than MAX_GENERATED_ROWS
+ * rows, or takes a computed bound, or null. Vega-Lite's `{"sequence": {start, stop, step}}` and
+ * Vega's `{"type": "sequence", ...}` transform make (stop - start) / step rows; a graticule's steps
+ * must be at least MIN_GRATICULE_STEP degrees. In a `compiled` spec, sequence transforms bounded by
+ * signals (Vega-Lite's own, for facets) are not counted.
+ */
+export function findUnboundedGenerator(spec: unknown, path = '', compiled = false): string | null {
+  if (Array.isArray(spec)) {
+    for (let i = 0; i < spec.length; i++) {
+      const found = findUnboundedGenerator(spec[i], `${path}[${i}]`, compiled);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (spec === null || typeof spec !== 'object') return null;
+  const o = spec as Record<string, unknown>;
+  const sequence = o.type === 'sequence' ? o : null;
+  for (const [k, v] of Object.entries(o)) {
+    if (k === 'values' || k === 'datasets') continue;
+    const here = path ? `${path}.${k}` : k;
+    const gen = k === 'sequence' && v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : null;
+    if (gen) {
+      const rows = sequenceRows(gen);
+      if (rows === null || rows > MAX_GENERATED_ROWS) return `${here} making ${rows === null ? 'an unbounded number of' : rows.toExponential(2)} rows`;
+    }
+    if (k === 'graticule' && v !== null && typeof v === 'object') {
+      for (const [sk, sv] of Object.entries(v as Record<string, unknown>)) {
+        const step = Array.isArray(sv) ? sv : [sv];
+        if (/^step/.test(sk) && step.some((x) => typeof x !== 'number' || !(x >= MIN_GRATICULE_STEP))) return `${here}.${sk} = ${JSON.stringify(sv).slice(0, 40)} (a graticule step is at least ${MIN_GRATICULE_STEP} degrees)`;
+      }
+    }
+    const found = findUnboundedGenerator(v, here, compiled);
+    if (found) return found;
+  }
+  if (sequence) {
+    // Vega-Lite compiles facets into sequence transforms bounded by signals of the data: in a
+    // compiled spec only plain-number bounds (from a Vega-Lite sequence) are counted.
+    const rows = sequenceRows(sequence);
+    if (rows === null && compiled) return null;
+    if (rows === null || rows > MAX_GENERATED_ROWS) return `${path || 'a'} sequence transform making ${rows === null ? 'an unbounded number of' : rows.toExponential(2)} rows`;
+  }
+  return null;
+}
+
+/** Rows a sequence {start = 0, stop, step = 1} makes, or null when a bound is not a plain number. */
+function sequenceRows(g: Record<string, unknown>): number | null {
+  const start = g.start ?? 0;
+  const step = g.step ?? 1;
+  const stop = g.stop;
+  if (typeof start !== 'number' || typeof stop !== 'number' || typeof step !== 'number' || !Number.isFinite(start) || !Number.isFinite(stop) || !Number.isFinite(step) || step === 0) return null;
+  return Math.max(0, Math.ceil((stop - start) / step));
+}
+
 const refused = (what: unknown) => new Error(`figures may not load ${JSON.stringify(String(what)).slice(0, 100)}: data must be inline (a notebook's sql block or the block's own values)`);
 
 /** A Vega loader that refuses every URL and file (Vega calls `sanitize` before any load or link). */
@@ -100,9 +159,14 @@ export async function renderFigure(spec: object, opts: RenderOptions = {}): Prom
   const files = fontFiles();
   const external = findExternalRef(spec);
   if (external) throw new StandoffError('report.externalData', 'data', `figure data must be inline: the spec names ${external}; use values (or a notebook's sql block), not a url or file`);
+  const tooLarge = (where: string) => new StandoffError('report.generatorTooLarge', 'data', `figure data generator too large: ${where}; a figure may generate at most ${MAX_GENERATED_ROWS} rows`);
+  const generator = findUnboundedGenerator(spec);
+  if (generator) throw tooLarge(generator);
   const compiled = vl.compile(spec as vl.TopLevelSpec, { logger: QUIET }).spec;
   const compiledExternal = findExternalRef(compiled);
   if (compiledExternal) throw new StandoffError('report.externalData', 'data', `figure data must be inline: the compiled spec names ${compiledExternal}`);
+  const compiledGenerator = findUnboundedGenerator(compiled, '', true);
+  if (compiledGenerator) throw tooLarge(`the compiled spec's ${compiledGenerator}`);
   const attempts: string[] = [];
   const view = new vega.View(vega.parse(compiled), { renderer: 'none', loader: refusingLoader(attempts) as unknown as vega.Loader });
   let svg: string;

@@ -72,9 +72,13 @@ export interface ParsedBootstrapOptions {
   returnReplicates: boolean;
 }
 
+/** Most resamples any procedure draws (`--resamples` of every command, notebook blocks, the report). */
+export const MAX_RESAMPLES = 10_000_000;
+
 export function parseBootstrapOptions(fn: string, options: BootstrapOptions | undefined): ParsedBootstrapOptions {
   const opts = checkOptions(fn, options);
   const resamples = checkCount(fn, 'resamples', opts.resamples ?? 10_000, 1);
+  if (resamples > MAX_RESAMPLES) throw dataError('stats.badCount', `${fn} requires resamples <= ${MAX_RESAMPLES}, got ${resamples}`);
   const level = checkLevel(fn, 'level', opts.level ?? 0.95);
   const method = checkChoice(fn, 'method', opts.method ?? 'percentile', BOOTSTRAP_METHODS);
   const seed = checkSeed(fn, opts.seed);

@@ -1,5 +1,6 @@
 import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
 import normalQuantile from '@stdlib/stats-base-dists-normal-quantile';
+import { overflowShift } from './overflow-scale.ts';
 import { dataError } from '../errors.ts';
 import type { BcaDetails, BootstrapMethod, BootstrapResult, ParsedBootstrapOptions } from './bootstrap-internals.ts';
 import { normInterQuantile } from './norm-inter-quantile.ts';
@@ -67,16 +68,18 @@ export function bootstrapInterval(
   const sorted = Float64Array.from(replicates).sort();
   // Deviations are taken from the smallest replicate first (shifted data), so equal replicates
   // give exactly 0 and large offsets cost no precision.
-  const shift = sorted[0];
+  // Replicates so large that their squares overflow are scaled by 2^-k first (exact; f = 1 else).
+  const f = 2 ** -overflowShift(sorted, R, 2 ** 500);
+  const shift = sorted[0] * f;
   let mean = 0;
-  for (let i = 0; i < R; i++) mean += sorted[i] - shift;
+  for (let i = 0; i < R; i++) mean += sorted[i] * f - shift;
   mean /= R;
   let ss = 0;
   for (let i = 0; i < R; i++) {
-    const d = sorted[i] - shift - mean;
+    const d = sorted[i] * f - shift - mean;
     ss += d * d;
   }
-  const se = R > 1 ? Math.sqrt(ss / (R - 1)) : NaN;
+  const se = R > 1 ? Math.sqrt(ss / (R - 1)) / f : NaN;
   const { level, method } = options;
   const aLo = (1 - level) / 2;
   const aHi = (1 + level) / 2;

@@ -2,6 +2,7 @@ import { checkChoice } from './arg-checks.ts';
 import { parseBootstrapOptions, toFiniteArray, type BootstrapOptions, type BootstrapResult } from './bootstrap-internals.ts';
 import { decimalScale, maxAbs, toScaledIntegers } from './decimal-scale.ts';
 import { ratioBootstrap, type RatioEngine } from './ratio-bootstrap.ts';
+import { overflowShift, scaleDown, scaleResultUp } from './overflow-scale.ts';
 
 export interface BootstrapMeanOptions extends BootstrapOptions {
   /**
@@ -31,6 +32,9 @@ const TWO53 = 9007199254740992;
  * is not perturbed by rounding. On discrete data the two conventions differ visibly, e.g. 0/1
  * scores [1,0,0,1,0,0,0,1,0,0]: BCa strict [0.0, 0.5], scipy [0.1, 0.6], percentile [0.0, 0.6].
  *
+ * Values whose sum would overflow are scaled by a power of two first (`overflowShift`): the
+ * mean of 1e308, 1e308, 1e308, -1e308 is 5e307.
+ *
  * Degenerate cases: fewer than 2 values, non-finite values, level outside (0, 1) or resamples < 1
  * throw `dataError`. All values identical -> estimate = lower = upper, se 0 (for BCa the
  * percentile fallback, recorded in `bca.fallback`).
@@ -45,6 +49,9 @@ export function bootstrapMean(values: Float64Array | readonly number[], options:
   const opts = parseBootstrapOptions(fn, options);
   const engine = checkChoice(fn, 'engine', options.engine ?? 'auto', ['auto', 'multinomial', 'resample'] as const);
   const x = toFiniteArray(fn, 'values', values, 2);
+  // Values so large that their sum would overflow (1e308 x 3) are scaled by a power of two.
+  const k = overflowShift(x, x.length);
+  if (k > 0) return scaleResultUp(ratioBootstrap(meanUnits(scaleDown(x, k)), opts, engine, x.length), k);
   return ratioBootstrap(meanUnits(x), opts, engine, x.length);
 }
 

@@ -1,6 +1,7 @@
 import { dataError } from '../errors.ts';
 import { checkCount, checkOptions } from './arg-checks.ts';
 import { sumSquaredDeviations, toFiniteArray } from './bootstrap-internals.ts';
+import { overflowShift, scaleDown } from './overflow-scale.ts';
 
 export interface CltStandardErrorOptions {
   /** Delta degrees of freedom of the standard deviation: 1 (default, sample SD) or 0. */
@@ -33,5 +34,8 @@ export function cltStandardError(values: Float64Array | readonly number[], optio
   if (n <= ddof) {
     throw dataError('stats.tooFewValues', `${fn} requires more values than ddof (${ddof}), got ${n}`);
   }
+  // Squares of values beyond ~2^500 overflow: scaled by a power of two first (exact).
+  const k = overflowShift(x, n, 2 ** 500);
+  if (k > 0) return Math.sqrt(sumSquaredDeviations(scaleDown(x, k)) / (n - ddof) / n) * 2 ** k;
   return Math.sqrt(sumSquaredDeviations(x) / (n - ddof) / n);
 }

@@ -116,6 +116,7 @@ export {
   type BootstrapResult,
   type BootstrapMethod,
   type BcaDetails,
+  MAX_RESAMPLES,
 } from './bootstrap-internals.ts';
 export { bootstrapInterval, DEGENERATE_BCA_NOTE, type BootstrapInterval, type BootstrapIntervalOptions } from './bootstrap-interval.ts';
 export { normInterQuantile } from './norm-inter-quantile.ts';

@@ -1,6 +1,7 @@
 import { decimalScale, maxAbs, toScaledIntegers } from './decimal-scale.ts';
 import { createLaneSumKernel, type LaneSumKernel } from './draw-kernels.ts';
 import type { WeightedStatistic } from './weighted-statistic.ts';
+import { overflowShift, scaleDown } from './overflow-scale.ts';
 
 const TWO53 = 9007199254740992;
 
@@ -19,7 +20,8 @@ const TWO53 = 9007199254740992;
  * integers; for other doubles a resample equal to the data may differ from the estimate in the
  * last bit (irrelevant for continuous data, where such ties have probability ~0).
  *
- * Degenerate cases: callers give n >= 2 sorted finite values (the sum over n values must stay
+ * Values whose sums could overflow are scaled by a power of two (`overflowShift`, exact; the
+ * divisor carries 2^-k). Degenerate cases: callers give n >= 2 sorted finite values (the sum over n values must stay
  * below 2^53 in scaled units, else plain floating-point sums are used).
  *
  * @example
@@ -42,6 +44,12 @@ export function meanStatistic(x: Float64Array): WeightedStatistic {
       divisor = p;
     }
   }
+  // Values whose (clustered) sums could overflow are scaled by 2^-k (exact): divisor 2^-k.
+  const k = u === x ? overflowShift(x, 255 * n) : 0;
+  if (k > 0) {
+    u = scaleDown(x, k);
+    divisor = 2 ** -k;
+  }
   // Scaled values that fit 32 bits are drawn from an Int32 table (same sums, half the table),
   // placed in the kernel's memory at the first fused draw.
   let kernel: LaneSumKernel | null = null;
@@ -55,6 +63,7 @@ export function meanStatistic(x: Float64Array): WeightedStatistic {
       return s / (divisor * N);
     },
     without(s) {
+      if (k > 0) return (theta * divisor + (theta * divisor - u[s]) / (n - 1)) / divisor;
       return theta + (theta - x[s]) / (n - 1);
     },
     drawn(lanes) {

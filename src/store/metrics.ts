@@ -188,6 +188,14 @@ export async function isStandoffStore(conn: DuckDBConnection): Promise<boolean> 
   return Number(rows[0].n) > 0 && Number(rows[0].n) === Number(rows[0].s);
 }
 
+/**
+ * A DuckDB error about a file without the file's text: the `LINE n: ...` excerpt and the
+ * `at or near "..."` token go (a file named by mistake, `/etc/passwd` or a `.env`, is never echoed).
+ */
+export function withoutFileText(message: string): string {
+  return message.replace(/\s*LINE \d+:[\s\S]*$/, '').replace(/ at or near "(?:[^"]|"")*"/g, '').replace(/ at or near .*$/, '');
+}
+
 /** Where a store keeps its SQL metrics: `<store>/metrics/*.sql`. */
 export const METRICS_DIR = 'metrics';
 
@@ -207,10 +215,12 @@ export async function sqlMetricFromFile(conn: DuckDBConnection, file: string): P
   try {
     const prepared = await prepareReadOnly(conn, body);
     if (prepared.length !== 1) throw usageError('metric.sqlStatements', `metric sql ${file} holds ${prepared.length} statements; a metric is one SELECT`);
-    cols = (await query(conn, `SELECT * FROM (\n${body}\n) LIMIT 0`)).columns;
+    // The text as the metric uses it (wrapped in a subquery) passes the gate too, then runs.
+    const [wrapped] = await prepareReadOnly(conn, `SELECT * FROM (\n${body}\n) LIMIT 0`);
+    cols = (await wrapped!.runAndReadAll()).columnNames();
   } catch (err) {
     const msg = err instanceof StandoffError ? err.message : oneLine((err as Error).message);
-    throw usageError('metric.sqlInvalid', `metric sql ${file}: ${msg.replace(/^sql: /, '')}`, err);
+    throw usageError('metric.sqlInvalid', `metric sql ${file}: ${withoutFileText(msg.replace(/^sql: /, ''))}`, err);
   }
   const missing = METRIC_COLUMNS.filter((c) => !cols.includes(c));
   if (missing.length) throw dataError('metric.sqlColumns', `metric sql ${file} yields no column "${missing[0]}" (a metric yields ${METRIC_COLUMNS.join(', ')})`);

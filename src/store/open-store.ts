@@ -1,15 +1,15 @@
 /**
  * Read side of the trace store: a DuckDB instance in which every table is a view over the
  * Parquet files of committed runs (uncommitted partitions and temp directories are invisible).
- * With `sandbox: true` (what `standoff sql` and notebooks use), the instance is then locked: the
- * store is the only directory it can reach (`allowed_directories`; no spill directory, which
- * DuckDB would add to it), external access is off and settings are locked, so a query cannot
- * read elsewhere, ATTACH, INSTALL, or change settings. That it cannot write is the query gate's
- * work (`sql-gate.ts`): only plain reads reach this instance.
+ * With `sandbox: true` (what `standoff sql`, notebooks and SQL metrics use), the instance is then
+ * locked: it may open only the Parquet files its views read (`allowed_paths`; no directory, no
+ * spill directory), external access is off, logging and profiling are fixed off and settings are
+ * locked, so a query cannot read elsewhere, ATTACH, INSTALL, change settings or create a file.
+ * Which statements run at all is the query gate's work (`sql-gate.ts`): only plain reads.
  */
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { TABLE_NAMES, sqlColumns, type SqlColumn, type TableName } from '../schema/tables.ts';
 import { oneLine, storeError, usageError } from '../errors.ts';
@@ -90,19 +90,23 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
   }
   const db = await createDb({ threads: opts.threads ?? 2 });
   const conn = await db.connect();
+  const readable: string[] = [];
   try {
     for (const table of TABLE_NAMES) {
       const files = await partitionFiles(dir, table, runIds);
+      readable.push(...files);
       const present = await fileColumnNames(conn, files);
       await conn.run(`CREATE VIEW ${quoteIdent(table)} AS ${viewSql(table, files, present)}`);
     }
-    // The long `metrics` view (every metric of the store, with its kind), before the lock-down.
-    // The built-in and scorer metrics; for user SQL (standoff sql, notebooks) also the store's SQL
-    // metric files, each checked against that view first. A file that fails the check is left out
+    // The long `metrics` view (every metric of the store, with its kind): the built-in and scorer
+    // metrics; for user SQL (standoff sql, notebooks) also the store's SQL metric files, each
+    // checked against that view first, in the locked instance. A file that fails the check is left out
     // (\`standoff ci --list-metrics\` names its problem), so \`standoff sql\` still opens to debug it;
     // other commands never read those files (ci reads them itself).
     await conn.run(`CREATE VIEW metrics AS ${metricsViewSql()}`);
     if (opts.sandbox) {
+      // Locked first: a metric file is user SQL, checked and bound in the locked instance.
+      await lockDown(conn, readable);
       const sqlMetrics = [];
       for (const f of await storeMetricFiles(dir)) {
         try {
@@ -113,7 +117,6 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
       }
       if (sqlMetrics.length) await conn.run(`CREATE OR REPLACE VIEW metrics AS ${metricsViewSql(sqlMetrics)}`);
     }
-    if (opts.sandbox) await lockDown(conn, dir);
   } catch (err) {
     conn.closeSync();
     db.closeSync();
@@ -133,13 +136,20 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
 }
 
 /**
- * The settings, in the order that makes them stick (see DuckDB's securing guide). The spill
- * directory goes first: DuckDB adds it to the allowed directories, and the store must be the only
- * one (a query that needs more memory than the limit fails instead of spilling).
+ * The settings, in the order that makes them stick (see DuckDB's securing guide). The instance may
+ * open exactly the Parquet files the views read (`allowed_paths`) and no directory, so no statement,
+ * gate or not, can create a file or a directory anywhere, the store included (a log directory, a
+ * profile, a CSV next to a partition). The spill directory goes first: DuckDB would add it to the
+ * allowed directories (a query that needs more memory than the limit fails instead of spilling).
+ * Logging and profiling are fixed off and in memory before the configuration is locked.
  */
-async function lockDown(conn: DuckDBConnection, store: string): Promise<void> {
+async function lockDown(conn: DuckDBConnection, files: string[]): Promise<void> {
   await conn.run("SET temp_directory = ''");
-  await conn.run(`SET allowed_directories = [${quoteLiteral(store.endsWith(sep) ? store : store + sep)}]`);
+  await conn.run(`SET allowed_paths = [${files.map(quoteLiteral).join(', ')}]`);
+  await conn.run('SET allowed_directories = []');
+  await conn.run('SET enable_logging = false');
+  await conn.run("SET logging_storage = 'memory'");
+  await conn.run("SET profiling_output = ''");
   await conn.run('SET enable_external_access = false');
   await conn.run('SET lock_configuration = true');
 }

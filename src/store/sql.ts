@@ -2,10 +2,11 @@
  * Ad-hoc SQL over the trace store (`standoff sql`, its REPL, notebooks' `sql` blocks): read-only
  * and sandboxed.
  *
- * Every query passes the one query gate (`sql-gate.ts`: only plain reads; no EXPLAIN ANALYZE, no
- * COPY / EXPORT / ATTACH / SET / CREATE, no function that writes or runs other SQL) and runs in a
- * DuckDB instance locked to the store (`open-store.ts`: external access off, `allowed_directories`
- * = the store only, no spill directory, configuration locked).
+ * Every query passes the one query gate (`sql-gate.ts`: DuckDB's parser decides; only plain reads,
+ * no EXPLAIN ANALYZE, no COPY / EXPORT / ATTACH / SET / CREATE, no function that writes or runs
+ * other SQL) and runs in a DuckDB instance locked to the store (`open-store.ts`: external access
+ * off, only the views' Parquet files may be opened, no directory, no spill directory, logging and
+ * profiling fixed, configuration locked).
  *
  * Results stream: the last statement's rows are fetched a chunk at a time and either encoded to
  * the output stream (`format.ts`; the table format keeps its first `maxRows` rows and counts the

@@ -154,7 +154,7 @@ describe('statistics commands: bad input gets one line, exit 3 (data) or 2 (usag
   it('K > N', () => bad(['ci', 'exact', '--successes', '12', '--trials', '10'], 3, /successes <= n, got 12 > 10/));
   it('negative counts', () => bad(['ci', 'exact', '--successes', '-1', '--trials', '10'], 3, /successes/));
   it('non-numeric count', () => bad(['ci', 'exact', '--successes', 'x', '--trials', '10'], 2, /--successes must be an integer, got "x"/));
-  it('level outside (0, 1)', () => bad(['ci', 'exact', '--successes', '1', '--trials', '10', '--level', '1.5'], 3, /level.*1\.5/));
+  it('level outside (0, 1): a usage error (issue 22)', () => bad(['ci', 'exact', '--successes', '1', '--trials', '10', '--level', '1.5'], 2, /--level must be strictly between 0 and 1 \(e\.g\. 0\.95\), got 1\.5/));
   it('non-numeric values in --input', () => bad(['ci', 'bootstrap', '--input', join(dir, 'text.csv'), '--value', 'value'], 3, /text\.csv: line 4, field "value": expected a number, got "abc"/));
   it('1e999 in --input', () => bad(['ci', 'bootstrap', '--input', join(dir, 'inf.csv'), '--value', 'value'], 3, /inf\.csv: line 3, field "value": "1e999" is not a finite number/));
   it('a single-item input', () => bad(['ci', 'bootstrap', '--input', join(dir, 'one.csv'), '--value', 'value'], 3, /at least 2/));

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRun } from '../../src/store/write-run.ts';
 import { openSandboxedStore, executeReadOnly } from '../../src/store/sql.ts';
-import { splitSql } from '../../src/store/sql-gate.ts';
 import type { Store } from '../../src/store/open-store.ts';
 import { sampleBundle, hashTree } from '../helpers/fixtures.ts';
 
@@ -111,6 +110,10 @@ describe('standoff sql sandbox', () => {
     expect(await refuse(`SELECT * FROM query('SELECT * FROM enable_logging(storage = ''file'')')`)).toMatch(/runs SQL held in a string/);
     await refuse("SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))");
     await refuse('SET VARIABLE x = 1');
+    expect(await refuse('PIVOT episodes ON subject_model USING count(*)')).toMatch(/PIVOT without IN/);
+    expect((await executeReadOnly(s.conn, "PIVOT (SELECT subject_model FROM episodes) ON subject_model IN ('sim:careful') USING count(*)")).rows).toEqual([{ 'sim:careful': 3 }]);
+    expect(await refuse('SELECT 1 AS a\u0000, 2 AS b')).toMatch(/NUL/);
+    expect(await refuse(`SELECT 1; EXPORT DATABASE '${join(store, 'ex2')}'`)).toMatch(/not a plain read/);
     await refuse('CALL pragma_version()');
     await refuse('CHECKPOINT');
     await refuse('BEGIN');
@@ -141,14 +144,17 @@ describe('standoff sql sandbox', () => {
     }
     expect((await executeReadOnly(s.conn, "SELECT 'a;b' AS s; SELECT 2 AS two")).rows).toEqual([{ two: 2 }]);
   });
-  it('the instance can reach only the store: allowed_directories is the store alone, no spill directory', async () => {
-    const r = await executeReadOnly(s.conn, "SELECT current_setting('allowed_directories') AS a, current_setting('temp_directory') AS t");
-    expect(r.rows).toEqual([{ a: [`${store}/`], t: '' }]);
+  it('the instance can open only the files its views read: no directory, no spill directory, logging in memory', async () => {
+    const r = await executeReadOnly(s.conn, "SELECT current_setting('allowed_directories') AS a, current_setting('temp_directory') AS t, current_setting('logging_storage') AS l");
+    expect(r.rows).toEqual([{ a: [], t: '', l: 'memory' }]);
+    const paths = (await executeReadOnly(s.conn, "SELECT current_setting('allowed_paths') AS p")).rows[0]!.p as string[];
+    expect(paths.length).toBeGreaterThan(0);
+    expect(paths.every((p) => p.startsWith(store) && p.endsWith('.parquet'))).toBe(true);
   });
-  it('splits statements as DuckDB does (strings, quoted names, comments, dollar quotes)', () => {
-    expect(splitSql("SELECT ';' AS \"a;b\" /* ; */ -- ;\n; SELECT E'\\';' ; SELECT $t$;$t$;;").map((x) => x.tokens[0]!.text)).toEqual(['SELECT', 'SELECT', 'SELECT']);
-    expect(() => splitSql("SELECT 'open")).toThrow(/unterminated string/);
-    expect(() => splitSql('SELECT /* open')).toThrow(/unterminated comment/);
+  it("reads statements as DuckDB's parser does (strings, quoted names, comments, dollar quotes)", async () => {
+    expect((await executeReadOnly(s.conn, "SELECT ';' AS \"a;b\" /* ; */ -- ;\n; SELECT E'\\';' ; SELECT $t$;$t$ AS z;;")).rows).toEqual([{ z: ';' }]);
+    expect(await refuse("SELECT 'open")).toMatch(/unterminated quoted string/);
+    await refuse('SELECT /* open');
   });
   it('a refused statement in a batch stops the batch before it runs', async () => {
     await refuse(`SELECT 1; COPY (SELECT 1) TO '${join(store, 'z.csv')}'`);
