@@ -30,7 +30,9 @@ import {
   CsvProblems,
   combineCsvProblems,
   csvColumn,
+  csvSourceFor,
   readCsvSql,
+  rowCountProblem,
   scanProblem,
   writeLineMap,
   type CsvFileProblem,
@@ -220,6 +222,7 @@ interface LoadedFile {
 async function loadFile(
   conn: DuckDBConnection,
   plan: FilePlan,
+  source: string,
   skip: number,
   problems: CsvProblems,
   limit: number,
@@ -229,7 +232,7 @@ async function loadFile(
   let loadError: string | null = null;
   const [scan] = await Promise.all([
     scanCsvFile(file),
-    conn.run(plan.stageSql(readCsvSql(file, header.length, skip, tag))).catch((e: Error) => {
+    conn.run(plan.stageSql(readCsvSql(source, header.length, skip, tag))).catch((e: Error) => {
       loadError = e.message;
     }),
   ]);
@@ -245,12 +248,17 @@ async function loadFile(
   const counts = Object.fromEntries(
     Object.entries((await conn.runAndReadAll(plan.countsSql)).getRowObjectsJS()[0]!).map(([k, v]) => [k, v === null ? 0 : Number(v)]),
   );
+  const short = rowCountProblem(file, scan, load, counts.n ?? 0, fileIndex);
+  if (short) {
+    problems.add(short);
+    return { scan, load, counts: null };
+  }
   const bad = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${q(plan.stage)} WHERE "__bad"`)).getRowObjectsJS()[0]!.n);
   if (bad > 0) {
     // The error path: the raw cells of the bad rows, to say what is wrong with them.
     const raw = `raw_${fileIndex}`;
     const cols = plan.sourceColumns.map((i) => q(csvColumn(i))).join(', ') || '1 AS "__none"';
-    await conn.run(`CREATE OR REPLACE TABLE ${q(raw)} AS SELECT ${cols} FROM ${readCsvSql(file, header.length, skip, `${tag}_again`)}`);
+    await conn.run(`CREATE OR REPLACE TABLE ${q(raw)} AS SELECT ${cols} FROM ${readCsvSql(source, header.length, skip, `${tag}_again`)}`);
     const rows = (await conn.runAndReadAll(plan.explainSql(raw, limit))).getRowObjectsJS();
     for (const row of rows) {
       const r = Number(row.__row);
@@ -379,6 +387,7 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
         continue;
       }
       const header = head.header;
+      const source = await csvSourceFor(file, head, dir, `source_${fi}`);
       let mapping = mapOf[fi];
       const detected = mapping === null;
       if (mapping === null) {
@@ -388,7 +397,7 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
           // The values of the candidates, and of the scores when the judged scorer is to be found.
           const scored = d.mapping.judges && !d.mapping.judges.scorer ? d.mapping.scores.map((x) => x.column) : [];
           const peek = [...new Set([...candidates, ...scored])].filter((c) => header.includes(c));
-          const stats = peek.length > 0 ? await columnStats(conn, file, header, head.skip, peek, `peek_${fi}`).catch(() => ({})) : {};
+          const stats = peek.length > 0 ? await columnStats(conn, source, header, head.skip, peek, `peek_${fi}`).catch(() => ({})) : {};
           const why = completeDetection({ ...d, candidates }, stats, flags);
           if (why) {
             problems.add({ file, fileIndex: fi, line: 1, field: null, code: 'noJudgedScorer', message: why });
@@ -412,7 +421,7 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
         });
         if (bad) continue;
       }
-      const { scan, load, counts } = await loadFile(conn, plan, head.skip, problems, limit + 1);
+      const { scan, load, counts } = await loadFile(conn, plan, source, head.skip, problems, limit + 1);
       if (counts === null) continue;
       const lf: LoadedFile = { plan, scan, load, detected, counts };
       loaded.push(lf);

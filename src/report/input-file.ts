@@ -10,13 +10,15 @@
  * column an empty cell is an error naming `--missing`, or, with `missing: 'drop'`, drops the row.
  */
 import { existsSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { extname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { createDb, quoteIdent, quoteLiteral, withConnection } from '../store/duckdb.ts';
 import { dataError, storeError, usageError } from '../errors.ts';
 import { readCsvHeader, scanCsvFile, type CsvScan } from '../store/csv-scan.ts';
 import { convertSql, describeProblem, scoreSql, show, type ValueKind } from '../store/csv-values.ts';
-import { CsvProblems, combineCsvProblems, csvColumn, readCsvSql, scanProblem, type CsvFileProblem } from '../store/read-csv.ts';
+import { CsvProblems, combineCsvProblems, csvColumn, csvSourceFor, readCsvSql, rowCountProblem, scanProblem, type CsvFileProblem } from '../store/read-csv.ts';
 
 /** What to do with a row that has an empty cell in a column that needs a value. */
 export type MissingPolicy = 'error' | 'drop';
@@ -67,6 +69,7 @@ export async function readInputFile(file: string, wanted: InputColumn[], opts: {
     throw problems.toError();
   };
   const db = await createDb({ threads: 2 });
+  const tmp = await mkdtemp(join(tmpdir(), 'standoff-input-'));
   try {
     return await withConnection(db, async (conn) => {
       let columns: string[];
@@ -85,15 +88,20 @@ export async function readInputFile(file: string, wanted: InputColumn[], opts: {
         checkColumns(file, columns, wanted);
         const select = wanted.map((w) => `${quoteIdent(csvColumn(idx(w.name)))} AS ${quoteIdent(w.name)}`).join(', ');
         let loadError: string | null = null;
+        const source = await csvSourceFor(path, head, tmp, 'source');
         [scan] = await Promise.all([
           scanCsvFile(path),
-          conn.run(`CREATE TABLE input AS SELECT ${select} FROM ${readCsvSql(path, columns.length, head.skip, 'rejects')}`).catch((e: Error) => {
+          conn.run(`CREATE TABLE input AS SELECT ${select} FROM ${readCsvSql(source, columns.length, head.skip, 'rejects')}`).catch((e: Error) => {
             loadError = e.message;
           }),
         ]);
         const load = await combineCsvProblems(loadError === null ? conn : null, file, columns, scan, loadError === null ? 'rejects' : null);
         problems.addAll(load.problems);
         if (loadError !== null && !scan.fatal) problems.add({ file, line: 0, field: null, code: 'badCsv', message: `DuckDB could not read the file: ${String(loadError).split('\n')[0]}` });
+        if (problems.size > 0) fail();
+        const loaded = Number((await conn.runAndReadAll('SELECT count(*) AS n FROM input')).getRowObjectsJS()[0]!.n);
+        const short = rowCountProblem(file, scan, load, loaded);
+        if (short) problems.add(short);
         if (problems.size > 0) fail();
         return await convert(conn, file, columns, wanted, 'input', (row) => load.lineOf(row), 'line', opts.missing ?? 'error', problems);
       }
@@ -110,6 +118,7 @@ export async function readInputFile(file: string, wanted: InputColumn[], opts: {
     });
   } finally {
     db.closeSync();
+    await rm(tmp, { recursive: true, force: true });
   }
 }
 

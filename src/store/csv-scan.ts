@@ -188,6 +188,14 @@ export class CsvScanner {
   private utf8Record = -1;
   private tooLargeField = -1;
   private badQuoteField = -1;
+  /** Offset in the file of the chunk being walked. */
+  private chunkBase = 0;
+  /** Byte offset just past the header's line ending (-1: not reached). */
+  headerEnd = -1;
+  /** The header's line ending (1 LF, 2 CRLF). */
+  headerEol: 1 | 2 = 1;
+  /** A line break inside a quoted header field. */
+  headerMultiline = false;
   private headerFields: number[][] | null = [[]];
   private headerNames: string[] | null = null;
   readonly problems: CsvProblem[] = [];
@@ -216,7 +224,11 @@ export class CsvScanner {
     this.lines.add(this.rec, this.line, this.duck);
   }
 
-  private endLine(kind: 1 | 2): void {
+  private endLine(kind: 1 | 2, at: number): void {
+    if (this.rec === 0 && this.recStarted) {
+      this.headerEnd = this.chunkBase + at + 1;
+      this.headerEol = kind;
+    }
     if (this.rec === 0 && !this.recStarted) {
       // A blank line before the header: skipped (DuckDB's `skip`), whatever its line ending.
       this.skip++;
@@ -382,6 +394,7 @@ export class CsvScanner {
   }
 
   private slow(chunk: Uint8Array, from: number, to: number): void {
+    this.chunkBase = this.bytes - chunk.length;
     for (let i = from; i < to; i++) {
       if (this.st === S.Stopped) return;
       const b = chunk[i]!;
@@ -397,7 +410,7 @@ export class CsvScanner {
           } else if (b === COMMA) {
             if (!this.recStarted) this.startRecord();
             this.nextField();
-          } else if (b === LF) this.endLine(1);
+          } else if (b === LF) this.endLine(1, i);
           else if (b === CR) this.st = S.AfterCr;
           else {
             if (!this.recStarted) this.startRecord();
@@ -409,7 +422,7 @@ export class CsvScanner {
           if (b === COMMA) {
             this.st = S.FieldStart;
             this.nextField();
-          } else if (b === LF) this.endLine(1);
+          } else if (b === LF) this.endLine(1, i);
           else if (b === CR) this.st = S.AfterCr;
           else {
             if (b === QUOTE && this.badQuoteField !== this.field) {
@@ -423,6 +436,7 @@ export class CsvScanner {
           if (b === QUOTE) this.st = S.QuoteInQuoted;
           else {
             if (b === LF) this.line++;
+            if ((b === LF || b === CR) && this.rec === 0) this.headerMultiline = true;
             this.content(b);
           }
           break;
@@ -433,12 +447,12 @@ export class CsvScanner {
           } else if (b === COMMA) {
             this.st = S.FieldStart;
             this.nextField();
-          } else if (b === LF) this.endLine(1);
+          } else if (b === LF) this.endLine(1, i);
           else if (b === CR) this.st = S.AfterCr;
           else this.problem('badQuote', this.field, 'text after the closing quote of a quoted field', true);
           break;
         case S.AfterCr:
-          if (b === LF) this.endLine(2);
+          if (b === LF) this.endLine(2, i);
           else this.problem('badLineEnding', this.recStarted ? this.field : null, 'carriage return not followed by a line feed', true);
           break;
       }
@@ -492,7 +506,20 @@ export async function scanCsvFile(file: string): Promise<CsvScan> {
  * Reads only as far as the header. Returns the header names (null when the file has no record),
  * the blank lines before it, and the problems met on the way (a broken header is fatal).
  */
-export async function readCsvHeader(file: string): Promise<{ header: string[] | null; skip: number; problems: CsvProblem[] }> {
+export interface CsvHead {
+  header: string[] | null;
+  /** Blank lines before the header. */
+  skip: number;
+  problems: CsvProblem[];
+  /** Byte offset just past the header's line ending (-1: the file ends in the header). */
+  headerEnd: number;
+  /** The header's line ending. */
+  eol: '\n' | '\r\n';
+  /** A quoted header field holds a line break (DuckDB 1.5's strict reader then loses every row of a CRLF file; see `csvSourceFor`). */
+  multiline: boolean;
+}
+
+export async function readCsvHeader(file: string): Promise<CsvHead> {
   const scanner = new CsvScanner({ stopAfterHeader: true });
   const stream = createReadStream(file, { highWaterMark: 64 * 1024 });
   try {
@@ -508,5 +535,12 @@ export async function readCsvHeader(file: string): Promise<{ header: string[] | 
   // Problems inside the header make it unusable (DuckDB would get wrong columns).
   const problems = r.problems.filter((p) => p.record === 0);
   if (problems.length > 0 && !problems.some((p) => p.fatal)) problems[0] = { ...problems[0]!, fatal: true };
-  return { header: problems.length > 0 ? null : r.header, skip: r.skip, problems };
+  return {
+    header: problems.length > 0 ? null : r.header,
+    skip: r.skip,
+    problems,
+    headerEnd: scanner.headerEnd,
+    eol: scanner.headerEol === 2 ? '\r\n' : '\n',
+    multiline: scanner.headerMultiline,
+  };
 }

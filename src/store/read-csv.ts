@@ -11,10 +11,13 @@
  * scan's `LineMap`), and SQL checks over the loaded rows (a row's line comes from `rowLines`).
  * `CsvProblems` keeps them in file and line order, capped, and makes the one-line error.
  */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { StandoffError } from '../errors.ts';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
-import type { CsvProblem, CsvScan } from './csv-scan.ts';
+import type { CsvHead, CsvProblem, CsvScan } from './csv-scan.ts';
 
 /** Largest record DuckDB reads, in bytes (fields are limited to 1 MiB by the scan). */
 export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
@@ -245,4 +248,41 @@ export async function writeLineMap(conn: DuckDBConnection, table: string, scan: 
  */
 export function recordLineSql(record: string, table: string): string {
   return `(SELECT m.line + (${record} - m.record) FROM ${quoteIdent(table)} m WHERE m.record <= ${record} ORDER BY m.record DESC LIMIT 1)`;
+}
+
+/**
+ * The file DuckDB reads for `file`: the file itself, or, when a quoted header field holds a line
+ * break, a copy in `dir` whose header is plain names (`c0,c1,...`) on one line, with the same
+ * blank lines before it and the same bytes after it (so DuckDB's line numbers do not move).
+ * DuckDB 1.5's strict reader returns no rows at all, without an error, from a CRLF file whose
+ * header has a quoted line feed (as Python's `csv` module and Excel write them); the byte scan
+ * still reads and hashes the original.
+ */
+export async function csvSourceFor(file: string, head: CsvHead, dir: string, tag: string): Promise<string> {
+  if (!head.multiline || head.header === null || head.headerEnd < 0) return file;
+  const copy = join(dir, `${tag}.csv`);
+  const out = createWriteStream(copy);
+  const names = head.header.map((_, i) => csvColumn(i)).join(',');
+  out.write(`${head.eol.repeat(head.skip)}${names}${head.eol}`);
+  await pipeline(createReadStream(file, { start: head.headerEnd }), out);
+  return copy;
+}
+
+/**
+ * The check that DuckDB read every record the scan counted: a load without problems must hold
+ * one row per data record. A different count (a reader bug, as in `csvSourceFor`) is a problem,
+ * never an empty or short run.
+ */
+export function rowCountProblem(file: string, scan: CsvScan, load: CsvLoad, loaded: number, fileIndex = 0): CsvFileProblem | null {
+  if (scan.fatal || load.problems.length > 0) return null;
+  const expected = Math.max(0, scan.records - 1);
+  if (loaded === expected) return null;
+  return {
+    file,
+    fileIndex,
+    line: 0,
+    field: null,
+    code: 'rowCount',
+    message: `DuckDB read ${loaded} rows but the file holds ${expected} records after the header; nothing was read (please report this file)`,
+  };
 }
