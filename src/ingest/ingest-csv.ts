@@ -31,12 +31,18 @@ import {
   combineCsvProblems,
   csvColumn,
   csvSourceFor,
+  describeDialect,
+  detectCsvDialect,
+  detectIndexColumn,
+  headerSplitProblem,
+  indexNote,
   readCsvSql,
   rowCountProblem,
   scanProblem,
   writeLineMap,
   type CsvFileProblem,
   type CsvLoad,
+  type IndexColumn,
 } from '../store/read-csv.ts';
 import {
   applyFlags,
@@ -90,6 +96,8 @@ export interface IngestCsvOptions {
   now?: Date;
   /** Problems collected before stopping (default 20). */
   maxErrors?: number;
+  /** The field delimiter (`--delimiter`); default: detected by DuckDB's sniffer. */
+  delimiter?: string;
 }
 
 export interface IngestFileSummary {
@@ -109,6 +117,12 @@ export interface IngestFileSummary {
   ignoredColumns: string[];
   /** Unmapped columns filled with their documented default (column -> default). */
   defaults: Record<string, string>;
+  /** How the file was read: `delimiter ';' (semicolon, detected), quote '"', BOM, CRLF`. */
+  dialect: string;
+  /** An unnamed first column skipped as a row index (pandas or R), or null. */
+  indexColumn: IndexColumn | null;
+  /** Notes to print (the skipped index column). */
+  notes: string[];
 }
 
 export interface IngestCsvSummary {
@@ -193,7 +207,7 @@ function mapKeyOf(file: string, keys: Iterable<string>): string | undefined {
 }
 
 /** What each numeric-looking candidate column holds (one pass over the file in DuckDB). */
-async function columnStats(conn: DuckDBConnection, file: string, header: string[], skip: number, candidates: string[], tag: string): Promise<Record<string, ColumnStats>> {
+async function columnStats(conn: DuckDBConnection, file: string, header: string[], skip: number, candidates: string[], tag: string, delimiter: string): Promise<Record<string, ColumnStats>> {
   const parts: string[] = [];
   candidates.forEach((c, i) => {
     const sc = scoreSql(q(csvColumn(header.indexOf(c))));
@@ -203,7 +217,7 @@ async function columnStats(conn: DuckDBConnection, file: string, header: string[
       `count(*) FILTER (WHERE ${sc.present} AND (${sc.why}) IS NULL AND (${sc.value}) IS NOT NULL AND (${sc.value}) NOT IN (0, 1)) AS b${i}`,
     );
   });
-  const r = await conn.runAndReadAll(`SELECT ${parts.join(', ')} FROM ${readCsvSql(file, header.length, skip, tag)}`);
+  const r = await conn.runAndReadAll(`SELECT ${parts.join(', ')} FROM ${readCsvSql(file, header.length, skip, tag, delimiter)}`);
   const row = r.getRowObjectsJS()[0]!;
   const out: Record<string, ColumnStats> = {};
   candidates.forEach((c, i) => (out[c] = { present: Number(row[`p${i}`]), numeric: Number(row[`n${i}`]), nonBinary: Number(row[`b${i}`]) }));
@@ -223,6 +237,7 @@ async function loadFile(
   conn: DuckDBConnection,
   plan: FilePlan,
   source: string,
+  delimiter: string,
   skip: number,
   problems: CsvProblems,
   limit: number,
@@ -231,8 +246,8 @@ async function loadFile(
   const tag = `rej_${fileIndex}`;
   let loadError: string | null = null;
   const [scan] = await Promise.all([
-    scanCsvFile(file),
-    conn.run(plan.stageSql(readCsvSql(source, header.length, skip, tag))).catch((e: Error) => {
+    scanCsvFile(file, delimiter),
+    conn.run(plan.stageSql(readCsvSql(source, header.length, skip, tag, delimiter))).catch((e: Error) => {
       loadError = e.message;
     }),
   ]);
@@ -258,7 +273,7 @@ async function loadFile(
     // The error path: the raw cells of the bad rows, to say what is wrong with them.
     const raw = `raw_${fileIndex}`;
     const cols = plan.sourceColumns.map((i) => q(csvColumn(i))).join(', ') || '1 AS "__none"';
-    await conn.run(`CREATE OR REPLACE TABLE ${q(raw)} AS SELECT ${cols} FROM ${readCsvSql(source, header.length, skip, `${tag}_again`)}`);
+    await conn.run(`CREATE OR REPLACE TABLE ${q(raw)} AS SELECT ${cols} FROM ${readCsvSql(source, header.length, skip, `${tag}_again`, delimiter)}`);
     const rows = (await conn.runAndReadAll(plan.explainSql(raw, limit))).getRowObjectsJS();
     for (const row of rows) {
       const r = Number(row.__row);
@@ -377,7 +392,8 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
     const summaries: IngestFileSummary[] = [];
     for (let fi = 0; fi < files.length; fi++) {
       const file = files[fi]!;
-      const head = await readCsvHeader(file);
+      const dialect = await detectCsvDialect(conn, file, opts.delimiter);
+      const head = await readCsvHeader(file, dialect.delimiter);
       if (head.problems.length > 0) {
         problems.addAll(head.problems.map((p) => scanProblem(file, [], p, fi)));
         continue;
@@ -387,17 +403,23 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
         continue;
       }
       const header = head.header;
+      const split = headerSplitProblem(file, header, dialect, fi);
+      if (split) {
+        problems.add(split);
+        continue;
+      }
       const source = await csvSourceFor(file, head, dir, `source_${fi}`);
+      const index = await detectIndexColumn(conn, source, header, head.skip, dialect.delimiter, `index_${fi}`);
       let mapping = mapOf[fi];
       const detected = mapping === null;
       if (mapping === null) {
-        const d = detectMapping(header, flags);
+        const d = detectMapping(index ? header.slice(1) : header, flags);
         const candidates = d.candidates.filter((c) => header.indexOf(c) === header.lastIndexOf(c));
         if (candidates.length > 0 || d.mapping.judges) {
           // The values of the candidates, and of the scores when the judged scorer is to be found.
           const scored = d.mapping.judges && !d.mapping.judges.scorer ? d.mapping.scores.map((x) => x.column) : [];
           const peek = [...new Set([...candidates, ...scored])].filter((c) => header.includes(c));
-          const stats = peek.length > 0 ? await columnStats(conn, source, header, head.skip, peek, `peek_${fi}`).catch(() => ({})) : {};
+          const stats = peek.length > 0 ? await columnStats(conn, source, header, head.skip, peek, `peek_${fi}`, dialect.delimiter).catch(() => ({})) : {};
           const why = completeDetection({ ...d, candidates }, stats, flags);
           if (why) {
             problems.add({ file, fileIndex: fi, line: 1, field: null, code: 'noJudgedScorer', message: why });
@@ -406,7 +428,7 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
         }
         mapping = d.mapping;
       }
-      const { plan, problems: planProblems } = resolvePlan(mapping, header, { file, fileIndex: fi, detected });
+      const { plan, problems: planProblems } = resolvePlan(mapping, header, { file, fileIndex: fi, detected, indexColumn: index ? 0 : undefined });
       problems.addAll(planProblems);
       if (!plan) continue;
       if (plan.literalChecks.length > 0) {
@@ -421,7 +443,7 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
         });
         if (bad) continue;
       }
-      const { scan, load, counts } = await loadFile(conn, plan, source, head.skip, problems, limit + 1);
+      const { scan, load, counts } = await loadFile(conn, plan, source, dialect.delimiter, head.skip, problems, limit + 1);
       if (counts === null) continue;
       const lf: LoadedFile = { plan, scan, load, detected, counts };
       loaded.push(lf);
@@ -437,6 +459,9 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
         metadataColumns: plan.metadataColumns,
         ignoredColumns: plan.ignoredColumns,
         defaults: plan.defaultsUsed,
+        dialect: describeDialect(dialect, head),
+        indexColumn: index,
+        notes: index ? [indexNote(index)] : [],
       });
     }
     // Keys across files.

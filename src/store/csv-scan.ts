@@ -148,7 +148,6 @@ export interface CsvScan {
 }
 
 const QUOTE = 34;
-const COMMA = 44;
 const LF = 10;
 const CR = 13;
 const NLNL = Buffer.from('\n\n');
@@ -203,7 +202,14 @@ export class CsvScanner {
   readonly lines = new LineMap();
   bytes = 0;
 
-  constructor(private readonly opts: { stopAfterHeader?: boolean } = {}) {}
+  /** The field delimiter byte (a comma unless the dialect says otherwise). */
+  private readonly delim: number;
+  /** The file starts with a UTF-8 byte-order mark. */
+  bom = false;
+
+  constructor(private readonly opts: { stopAfterHeader?: boolean; delimiter?: string } = {}) {
+    this.delim = (opts.delimiter ?? ',').charCodeAt(0);
+  }
 
   /** The scan stopped: a fatal problem, or the header was all that was asked for. */
   get done(): boolean {
@@ -346,7 +352,10 @@ export class CsvScanner {
     const n = chunk.length;
     if (this.atStart && n > 0) {
       // A UTF-8 byte-order mark (split across chunks only in pathological cases; then it is content).
-      if (n >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
+      if (n >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
+        i = 3;
+        this.bom = true;
+      }
       this.atStart = false;
     }
     this.bytes += n;
@@ -407,7 +416,7 @@ export class CsvScanner {
             this.quoteLine = this.line;
             this.quoteRecord = this.rec;
             this.quoteField = this.field;
-          } else if (b === COMMA) {
+          } else if (b === this.delim) {
             if (!this.recStarted) this.startRecord();
             this.nextField();
           } else if (b === LF) this.endLine(1, i);
@@ -419,7 +428,7 @@ export class CsvScanner {
           }
           break;
         case S.Unquoted:
-          if (b === COMMA) {
+          if (b === this.delim) {
             this.st = S.FieldStart;
             this.nextField();
           } else if (b === LF) this.endLine(1, i);
@@ -444,7 +453,7 @@ export class CsvScanner {
           if (b === QUOTE) {
             this.st = S.Quoted;
             this.content(b);
-          } else if (b === COMMA) {
+          } else if (b === this.delim) {
             this.st = S.FieldStart;
             this.nextField();
           } else if (b === LF) this.endLine(1, i);
@@ -491,8 +500,8 @@ export class CsvScanner {
 }
 
 /** Scans a whole file (hashing it); see `CsvScanner`. */
-export async function scanCsvFile(file: string): Promise<CsvScan> {
-  const scanner = new CsvScanner();
+export async function scanCsvFile(file: string, delimiter = ','): Promise<CsvScan> {
+  const scanner = new CsvScanner({ delimiter });
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
     hash.update(chunk as Buffer);
@@ -515,12 +524,16 @@ export interface CsvHead {
   headerEnd: number;
   /** The header's line ending. */
   eol: '\n' | '\r\n';
+  /** The file starts with a UTF-8 byte-order mark. */
+  bom: boolean;
+  /** The field delimiter the header was split on. */
+  delimiter: string;
   /** A quoted header field holds a line break (DuckDB 1.5's strict reader then loses every row of a CRLF file; see `csvSourceFor`). */
   multiline: boolean;
 }
 
-export async function readCsvHeader(file: string): Promise<CsvHead> {
-  const scanner = new CsvScanner({ stopAfterHeader: true });
+export async function readCsvHeader(file: string, delimiter = ','): Promise<CsvHead> {
+  const scanner = new CsvScanner({ stopAfterHeader: true, delimiter });
   const stream = createReadStream(file, { highWaterMark: 64 * 1024 });
   try {
     for await (const chunk of stream) {
@@ -541,6 +554,8 @@ export async function readCsvHeader(file: string): Promise<CsvHead> {
     problems,
     headerEnd: scanner.headerEnd,
     eol: scanner.headerEol === 2 ? '\r\n' : '\n',
+    bom: scanner.bom,
+    delimiter,
     multiline: scanner.headerMultiline,
   };
 }

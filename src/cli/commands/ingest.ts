@@ -3,12 +3,21 @@ import { action, collect, usageError, withExamples } from '../program.ts';
 import { formatOption, storeOptions } from '../options.ts';
 import { printSummary, printTable, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
+import { parseDelimiter } from '../../store/csv-dialect.ts';
 
 /** An option that may be given once: a second value would silently override the first. */
 const once = (flag: string) => (value: string, previous: string | undefined) => {
   if (previous !== undefined) throw new InvalidArgumentError(`${flag} given twice ("${previous}" and "${value}"); give it once`);
   return value;
 };
+
+/** `--delimiter C` (see `parseDelimiter`). */
+export function delimiterOption(value: string, previous: string | undefined): string {
+  if (previous !== undefined) throw new InvalidArgumentError(`--delimiter given twice; give it once`);
+  const d = parseDelimiter(value);
+  if (d === null) throw new InvalidArgumentError(`--delimiter must be one of ',' ';' '|' or tab (also: comma, semicolon, pipe), got ${JSON.stringify(value)}`);
+  return d;
+}
 
 /** `--map MAP.json` (every file, or a manifest), or `--map FILE=MAP.json` (one file). */
 interface MapArgs {
@@ -56,6 +65,7 @@ export function registerIngest(program: Command): void {
     .option('--scores <cols>', 'score columns (comma-separated); each gives score rows whose scorer is the column name', collect)
     .option('--judge-columns <cols>', "wide judge columns (comma-separated); each gives one judge's judgments (judge_model = the column name)", collect)
     .option('--judged-scorer <name>', 'the scorer the judge columns grade', once('--judged-scorer'))
+    .option('--delimiter <c>', "the field delimiter: ',' ';' '|' or tab (default: detected by DuckDB's sniffer, printed after the ingest)", delimiterOption)
     .option('--run-id <id>', 'run id (default: csv-<time>-<hash>)', once('--run-id'))
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace an existing run with the same id')
@@ -71,6 +81,7 @@ export function registerIngest(program: Command): void {
             scores?: string[];
             judgeColumns?: string[];
             judgedScorer?: string;
+            delimiter?: string;
             runId?: string;
             traces: string;
             dryRun?: boolean;
@@ -81,11 +92,19 @@ export function registerIngest(program: Command): void {
           const { ingestCsv } = await import('../../ingest/ingest-csv.ts');
           const maps = parseMaps(o.map);
           const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer };
-          const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace });
+          const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace, delimiter: o.delimiter });
           const detected = s.files.some((f) => f.detected);
-          if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; mapping used: ${s.mappingJson}\n`);
+          const dialects = [...new Set(s.files.map((f) => f.dialect))];
+          if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; mapping used: ${s.mappingJson}; read as ${dialects.join(' / ')}\n`);
           const extra = (f: (typeof s.files)[number]) =>
-            [f.metadataColumns.length ? `metadata: ${f.metadataColumns.join(', ')}` : '', f.ignoredColumns.length ? `ignored columns: ${f.ignoredColumns.join(', ')}` : ''].filter(Boolean).join('; ');
+            [
+              f.dialect,
+              ...f.notes,
+              f.metadataColumns.length ? `metadata: ${f.metadataColumns.join(', ')}` : '',
+              f.ignoredColumns.length ? `ignored columns: ${f.ignoredColumns.join(', ')}` : '',
+            ]
+              .filter(Boolean)
+              .join('; ');
           printSummary(
             s,
             o.format,
@@ -93,7 +112,7 @@ export function registerIngest(program: Command): void {
               `${s.dryRun ? 'would write' : 'wrote'} run ${s.runId} to ${s.store}: ${counts(s.tables)}`,
               ...s.files.map((f) => `  ${f.file}: ${f.rows} rows -> ${f.table}${extra(f) ? ` (${extra(f)})` : ''}`),
             ],
-            s.files.map((f) => ({ run_id: s.runId, dry_run: s.dryRun, file: f.file, table: f.table, rows: f.rows, metadata_columns: f.metadataColumns, ignored_columns: f.ignoredColumns })),
+            s.files.map((f) => ({ run_id: s.runId, dry_run: s.dryRun, file: f.file, table: f.table, rows: f.rows, dialect: f.dialect, index_column: f.indexColumn, metadata_columns: f.metadataColumns, ignored_columns: f.ignoredColumns })),
           );
         },
       ),
