@@ -57,6 +57,8 @@ import {
   type MappingFlags,
   type MappingInput,
   type MappedTable,
+  type WideSpec,
+  wideMappings,
 } from './csv/mapping.ts';
 import { literalProblem, resolvePlan, type FilePlan, type KeySource, type OutTable } from './csv/plan.ts';
 
@@ -98,6 +100,8 @@ export interface IngestCsvOptions {
   maxErrors?: number;
   /** The field delimiter (`--delimiter`); default: detected by DuckDB's sniffer. */
   delimiter?: string;
+  /** `--wide`: one column per subject (`--subjects-from-columns`), melted into long rows; needs `flags.item`. */
+  wide?: WideSpec;
 }
 
 export interface IngestFileSummary {
@@ -121,8 +125,10 @@ export interface IngestFileSummary {
   dialect: string;
   /** An unnamed first column skipped as a row index (pandas or R), or null. */
   indexColumn: IndexColumn | null;
-  /** Notes to print (the skipped index column). */
+  /** Notes to print (the skipped index column, the wide melt). */
   notes: string[];
+  /** A wide file: the item column and the subject columns melted into long rows. */
+  wide?: { item: string; epoch?: string; subjects: string[]; scorer: string };
 }
 
 export interface IngestCsvSummary {
@@ -243,7 +249,7 @@ async function loadFile(
   limit: number,
 ): Promise<{ scan: CsvScan; load: CsvLoad; counts: Record<string, number> | null }> {
   const { file, fileIndex, header } = plan;
-  const tag = `rej_${fileIndex}`;
+  const tag = `rej_${plan.stage}`;
   let loadError: string | null = null;
   const [scan] = await Promise.all([
     scanCsvFile(file, delimiter),
@@ -271,7 +277,7 @@ async function loadFile(
   const bad = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${q(plan.stage)} WHERE "__bad"`)).getRowObjectsJS()[0]!.n);
   if (bad > 0) {
     // The error path: the raw cells of the bad rows, to say what is wrong with them.
-    const raw = `raw_${fileIndex}`;
+    const raw = `raw_${plan.stage}`;
     const cols = plan.sourceColumns.map((i) => q(csvColumn(i))).join(', ') || '1 AS "__none"';
     await conn.run(`CREATE OR REPLACE TABLE ${q(raw)} AS SELECT ${cols} FROM ${readCsvSql(source, header.length, skip, `${tag}_again`, delimiter)}`);
     const rows = (await conn.runAndReadAll(plan.explainSql(raw, limit))).getRowObjectsJS();
@@ -367,6 +373,7 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
     mapName[i] = loaded.name;
   }
   if (problems.size > 0) throw problems.toError((c, m, e) => new IngestError(c, m, e));
+  if (opts.wide && mapOf.some((m) => m !== null)) throw usageError('ingest.conflict', '--wide builds the mapping from --item and --subjects-from-columns; it does not go with --map');
   for (let i = 0; i < files.length; i++) {
     const m = mapOf[i];
     if (m === null) continue;
@@ -410,9 +417,17 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
       }
       const source = await csvSourceFor(file, head, dir, `source_${fi}`);
       const index = await detectIndexColumn(conn, source, header, head.skip, dialect.delimiter, `index_${fi}`);
-      let mapping = mapOf[fi];
-      const detected = mapping === null;
-      if (mapping === null) {
+      let mappings: Mapping[];
+      const detected = mapOf[fi] === null;
+      if (opts.wide) {
+        const w = wideMappings(index ? header.slice(1) : header, opts.wide, flags);
+        if ('problem' in w) {
+          problems.add({ file, fileIndex: fi, line: 1, field: w.field, code: 'badWide', message: w.problem });
+          continue;
+        }
+        mappings = w.mappings;
+      } else if (mapOf[fi] !== null) mappings = [mapOf[fi]!];
+      else {
         const d = detectMapping(index ? header.slice(1) : header, flags);
         const candidates = d.candidates.filter((c) => header.indexOf(c) === header.lastIndexOf(c));
         if (candidates.length > 0 || d.mapping.judges) {
@@ -426,43 +441,51 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
             continue;
           }
         }
-        mapping = d.mapping;
+        mappings = [d.mapping];
       }
-      const { plan, problems: planProblems } = resolvePlan(mapping, header, { file, fileIndex: fi, detected, indexColumn: index ? 0 : undefined });
-      problems.addAll(planProblems);
-      if (!plan) continue;
-      if (plan.literalChecks.length > 0) {
-        const r = (await conn.runAndReadAll(`SELECT ${plan.literalChecks.map((c, i) => `(${c.why}) AS w${i}`).join(', ')}`)).getRowObjectsJS()[0]!;
-        let bad = false;
-        plan.literalChecks.forEach((c, i) => {
-          const reason = r[`w${i}`];
-          if (reason !== null && reason !== undefined) {
-            bad = true;
-            problems.add(literalProblem(file, fi, c, String(reason)));
-          }
+      // One plan per mapping: a wide file has one per subject column, over the same file.
+      for (const [j, mapping] of mappings.entries()) {
+        const tag = opts.wide ? `${fi}_${j}` : undefined;
+        const { plan, problems: planProblems } = resolvePlan(mapping, header, { file, fileIndex: fi, detected, indexColumn: index ? 0 : undefined, tag });
+        problems.addAll(planProblems);
+        if (!plan) continue;
+        if (plan.literalChecks.length > 0) {
+          const r = (await conn.runAndReadAll(`SELECT ${plan.literalChecks.map((c, i) => `(${c.why}) AS w${i}`).join(', ')}`)).getRowObjectsJS()[0]!;
+          let bad = false;
+          plan.literalChecks.forEach((c, i) => {
+            const reason = r[`w${i}`];
+            if (reason !== null && reason !== undefined) {
+              bad = true;
+              problems.add(literalProblem(file, fi, c, String(reason)));
+            }
+          });
+          if (bad) continue;
+        }
+        const { scan, load, counts } = await loadFile(conn, plan, source, dialect.delimiter, head.skip, problems, limit + 1);
+        if (counts === null) continue;
+        const lf: LoadedFile = { plan, scan, load, detected, counts };
+        loaded.push(lf);
+        if (plan.table === 'aggregates') await writeLineMap(conn, `lines_${fi}`, scan);
+        if (j > 0) continue;
+        const notes = index ? [indexNote(index)] : [];
+        if (opts.wide) notes.push(`wide: one subject per column (${mappings.map((m) => m.constants.subject_model).join(', ')}), scorer ${mapping.scores[0]!.scorer}`);
+        summaries.push({
+          file,
+          sha256: scan.sha256,
+          bytes: scan.bytes,
+          table: plan.table,
+          rows: Math.max(0, scan.records - 1),
+          detected,
+          mapping,
+          metadataColumns: plan.metadataColumns,
+          ignoredColumns: opts.wide ? plan.ignoredColumns.filter((c) => !mappings.some((m) => m.constants.subject_model === c)) : plan.ignoredColumns,
+          defaults: plan.defaultsUsed,
+          dialect: describeDialect(dialect, head),
+          indexColumn: index,
+          notes,
+          wide: opts.wide ? { item: flags.item!, epoch: flags.epoch, subjects: mappings.map((m) => String(m.constants.subject_model)), scorer: mapping.scores[0]!.scorer } : undefined,
         });
-        if (bad) continue;
       }
-      const { scan, load, counts } = await loadFile(conn, plan, source, dialect.delimiter, head.skip, problems, limit + 1);
-      if (counts === null) continue;
-      const lf: LoadedFile = { plan, scan, load, detected, counts };
-      loaded.push(lf);
-      if (plan.table === 'aggregates') await writeLineMap(conn, `lines_${fi}`, scan);
-      summaries.push({
-        file,
-        sha256: scan.sha256,
-        bytes: scan.bytes,
-        table: plan.table,
-        rows: Math.max(0, scan.records - 1),
-        detected,
-        mapping,
-        metadataColumns: plan.metadataColumns,
-        ignoredColumns: plan.ignoredColumns,
-        defaults: plan.defaultsUsed,
-        dialect: describeDialect(dialect, head),
-        indexColumn: index,
-        notes: index ? [indexNote(index)] : [],
-      });
     }
     // Keys across files.
     const byTable = new Map<string, { key: KeySource; file: LoadedFile }[]>();
@@ -475,11 +498,12 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
     const runId = opts.runId ?? `csv-${timestamp(now)}-${createHash('sha256').update(hashes.join(';')).digest('hex').slice(0, 8)}`;
     if (opts.runId === undefined) refuseExistingRun(opts.traces, runId, opts.replace);
     const first = summaries[0]!;
-    const distinct = new Set(summaries.map((s) => JSON.stringify(compactMapping(s.mapping))));
+    const compact = (s: IngestFileSummary) => (s.wide ? { table: 'episodes', wide: s.wide } : compactMapping(s.mapping));
+    const distinct = new Set(summaries.map((s) => JSON.stringify(compact(s))));
     const mappingJson =
       distinct.size === 1
-        ? JSON.stringify(compactMapping(first.mapping))
-        : JSON.stringify({ mappings: summaries.map((s) => ({ file: basename(s.file), ...compactMapping(s.mapping) })) });
+        ? JSON.stringify(compact(first))
+        : JSON.stringify({ mappings: summaries.map((s) => ({ file: basename(s.file), ...compact(s) })) });
     const defaults = new Map<string, string>();
     for (const s of summaries) for (const [k, v] of Object.entries(s.defaults)) defaults.set(`${s.table}.${k}`, v);
     const anyDetected = summaries.some((s) => s.detected);
@@ -492,6 +516,7 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
     const noteParts = [`CSV ingest of ${files.length} file${files.length === 1 ? '' : 's'}; ${how}`];
     if (defaults.size > 0) noteParts.push(`defaults: ${[...defaults].map(([k, v]) => `${k}=${v}`).join(', ')}`);
     for (const n of new Set(summaries.map((s) => s.mapping.notes).filter((n): n is string => !!n))) noteParts.push(n);
+    for (const s of summaries) for (const n of s.notes) noteParts.push(`${basename(s.file)}: ${n}`);
     const suiteFromFile = basename(first.file, extname(first.file)) || 'csv';
     const maxEpoch = Math.max(0, ...loaded.map((f) => f.counts.max_epoch ?? 0));
     const run: RunRow = {

@@ -65,6 +65,9 @@ export function registerIngest(program: Command): void {
     .option('--scores <cols>', 'score columns (comma-separated); each gives score rows whose scorer is the column name', collect)
     .option('--judge-columns <cols>', "wide judge columns (comma-separated); each gives one judge's judgments (judge_model = the column name)", collect)
     .option('--judged-scorer <name>', 'the scorer the judge columns grade', once('--judged-scorer'))
+    .option('--wide', 'one column per subject (model): melt the --subjects-from-columns columns into long rows, one episode per (item, column)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column but --item (and --epoch)", collect)
+    .option('--scorer <name>', 'with --wide: the scorer the values are scores of (default: score)', once('--scorer'))
     .option('--delimiter <c>', "the field delimiter: ',' ';' '|' or tab (default: detected by DuckDB's sniffer, printed after the ingest)", delimiterOption)
     .option('--run-id <id>', 'run id (default: csv-<time>-<hash>)', once('--run-id'))
     .option('--dry-run', 'validate and print what would be written; write nothing')
@@ -82,6 +85,9 @@ export function registerIngest(program: Command): void {
             judgeColumns?: string[];
             judgedScorer?: string;
             delimiter?: string;
+            wide?: boolean;
+            subjectsFromColumns?: string[];
+            scorer?: string;
             runId?: string;
             traces: string;
             dryRun?: boolean;
@@ -92,7 +98,11 @@ export function registerIngest(program: Command): void {
           const { ingestCsv } = await import('../../ingest/ingest-csv.ts');
           const maps = parseMaps(o.map);
           const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer };
-          const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace, delimiter: o.delimiter });
+          if (!o.wide && (o.subjectsFromColumns || o.scorer)) throw usageError('ingest.missingArg', '--subjects-from-columns and --scorer go with --wide');
+          if (o.wide && !o.subjectsFromColumns) throw usageError('ingest.missingArg', "--wide needs --subjects-from-columns COLS (or '*' for every column but --item)");
+          const cols = o.subjectsFromColumns ?? [];
+          const wide = o.wide ? { subjects: cols.length === 1 && cols[0] === '*' ? ('*' as const) : cols, scorer: o.scorer } : undefined;
+          const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace, delimiter: o.delimiter, wide });
           const detected = s.files.some((f) => f.detected);
           const dialects = [...new Set(s.files.map((f) => f.dialect))];
           if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; mapping used: ${s.mappingJson}; read as ${dialects.join(' / ')}\n`);
@@ -125,6 +135,9 @@ export function registerIngest(program: Command): void {
     'standoff ingest csv results.csv judges.csv --map results.csv=results.map.json --map judges.csv=judges.map.json',
     'standoff ingest csv published-table.csv            # subject,metric,successes,trials -> aggregates',
     'standoff ingest csv results.csv --dry-run',
+    "standoff ingest csv export.csv --delimiter ';'            # European Excel; detected anyway, printed after the ingest",
+    'standoff ingest csv sheet.csv --wide --item "Question ID" --subjects-from-columns \'*\' --scorer correct',
+    'standoff ingest csv wide.csv --wide --item question_id --subjects-from-columns gpt-4o,claude,llama --scorer correct',
   );
 
   const inspect = ingest

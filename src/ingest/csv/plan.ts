@@ -127,7 +127,7 @@ const flagOf = (what: string) => (FIELD_FLAGS[what] ? ` (${FIELD_FLAGS[what]})` 
 export function resolvePlan(
   mapping: Mapping,
   header: string[],
-  opts: { file: string; fileIndex: number; detected: boolean; indexColumn?: number },
+  opts: { file: string; fileIndex: number; detected: boolean; indexColumn?: number; tag?: string },
 ): { plan: FilePlan | null; problems: CsvFileProblem[] } {
   const { file, fileIndex } = opts;
   const table = mapping.table;
@@ -350,7 +350,7 @@ export function resolvePlan(
   }
   const cellBad = cellChecks.length > 0 ? cellChecks.map((k) => k.bad).join(' OR ') : 'false';
   const rowBad = rowChecks.length > 0 ? rowChecks.map((k) => `(${k.why}) IS NOT NULL`).join(' OR ') : 'false';
-  const stage = `stage_${fileIndex}`;
+  const stage = `stage_${opts.tag ?? fileIndex}`;
   const sourceColumns = sourceColumnsOf(used);
 
   // One level where it can be: the cell checks repeat the conversions, which DuckDB computes once
