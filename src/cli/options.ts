@@ -15,6 +15,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { FORMATS } from '../store/format.ts';
 import { DEFAULT_TRACES, collect, parseIntArg } from './program.ts';
+import { parseDelimiter } from '../store/csv-dialect.ts';
 
 export const DEFAULT_SEED = 20261129;
 export const DEFAULT_RESAMPLES = 10000;
@@ -64,4 +65,19 @@ export function resamplingOptions(cmd: Command, what = 'the resampling'): Comman
   return cmd
     .option('--seed <n>', `seed of ${what} (recorded in the output)`, parseIntArg('--seed'), DEFAULT_SEED)
     .option('--resamples <n>', 'bootstrap resamples', parseIntArg('--resamples'), DEFAULT_RESAMPLES);
+}
+
+/** `--delimiter C` (see `parseDelimiter`): `,` `;` `|` or tab. */
+export function delimiterOption(value: string, previous: string | undefined): string {
+  if (previous !== undefined) throw new InvalidArgumentError('--delimiter given twice; give it once');
+  const d = parseDelimiter(value);
+  if (d === null) throw new InvalidArgumentError(`--delimiter must be one of ',' ';' '|' or tab (also: comma, semicolon, pipe), got ${JSON.stringify(value)}`);
+  return d;
+}
+
+/** The shape options of an `--input` file: `--delimiter`, and `--wide` with `--subjects-from-columns`. */
+export interface InputShape {
+  delimiter?: string;
+  wide?: boolean;
+  subjectsFromColumns?: string[];
 }

@@ -332,7 +332,7 @@ function judgeMatrix(rows: { sample: string; subject_model: string; subject_fami
 }
 
 /** `judges --input FILE` with columns sample, subject_model, judge, judge_model, value (optional subject_family, judge_family). */
-export async function judgesFromInput(file: string, opts: { excludeBy?: 'model' | 'family' | 'none'; missing?: 'error' | 'drop' } = {}): Promise<JudgesResult> {
+export async function judgesFromInput(file: string, opts: { excludeBy?: 'model' | 'family' | 'none'; missing?: 'error' | 'drop'; delimiter?: string } = {}): Promise<JudgesResult> {
   const fam = (c: string): InputColumn[] => [{ name: c, kind: 'text', optional: true, ifPresent: true }];
   const t = await readInputFile(
     file,
@@ -342,7 +342,7 @@ export async function judgesFromInput(file: string, opts: { excludeBy?: 'model' 
       ...fam('subject_family'),
       ...fam('judge_family'),
     ],
-    { missing: opts.missing },
+    { missing: opts.missing, delimiter: opts.delimiter },
   );
   const rows = texts(t, 'sample').map((s, i) => ({
     sample: s!,

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { action, collect, parseIntArg, usageError, withExamples } from '../program.ts';
-import { formatOption, levelOption, MEASURES, resamplingOptions, storeOptions } from '../options.ts';
+import { delimiterOption, formatOption, levelOption, MEASURES, resamplingOptions, storeOptions, type InputShape } from '../options.ts';
 import { printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 import { storeError } from '../../errors.ts';
@@ -96,10 +96,13 @@ export function registerCi(program: Command): void {
     .option('--input <file>', 'a CSV or Parquet file: with --value, a 0/1 column to count; without, successes and trials columns (one interval per row, or per --by group)')
     .option('--value <col>', 'with --input: the 0/1 column (also true/false, yes/no, C/I) whose successes and trials are counted')
     .addOption(missingOption())
+    .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
+    .option('--wide', 'with --input: one column per subject, melted into columns subject and value (use --value value, --by subject)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column the command does not use otherwise", collect)
     .option('--sided <s>', 'two, upper (one-sided upper bound) or lower', 'two');
   metricOptions(exact)
     .action(
-      action(async (o: Common & { successes?: number; trials?: number; metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; sided: string; aggregates?: boolean; input?: string; value?: string; missing: Missing }) => {
+      action(async (o: Common & InputShape & { successes?: number; trials?: number; metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; sided: string; aggregates?: boolean; input?: string; value?: string; missing: Missing }) => {
         const sided = checkSided(o.sided);
         if (o.successes !== undefined || o.trials !== undefined) {
           if (o.successes === undefined || o.trials === undefined) throw usageError('ci.missingArg', '--successes and --trials go together');
@@ -111,7 +114,7 @@ export function registerCi(program: Command): void {
         if (o.input) {
           if (o.metric || o.metricSql || o.aggregates || o.reduce) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric (--reduce and --metric-sql go with the store)');
           const { ciExactInput } = await inputLib();
-          printResult(await ciExactInput(o.input, { value: o.value, by: o.by, missing: o.missing, level: o.level, sided }), o.format);
+          printResult(await ciExactInput(o.input, { value: o.value, by: o.by, missing: o.missing, level: o.level, sided, delimiter: o.delimiter, wide: o.wide, subjectsFromColumns: o.subjectsFromColumns }), o.format);
           return;
         }
         if (o.value) throw usageError('ci.missingArg', '--value goes with --input (over the store, use --metric)');
@@ -143,10 +146,13 @@ export function registerCi(program: Command): void {
     .option('--input <file>', 'a CSV or Parquet file instead of the store')
     .option('--value <col>', 'with --input: the numeric column')
     .addOption(missingOption())
+    .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
+    .option('--wide', 'with --input: one column per subject, melted into columns subject and value (use --value value, --by subject)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column the command does not use otherwise", collect)
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
   metricOptions(boot)
     .action(
-      action(async (o: Common & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
+      action(async (o: Common & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
         if (o.input) {
           if (o.metricSql || o.reduce) throw usageError('ci.conflict', '--metric-sql and --reduce go with the store, not --input');
           const { ciBootstrapInput } = await inputLib();
@@ -186,10 +192,13 @@ export function registerCi(program: Command): void {
     .option('--statistic <s>', 'mean (mean of a - b, with p and MDE) or median (median of the per-pair differences a - b)', 'mean')
     .addOption(threadsOption())
     .addOption(missingOption())
+    .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
+    .option('--wide', 'with --input: one column per subject, melted into columns subject and value (use --value value, --by subject)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column the command does not use otherwise", collect)
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
   metricOptions(paired)
     .action(
-      action(async (o: Common & { metric?: string; metricSql?: string; reduce?: Reduce; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
+      action(async (o: Common & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
         if (o.input) {
           if (o.metricSql || o.reduce) throw usageError('ci.conflict', '--metric-sql and --reduce go with the store, not --input');
           const { ciPairedInput } = await inputLib();
@@ -220,8 +229,11 @@ export function registerCi(program: Command): void {
     .option('--raters <cols>', 'with --input, wide ratings: one column per rater (comma-separated)', collect)
     .option('--by <cols>', 'with --input: one alpha per group of these columns', collect)
     .addOption(missingOption())
+    .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
+    .option('--wide', 'with --input: one column per subject, melted into columns subject and value (use --value value, --by subject)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column the command does not use otherwise", collect)
     .action(
-      action(async (o: Common & { scorer: string; measure: Measure; input?: string; unit?: string[]; rater?: string; value?: string; raters?: string[]; by?: string[]; missing: Missing }) => {
+      action(async (o: Common & InputShape & { scorer: string; measure: Measure; input?: string; unit?: string[]; rater?: string; value?: string; raters?: string[]; by?: string[]; missing: Missing }) => {
         const opts = { level: o.measure, ciLevel: o.level, seed: o.seed, resamples: o.resamples };
         if (!o.input) {
           for (const [flag, v] of [['--by', o.by], ['--unit', o.unit], ['--rater', o.rater], ['--value', o.value], ['--raters', o.raters]] as const) {
@@ -232,7 +244,7 @@ export function registerCi(program: Command): void {
           return;
         }
         const { agreementInput } = await inputLib();
-        printResult(await agreementInput(o.input, { ...opts, unit: o.unit, rater: o.rater, value: o.value, raters: o.raters, by: o.by, missing: o.missing }), o.format);
+        printResult(await agreementInput(o.input, { ...opts, unit: o.unit, rater: o.rater, value: o.value, raters: o.raters, by: o.by, missing: o.missing, delimiter: o.delimiter, wide: o.wide, subjectsFromColumns: o.subjectsFromColumns }), o.format);
       }),
     );
   withExamples(
@@ -249,10 +261,11 @@ export function registerCi(program: Command): void {
     .option('--input <file>', 'a CSV or Parquet file with columns sample, subject_model, judge, judge_model, value (optional subject_family, judge_family)')
     .option('--totals', 'print only the totals (not one row per sample)')
     .addOption(missingOption())
+    .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
     .action(
-      action(async (o: Common & { scorer: string; excludeBy: 'model' | 'family' | 'none'; input?: string; totals?: boolean; missing: Missing }) => {
+      action(async (o: Common & InputShape & { scorer: string; excludeBy: 'model' | 'family' | 'none'; input?: string; totals?: boolean; missing: Missing }) => {
         const { judgesFromInput, judgesFromStore } = await lib();
-        const r = o.input ? await judgesFromInput(o.input, { excludeBy: o.excludeBy, missing: o.missing }) : await judgesFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, excludeBy: o.excludeBy });
+        const r = o.input ? await judgesFromInput(o.input, { excludeBy: o.excludeBy, missing: o.missing, delimiter: o.delimiter }) : await judgesFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, excludeBy: o.excludeBy });
         const scorer = o.input ? null : o.scorer;
         if (o.format === 'json') return printResult(o.totals ? { scorer, exclude_by: r.exclude_by, totals: r.totals } : r, 'json');
         const totals = () => printResult({ scorer, exclude_by: r.exclude_by, ...r.totals }, o.format);
@@ -269,7 +282,7 @@ export function registerCi(program: Command): void {
   const probes = common(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .action(
-      action(async (o: Common & { by?: string[] }) => {
+      action(async (o: Common & InputShape & { by?: string[] }) => {
         const { probesFromStore } = await lib();
         const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples });
         if (o.format === 'json') return printResult(r, 'json');

@@ -1,23 +1,14 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { action, collect, usageError, withExamples } from '../program.ts';
-import { formatOption, storeOptions } from '../options.ts';
+import { delimiterOption, formatOption, storeOptions } from '../options.ts';
 import { printSummary, printTable, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
-import { parseDelimiter } from '../../store/csv-dialect.ts';
 
 /** An option that may be given once: a second value would silently override the first. */
 const once = (flag: string) => (value: string, previous: string | undefined) => {
   if (previous !== undefined) throw new InvalidArgumentError(`${flag} given twice ("${previous}" and "${value}"); give it once`);
   return value;
 };
-
-/** `--delimiter C` (see `parseDelimiter`). */
-export function delimiterOption(value: string, previous: string | undefined): string {
-  if (previous !== undefined) throw new InvalidArgumentError(`--delimiter given twice; give it once`);
-  const d = parseDelimiter(value);
-  if (d === null) throw new InvalidArgumentError(`--delimiter must be one of ',' ';' '|' or tab (also: comma, semicolon, pipe), got ${JSON.stringify(value)}`);
-  return d;
-}
 
 /** `--map MAP.json` (every file, or a manifest), or `--map FILE=MAP.json` (one file). */
 interface MapArgs {
