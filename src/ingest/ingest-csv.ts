@@ -429,7 +429,8 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
       } else if (mapOf[fi] !== null) mappings = [mapOf[fi]!];
       else {
         const d = detectMapping(index ? header.slice(1) : header, flags);
-        const candidates = d.candidates.filter((c) => header.indexOf(c) === header.lastIndexOf(c));
+        // An unnamed column is never a scorer (resolvePlan refuses it).
+        const candidates = d.candidates.filter((c) => c.trim() !== '' && header.indexOf(c) === header.lastIndexOf(c));
         if (candidates.length > 0 || d.mapping.judges) {
           // The values of the candidates, and of the scores when the judged scorer is to be found.
           const scored = d.mapping.judges && !d.mapping.judges.scorer ? d.mapping.scores.map((x) => x.column) : [];
