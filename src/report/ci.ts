@@ -267,9 +267,20 @@ export async function agreementFromStore(src: StoreSource, opts: { scorer?: stri
   return withStore(src, async (conn) => {
     const p = await loadJudgePatterns(async (sql, params) => (await query(conn, sql, params)).rows, scorer);
     const matrix = patternMatrix(p);
-    if (!matrix.some((row) => row.some((v) => v !== null))) throw dataError('agreement.noJudgments', `no judgments with a value for scorer "${scorer}" in this store`);
+    if (!matrix.some((row) => row.some((v) => v !== null))) throw dataError('agreement.noJudgments', `no judgments with a value for scorer "${scorer}" in this store${await judgedScorersHint(conn)}`);
     return { scorer, ...agreementFromCounts(matrix, p.patterns.map((x) => x.count), opts) };
   });
+}
+
+/**
+ * What to say when the default scorer has no judgments: the judged scorers the store has (with
+ * their judgments with a value), and the flag that picks one.
+ */
+async function judgedScorersHint(conn: DuckDBConnection): Promise<string> {
+  const rows = (await query(conn, `SELECT scorer, count(value) AS n FROM judgments GROUP BY scorer HAVING count(value) > 0 ORDER BY n DESC, scorer`)).rows;
+  if (rows.length === 0) return '; the store has no judgments with a value (ingest them with ingest csv --judge-columns, ingest inspect, or standoff run with judges)';
+  const list = rows.map((r) => `${JSON.stringify(String(r.scorer))} (${Number(r.n)})`).join(', ');
+  return `; judged scorers in this store: ${list}; pass --scorer ${JSON.stringify(String(rows[0]!.scorer))}`;
 }
 
 /* -------------------------------------------------------------------- judges */
@@ -367,7 +378,7 @@ export async function judgesFromStore(src: StoreSource, opts: { scorer?: string;
        FROM judgments j JOIN episodes e USING (run_id, episode_id) WHERE j.scorer = $scorer ORDER BY sample, judge`,
       { scorer },
     );
-    if (rows.length === 0) throw dataError('judges.noJudgments', `no judgments for scorer "${scorer}" in this store`);
+    if (rows.length === 0) throw dataError('judges.noJudgments', `no judgments for scorer "${scorer}" in this store${await judgedScorersHint(conn)}`);
     const m = judgeMatrix(rows as never);
     return { scorer, ...judgesOf(m.judges, m.samples, m.scores, opts.excludeBy ?? 'model') };
   });

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { action, collect, parseIntArg, usageError, withExamples } from '../program.ts';
+import { action, collect, parseIntArg, unknownSubcommand, usageError, withExamples } from '../program.ts';
 import { delimiterOption, formatOption, levelOption, MEASURES, resamplingOptions, storeOptions, type InputShape } from '../options.ts';
 import { printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
@@ -64,12 +64,17 @@ export function registerCi(program: Command): void {
     .description('confidence intervals: exact (Clopper-Pearson), bootstrap (percentile/BCa/basic, clustered), paired')
     .option('--list-metrics', 'list the metrics defined over the trace store')
     // ci's own options (for --list-metrics) count only before a subcommand; after it they are the subcommand's.
-    .enablePositionalOptions();
+    .enablePositionalOptions()
+    // A word that is no subcommand (`ci exct --successes 3`) reaches the action with what follows it.
+    .argument('[command...]')
+    .usage('[options] [command]')
+    .passThroughOptions();
   storeOptions(ci);
   formatOption(ci);
   ci.option('--metric-sql <file>', 'with --list-metrics: list this SQL metric too');
   ci.action(
-    action(async (opts: { listMetrics?: boolean; traces: string; run?: string[]; format: Format; metricSql?: string }) => {
+    action(async (words: string[], opts: { listMetrics?: boolean; traces: string; run?: string[]; format: Format; metricSql?: string }) => {
+      if (words.length > 0) throw unknownSubcommand(ci, words[0]!);
       if (!opts.listMetrics) {
         ci.outputHelp();
         return;
