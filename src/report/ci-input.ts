@@ -115,20 +115,45 @@ export async function ciExactInput(
 /* ------------------------------------------------------------- ci bootstrap */
 
 /** `ci bootstrap --input FILE --value COL [--by COLS] [--cluster COLS]`. */
-export async function ciBootstrapInput(o: BootstrapCiOptions & InputOptions & { cluster?: string | string[] }): Promise<BootstrapCi | (BootstrapCi & { group: Group })[]> {
+/** Column names read as the item when neither --cluster nor --item names one (to warn when rows repeat an item). */
+const ITEM_NAMES = ['scenario_id', 'sample_id', 'item', 'item_id', 'question_id', 'id'];
+
+/** The note for rows that repeat an item without clustering (as the store path says it). */
+function repeatNote(t: InputTable, col: string, rows: number[]): string | null {
+  const seen = new Map<string | null, number>();
+  let max = 1;
+  for (const i of rows) {
+    const k = texts(t, col)[i] ?? null;
+    if (k === null) continue;
+    const n = (seen.get(k) ?? 0) + 1;
+    seen.set(k, n);
+    if (n > max) max = n;
+  }
+  return max > 1 ? `rows repeat items (column ${JSON.stringify(col)}: up to ${max} rows per item) and this interval treats them as independent, so it is too narrow; pass --cluster ${col} (or --item ${col})` : null;
+}
+
+export async function ciBootstrapInput(o: BootstrapCiOptions & InputOptions & { cluster?: string | string[]; item?: string | string[] }): Promise<BootstrapCi | (BootstrapCi & { group: Group })[]> {
   if (o.metric) throw usageError('ci.conflict', 'give either --input or --metric, not both');
   if (!o.value) throw usageError('ci.missingArg', '--input needs --value COL (the numeric column)');
   const statistic = typeof o.statistic === 'object' ? o.statistic : parseStatistic(o.statistic);
   o = { ...o, statistic, threads: checkThreads(o.threads) };
   const by = o.by ?? [];
-  const cluster = typeof o.cluster === 'string' ? o.cluster.split(',') : (o.cluster ?? []);
-  const t = await readInputFile(o.input!, [{ name: o.value!, kind: 'number', flag: '--value' }, ...textCols(by, '--by'), ...textCols(cluster, '--cluster')], readOpts(o));
+  // --item and --cluster: the same key (as over the store, where the item is the cluster).
+  if (o.item && o.cluster && String(o.item) !== String(o.cluster)) throw usageError('ci.conflict', '--item and --cluster name the same thing with --input ci bootstrap; give one');
+  const key = o.cluster ?? o.item;
+  const cluster = typeof key === 'string' ? key.split(',') : (key ?? []);
+  const guess: InputColumn[] = cluster.length ? [] : ITEM_NAMES.filter((c) => c !== o.value && !by.includes(c)).map((name) => ({ name, kind: 'text', optional: true, ifPresent: true }));
+  const t = await readInputFile(o.input!, [{ name: o.value!, kind: 'number', flag: '--value' }, ...textCols(by, '--by'), ...textCols(cluster, '--cluster'), ...guess], readOpts(o));
+  const itemCol = guess.map((g) => g.name).find((n) => t.values[n] !== undefined);
   const v = numbers(t, o.value!);
   if (statistic.name === 'proportion') checkProportion(Float64Array.from(v as ArrayLike<number>, (x) => x ?? 0), `${o.input} column "${o.value}"`);
   return byGroupsAsync(t, by, async (rows) => {
     if (rows.length < 2) throw dataError('ci.tooFew', `${o.input}: column "${o.value}" has ${rows.length} value${by.length ? ' in a group' : ''}; a bootstrap needs at least 2`);
     const values = Float64Array.from(rows, (i) => v[i]!);
-    return intervalFor(values, cluster.length ? rows.map((i) => keyOf(t, cluster, i)) : null, { ...o, cluster: cluster.join(',') || undefined }, cluster.join(',') || undefined);
+    const r = await intervalFor(values, cluster.length ? rows.map((i) => keyOf(t, cluster, i)) : null, { ...o, cluster: cluster.join(',') || undefined }, cluster.join(',') || undefined);
+    const note = itemCol ? repeatNote(t, itemCol, rows) : null;
+    if (note) r.note = `${r.note ? `${r.note}; ` : ''}${note}`;
+    return r;
   });
 }
 

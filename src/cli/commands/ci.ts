@@ -150,6 +150,7 @@ export function registerCi(program: Command): void {
     .option('--no-cluster', 'treat every observation as independent (the output says so)')
     .option('--input <file>', 'a CSV or Parquet file instead of the store')
     .option('--value <col>', 'with --input: the numeric column')
+    .option('--item <cols>', 'with --input: the item column(s); rows of one item are resampled together (the same as --cluster; over the store the item is the cluster by default)')
     .addOption(missingOption())
     .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
     .option('--wide', 'with --input: one column per subject, melted into columns subject and value (use --value value, --by subject)')
@@ -157,13 +158,14 @@ export function registerCi(program: Command): void {
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
   metricOptions(boot)
     .action(
-      action(async (o: Common & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
+      action(async (o: Common & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; item?: string; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
         if (o.input) {
           if (o.metricSql || o.reduce) throw usageError('ci.conflict', '--metric-sql and --reduce go with the store, not --input');
           const { ciBootstrapInput } = await inputLib();
           printResult(await ciBootstrapInput({ ...o, cluster: o.cluster || undefined }), o.format);
           return;
         }
+        if (o.item) throw usageError('ci.conflict', '--item goes with --input (over the store, the item, scenario_id, is the cluster by default; see --cluster)');
         const { ciBootstrap } = await bootLib();
         printResult(await ciBootstrap({ traces: o.traces, runs: o.run }, o), o.format);
       }),
