@@ -100,6 +100,8 @@ export interface MetricListing {
   observations: number;
   not_measured: number;
   description: string;
+  /** The store has measured values of it (the store's own metrics are always listed as available). */
+  available: boolean;
 }
 
 /**
@@ -113,9 +115,12 @@ export async function listStoreMetrics(src: StoreSource, opts: { metricSql?: str
     const out: MetricListing[] = [];
     for (const m of reg.metrics) {
       const st = await metricStats(conn, m);
-      out.push({ metric: m.name, source: m.source ?? 'built-in', kind: st.kind, observations: st.observations, not_measured: st.not_measured, description: m.description });
+      const source = m.source ?? 'built-in';
+      out.push({ metric: m.name, source, kind: st.kind, observations: st.observations, not_measured: st.not_measured, description: m.description, available: source !== 'built-in' || st.observations > 0 });
     }
-    return out;
+    // The store's own metrics (scorers, SQL files) first, then built-ins with data, then the rest.
+    const rank = (x: MetricListing) => (x.source !== 'built-in' ? 0 : x.available ? 1 : 2);
+    return out.map((x, i) => ({ x, i })).sort((a, b) => rank(a.x) - rank(b.x) || a.i - b.i).map(({ x }) => x);
   });
 }
 

@@ -58,6 +58,12 @@ const checkSided = (s: string) => {
   return s as 'two' | 'upper' | 'lower';
 };
 
+/** A metric's description in a table: its first sentence, at most 100 characters (`--format json` has it whole). */
+function shortDescription(d: string): string {
+  const first = d.split(/(?<=\.)\s/)[0]!;
+  return first.length <= 100 ? first : `${first.slice(0, 97)}...`;
+}
+
 export function registerCi(program: Command): void {
   const ci = program
     .command('ci')
@@ -83,11 +89,25 @@ export function registerCi(program: Command): void {
       if (!existsSync(opts.traces)) {
         if (ci.getOptionValueSource('traces') === 'cli') throw storeError('store.missing', `trace store ${opts.traces} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
         const { METRICS } = await import('../../report/metrics.ts');
-        printResult(Object.values(METRICS).map((m) => ({ metric: m.name, source: 'built-in', kind: null, observations: null, not_measured: null, description: m.description })), opts.format);
+        const rows = Object.values(METRICS).map((m) => ({ metric: m.name, source: 'built-in', kind: null, observations: null, not_measured: null, description: m.description }));
+        printResult(opts.format === 'json' ? rows : rows.map((r) => ({ ...r, description: shortDescription(r.description) })), opts.format);
         return;
       }
       const { listStoreMetrics } = await lib();
-      printResult(await listStoreMetrics({ traces: opts.traces, runs: opts.run }, { metricSql: opts.metricSql }), opts.format);
+      const rows = await listStoreMetrics({ traces: opts.traces, runs: opts.run }, { metricSql: opts.metricSql });
+      if (opts.format === 'json') {
+        printResult(rows, opts.format);
+        return;
+      }
+      // Tables: the metrics with data, descriptions cut to one short line (--format json has them whole);
+      // built-ins without data on one line.
+      printResult(rows.filter((r) => r.available).map(({ available: _, ...r }) => ({ ...r, description: shortDescription(r.description) })), opts.format);
+      const none = rows.filter((r) => !r.available).map((r) => r.metric);
+      if (none.length) {
+        const line = `unavailable (built-in, no data in this store): ${none.join(', ')}\n`;
+        if (opts.format === 'table') printText(`\n${line}`);
+        else process.stderr.write(`standoff: ${line}`);
+      }
     }),
   );
   withExamples(ci, 'standoff ci --list-metrics --traces S   # built-in metrics and one per scorer, with its kind', 'standoff ci exact --successes 20 --trials 90');
