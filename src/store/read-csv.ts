@@ -12,6 +12,7 @@
  * `CsvProblems` keeps them in file and line order, capped, and makes the one-line error.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -302,14 +303,39 @@ export interface CsvDialect {
  */
 export async function detectCsvDialect(conn: DuckDBConnection, file: string, given?: string): Promise<CsvDialect> {
   if (given !== undefined) return { delimiter: given, how: 'given' };
+  const counts = await headerDelimiterCounts(file);
   try {
     const r = await conn.runAndReadAll(`SELECT Delimiter AS d FROM sniff_csv(${quoteLiteral(file)}, strict_mode = false)`);
     const d = String(r.getRowObjectsJS()[0]?.d ?? '');
-    if ((CSV_DELIMITERS as readonly string[]).includes(d)) return { delimiter: d, how: 'detected' };
+    // The sniffer's pick must split the header: on a ragged comma file it may choose '|' (one
+    // column is "consistent"), which would hide the ragged rows behind a missing column.
+    if ((CSV_DELIMITERS as readonly string[]).includes(d) && (counts.get(d)! > 0 || ![...counts.values()].some((n) => n > 0))) return { delimiter: d, how: 'detected' };
   } catch {
-    // The sniffer gave up; the byte scan will say what is wrong, if anything.
+    // The sniffer gave up; the header decides, and the byte scan says what is wrong, if anything.
   }
-  return { delimiter: ',', how: 'default' };
+  // The delimiter the header holds most of (a comma on ties or when it holds none).
+  const best = [...counts].reduce((a, b) => (b[1] > a[1] ? b : a), [',', counts.get(',')!] as [string, number]);
+  return best[1] > 0 ? { delimiter: best[0], how: 'detected' } : { delimiter: ',', how: 'default' };
+}
+
+/** How often each delimiter occurs outside quotes in the file's first line (its first 64 KiB). */
+async function headerDelimiterCounts(file: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>(CSV_DELIMITERS.map((d) => [d, 0]));
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    let quoted = false;
+    for (let i = 0; i < bytesRead; i++) {
+      const c = String.fromCharCode(buf[i]!);
+      if (c === '"') quoted = !quoted;
+      else if (!quoted && c === '\n') break;
+      else if (!quoted && counts.has(c)) counts.set(c, counts.get(c)! + 1);
+    }
+  } finally {
+    await fh.close();
+  }
+  return counts;
 }
 
 /** The dialect as the summary prints it: `delimiter ';' (semicolon, detected), BOM, CRLF`. */
