@@ -259,7 +259,7 @@ describe('scorer names: bound as parameters, built-in names namespaced', () => {
     const inj = json(['ci', 'exact', '--traces', T, '--metric', hostile]);
     expect(inj[0]).toMatchObject({ metric: hostile, successes: 2, trials: 4 });
     const view = json(['sql', '--traces', T, 'SELECT metric, CAST(sum(value) AS INT) AS s FROM metrics GROUP BY 1 ORDER BY 1']);
-    expect(view).toEqual([{ metric: 'invalid', s: 0 }, { metric: 'score:invalid', s: 3 }, { metric: hostile, s: 2 }]);
+    expect(view).toEqual([{ metric: 'invalid', s: null }, { metric: 'score:invalid', s: 3 }, { metric: hostile, s: 2 }]);
   });
 });
 

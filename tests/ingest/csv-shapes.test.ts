@@ -52,7 +52,7 @@ describe('the contract command (issue 11, point 1)', { timeout: 240_000 }, () =>
     traces = join(dir, 'contract');
     const r = runCli(['ingest', 'csv', csv, '--traces', traces, '--run-id', 'r1', ...CONTRACT]);
     // Without a map the mapping used (flags, and detection for the rest) is printed, once.
-    expect(r.stderr).toMatch(/^standoff: no --map given; mapping used: \{.*\}; read as delimiter ',' \(comma, detected\), quote '"', LF\n$/);
+    expect(r.stderr).toMatch(/^standoff: no --map given; read as delimiter ',' \(comma, detected\), quote '"', LF; mapping used: \{.*\}\n$/);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^wrote run r1 to .*: runs 1, episodes 1200, scores 2400, judgments \d+/);
   }, 120_000);

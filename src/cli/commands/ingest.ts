@@ -96,7 +96,7 @@ export function registerIngest(program: Command): void {
           const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace, delimiter: o.delimiter, wide });
           const detected = s.files.some((f) => f.detected);
           const dialects = [...new Set(s.files.map((f) => f.dialect))];
-          if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; mapping used: ${s.mappingJson}; read as ${dialects.join(' / ')}\n`);
+          if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; read as ${dialects.join(' / ')}; mapping used: ${s.mappingJson}\n`);
           const extra = (f: (typeof s.files)[number]) =>
             [
               f.dialect,
