@@ -119,6 +119,16 @@ describe('dialects', () => {
   });
 });
 
+describe("Python's csv module: a header cell with a line feed, CRLF records (issue 22.2)", () => {
+  it('ingests every row, by ingest csv and by --input', async () => {
+    const { bundle } = await buildCsvRun([ex('python-header-newline.csv')], { traces });
+    expect(bundle.episodes).toHaveLength(6);
+    expect(JSON.parse(bundle.episodes![0]!.metadata!)).toEqual({ 'grader\nnote': 'ok' });
+    const r = await ciExactInput(ex('python-header-newline.csv'), { value: 'correct', by: ['model'] });
+    expect(r.map((x) => [x.group!.model, x.trials])).toEqual([['gpt-4o', 6]]);
+  });
+});
+
 describe('wide files (Google Sheets: one column per model, a header with spaces)', () => {
   it("ingest csv --wide --subjects-from-columns '*' melts one column per model into long rows", async () => {
     const { bundle, summary } = await buildCsvRun([ex('sheets-wide.csv')], { traces, flags: { item: 'Question ID' }, wide: { subjects: '*', scorer: 'correct' } });
