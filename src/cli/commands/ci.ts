@@ -159,6 +159,7 @@ export function registerCi(program: Command): void {
     'standoff ci exact --aggregates --metric gathered_evidence --by subject_model',
     'standoff ci exact --input published-table.csv   # columns successes, trials (+ any labels)',
     'standoff ci exact --input results.csv --value correct --by model',
+    "standoff ci exact --input export.csv --value score --by model --delimiter ';'   # the delimiter is detected anyway",
   );
 
   const boot = common(ci.command('bootstrap').description('bootstrap interval of a mean, median, trimmed mean, quantile, sd or proportion (seeded; exact fast paths for 0/1 data; both cores), optionally clustered'))
@@ -199,6 +200,8 @@ export function registerCi(program: Command): void {
     'standoff ci bootstrap --input scores.csv --value score --method bca --format json',
     'standoff ci bootstrap --input scores.csv --value score --cluster item',
     'standoff ci bootstrap --input results.csv --value quality --by model --cluster sample_id',
+    'standoff ci bootstrap --input results.csv --value quality --by model --item sample_id   # --item: the same as --cluster',
+    'standoff ci bootstrap --input sheet.csv --wide --subjects-from-columns \'*\' --value value --by subject --item "Question ID"',
     'standoff ci bootstrap --input scores.csv --value latency --statistic median --method bca',
     'standoff ci bootstrap --input scores.csv --value latency --statistic quantile:0.9 --threads 2',
     'standoff ci bootstrap --input scores.csv --value score --statistic trimmed-mean:0.1',
