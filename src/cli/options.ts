@@ -16,6 +16,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { FORMATS } from '../store/format.ts';
 import { MAX_RESAMPLES } from '../stats/index.ts';
 import { DEFAULT_TRACES, collect, parseIntArg } from './program.ts';
+import { parseDelimiter } from '../store/csv-dialect.ts';
 
 export const DEFAULT_SEED = 20261129;
 export const DEFAULT_RESAMPLES = 10000;
@@ -78,4 +79,19 @@ export function resamplingOptions(cmd: Command, what = 'the resampling'): Comman
   return cmd
     .option('--seed <n>', `seed of ${what} (recorded in the output)`, parseIntArg('--seed'), DEFAULT_SEED)
     .option('--resamples <n>', `bootstrap resamples (1 to ${MAX_RESAMPLES})`, parseResamples, DEFAULT_RESAMPLES);
+}
+
+/** `--delimiter C` (see `parseDelimiter`): `,` `;` `|` or tab. */
+export function delimiterOption(value: string, previous: string | undefined): string {
+  if (previous !== undefined) throw new InvalidArgumentError('--delimiter given twice; give it once');
+  const d = parseDelimiter(value);
+  if (d === null) throw new InvalidArgumentError(`--delimiter must be one of ',' ';' '|' or tab (also: comma, semicolon, pipe), got ${JSON.stringify(value)}`);
+  return d;
+}
+
+/** The shape options of an `--input` file: `--delimiter`, and `--wide` with `--subjects-from-columns`. */
+export interface InputShape {
+  delimiter?: string;
+  wide?: boolean;
+  subjectsFromColumns?: string[];
 }

@@ -8,6 +8,7 @@ import { StandoffError, EXIT_CODES, oneLine, usageError } from '../errors.ts';
 import { FORMATS, type Format } from '../store/format.ts';
 import { currentSink } from './output.ts';
 import { terminalLine } from '../escape.ts';
+import { closestName } from '../did-you-mean.ts';
 
 export const DEFAULT_TRACES = 'traces';
 
@@ -112,6 +113,17 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | 
       process.exitCode = reportError(err);
     }
   };
+}
+
+/**
+ * The usage error for a word that is none of `cmd`'s subcommands (a command that also has an
+ * action of its own, such as `ci --list-metrics`, gets it as an argument): "unknown command
+ * 'exct' for 'ci' (did you mean exact?)", as commander says for commands without an action.
+ */
+export function unknownSubcommand(cmd: Command, word: string) {
+  const names = cmd.commands.flatMap((c) => [c.name(), ...c.aliases()]);
+  const near = closestName(word, names);
+  return usageError('usage.unknownCommand', `unknown command '${word}' for '${cmd.name()}'${near ? ` (did you mean ${near}?)` : ` (commands: ${names.join(', ')})`}`);
 }
 
 export { usageError };

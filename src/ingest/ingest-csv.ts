@@ -30,11 +30,19 @@ import {
   CsvProblems,
   combineCsvProblems,
   csvColumn,
+  csvSourceFor,
+  describeDialect,
+  detectCsvDialect,
+  detectIndexColumn,
+  headerSplitProblem,
+  indexNote,
   readCsvSql,
+  rowCountProblem,
   scanProblem,
   writeLineMap,
   type CsvFileProblem,
   type CsvLoad,
+  type IndexColumn,
 } from '../store/read-csv.ts';
 import {
   applyFlags,
@@ -49,6 +57,8 @@ import {
   type MappingFlags,
   type MappingInput,
   type MappedTable,
+  type WideSpec,
+  wideMappings,
 } from './csv/mapping.ts';
 import { literalProblem, resolvePlan, type FilePlan, type KeySource, type OutTable } from './csv/plan.ts';
 import { maskSecrets } from './inspect/map.ts';
@@ -89,6 +99,10 @@ export interface IngestCsvOptions {
   now?: Date;
   /** Problems collected before stopping (default 20). */
   maxErrors?: number;
+  /** The field delimiter (`--delimiter`); default: detected by DuckDB's sniffer. */
+  delimiter?: string;
+  /** `--wide`: one column per subject (`--subjects-from-columns`), melted into long rows; needs `flags.item`. */
+  wide?: WideSpec;
 }
 
 export interface IngestFileSummary {
@@ -108,6 +122,14 @@ export interface IngestFileSummary {
   ignoredColumns: string[];
   /** Unmapped columns filled with their documented default (column -> default). */
   defaults: Record<string, string>;
+  /** How the file was read: `delimiter ';' (semicolon, detected), quote '"', BOM, CRLF`. */
+  dialect: string;
+  /** An unnamed first column skipped as a row index (pandas or R), or null. */
+  indexColumn: IndexColumn | null;
+  /** Notes to print (the skipped index column, the wide melt). */
+  notes: string[];
+  /** A wide file: the item column and the subject columns melted into long rows. */
+  wide?: { item: string; epoch?: string; subjects: string[]; scorer: string };
 }
 
 export interface IngestCsvSummary {
@@ -192,7 +214,7 @@ function mapKeyOf(file: string, keys: Iterable<string>): string | undefined {
 }
 
 /** What each numeric-looking candidate column holds (one pass over the file in DuckDB). */
-async function columnStats(conn: DuckDBConnection, file: string, header: string[], skip: number, candidates: string[], tag: string): Promise<Record<string, ColumnStats>> {
+async function columnStats(conn: DuckDBConnection, file: string, header: string[], skip: number, candidates: string[], tag: string, delimiter: string): Promise<Record<string, ColumnStats>> {
   const parts: string[] = [];
   candidates.forEach((c, i) => {
     const sc = scoreSql(q(csvColumn(header.indexOf(c))));
@@ -202,7 +224,7 @@ async function columnStats(conn: DuckDBConnection, file: string, header: string[
       `count(*) FILTER (WHERE ${sc.present} AND (${sc.why}) IS NULL AND (${sc.value}) IS NOT NULL AND (${sc.value}) NOT IN (0, 1)) AS b${i}`,
     );
   });
-  const r = await conn.runAndReadAll(`SELECT ${parts.join(', ')} FROM ${readCsvSql(file, header.length, skip, tag)}`);
+  const r = await conn.runAndReadAll(`SELECT ${parts.join(', ')} FROM ${readCsvSql(file, header.length, skip, tag, delimiter)}`);
   const row = r.getRowObjectsJS()[0]!;
   const out: Record<string, ColumnStats> = {};
   candidates.forEach((c, i) => (out[c] = { present: Number(row[`p${i}`]), numeric: Number(row[`n${i}`]), nonBinary: Number(row[`b${i}`]) }));
@@ -221,16 +243,18 @@ interface LoadedFile {
 async function loadFile(
   conn: DuckDBConnection,
   plan: FilePlan,
+  source: string,
+  delimiter: string,
   skip: number,
   problems: CsvProblems,
   limit: number,
 ): Promise<{ scan: CsvScan; load: CsvLoad; counts: Record<string, number> | null }> {
   const { file, fileIndex, header } = plan;
-  const tag = `rej_${fileIndex}`;
+  const tag = `rej_${plan.stage}`;
   let loadError: string | null = null;
   const [scan] = await Promise.all([
-    scanCsvFile(file),
-    conn.run(plan.stageSql(readCsvSql(file, header.length, skip, tag))).catch((e: Error) => {
+    scanCsvFile(file, delimiter),
+    conn.run(plan.stageSql(readCsvSql(source, header.length, skip, tag, delimiter))).catch((e: Error) => {
       loadError = e.message;
     }),
   ]);
@@ -246,12 +270,17 @@ async function loadFile(
   const counts = Object.fromEntries(
     Object.entries((await conn.runAndReadAll(plan.countsSql)).getRowObjectsJS()[0]!).map(([k, v]) => [k, v === null ? 0 : Number(v)]),
   );
+  const short = rowCountProblem(file, scan, load, counts.n ?? 0, fileIndex);
+  if (short) {
+    problems.add(short);
+    return { scan, load, counts: null };
+  }
   const bad = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${q(plan.stage)} WHERE "__bad"`)).getRowObjectsJS()[0]!.n);
   if (bad > 0) {
     // The error path: the raw cells of the bad rows, to say what is wrong with them.
-    const raw = `raw_${fileIndex}`;
+    const raw = `raw_${plan.stage}`;
     const cols = plan.sourceColumns.map((i) => q(csvColumn(i))).join(', ') || '1 AS "__none"';
-    await conn.run(`CREATE OR REPLACE TABLE ${q(raw)} AS SELECT ${cols} FROM ${readCsvSql(file, header.length, skip, `${tag}_again`)}`);
+    await conn.run(`CREATE OR REPLACE TABLE ${q(raw)} AS SELECT ${cols} FROM ${readCsvSql(source, header.length, skip, `${tag}_again`, delimiter)}`);
     const rows = (await conn.runAndReadAll(plan.explainSql(raw, limit))).getRowObjectsJS();
     for (const row of rows) {
       const r = Number(row.__row);
@@ -345,6 +374,7 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
     mapName[i] = loaded.name;
   }
   if (problems.size > 0) throw problems.toError((c, m, e) => new IngestError(c, m, e));
+  if (opts.wide && mapOf.some((m) => m !== null)) throw usageError('ingest.conflict', '--wide builds the mapping from --item and --subjects-from-columns; it does not go with --map');
   for (let i = 0; i < files.length; i++) {
     const m = mapOf[i];
     if (m === null) continue;
@@ -370,7 +400,8 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
     const summaries: IngestFileSummary[] = [];
     for (let fi = 0; fi < files.length; fi++) {
       const file = files[fi]!;
-      const head = await readCsvHeader(file);
+      const dialect = await detectCsvDialect(conn, file, opts.delimiter);
+      const head = await readCsvHeader(file, dialect.delimiter);
       if (head.problems.length > 0) {
         problems.addAll(head.problems.map((p) => scanProblem(file, [], p, fi)));
         continue;
@@ -380,56 +411,83 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
         continue;
       }
       const header = head.header;
-      let mapping = mapOf[fi];
-      const detected = mapping === null;
-      if (mapping === null) {
-        const d = detectMapping(header, flags);
-        const candidates = d.candidates.filter((c) => header.indexOf(c) === header.lastIndexOf(c));
+      const split = headerSplitProblem(file, header, dialect, fi);
+      if (split) {
+        problems.add(split);
+        continue;
+      }
+      const source = await csvSourceFor(file, head, dir, `source_${fi}`);
+      const index = await detectIndexColumn(conn, source, header, head.skip, dialect.delimiter, `index_${fi}`);
+      let mappings: Mapping[];
+      const detected = mapOf[fi] === null;
+      if (opts.wide) {
+        const w = wideMappings(index ? header.slice(1) : header, opts.wide, flags);
+        if ('problem' in w) {
+          problems.add({ file, fileIndex: fi, line: 1, field: w.field, code: 'badWide', message: w.problem });
+          continue;
+        }
+        mappings = w.mappings;
+      } else if (mapOf[fi] !== null) mappings = [mapOf[fi]!];
+      else {
+        const d = detectMapping(index ? header.slice(1) : header, flags);
+        // An unnamed column is never a scorer (resolvePlan refuses it).
+        const candidates = d.candidates.filter((c) => c.trim() !== '' && header.indexOf(c) === header.lastIndexOf(c));
         if (candidates.length > 0 || d.mapping.judges) {
           // The values of the candidates, and of the scores when the judged scorer is to be found.
           const scored = d.mapping.judges && !d.mapping.judges.scorer ? d.mapping.scores.map((x) => x.column) : [];
           const peek = [...new Set([...candidates, ...scored])].filter((c) => header.includes(c));
-          const stats = peek.length > 0 ? await columnStats(conn, file, header, head.skip, peek, `peek_${fi}`).catch(() => ({})) : {};
+          const stats = peek.length > 0 ? await columnStats(conn, source, header, head.skip, peek, `peek_${fi}`, dialect.delimiter).catch(() => ({})) : {};
           const why = completeDetection({ ...d, candidates }, stats, flags);
           if (why) {
             problems.add({ file, fileIndex: fi, line: 1, field: null, code: 'noJudgedScorer', message: why });
             continue;
           }
         }
-        mapping = d.mapping;
+        mappings = [d.mapping];
       }
-      const { plan, problems: planProblems } = resolvePlan(mapping, header, { file, fileIndex: fi, detected });
-      problems.addAll(planProblems);
-      if (!plan) continue;
-      if (plan.literalChecks.length > 0) {
-        const r = (await conn.runAndReadAll(`SELECT ${plan.literalChecks.map((c, i) => `(${c.why}) AS w${i}`).join(', ')}`)).getRowObjectsJS()[0]!;
-        let bad = false;
-        plan.literalChecks.forEach((c, i) => {
-          const reason = r[`w${i}`];
-          if (reason !== null && reason !== undefined) {
-            bad = true;
-            problems.add(literalProblem(file, fi, c, String(reason)));
-          }
+      // One plan per mapping: a wide file has one per subject column, over the same file.
+      for (const [j, mapping] of mappings.entries()) {
+        const tag = opts.wide ? `${fi}_${j}` : undefined;
+        const { plan, problems: planProblems } = resolvePlan(mapping, header, { file, fileIndex: fi, detected, indexColumn: index ? 0 : undefined, tag });
+        problems.addAll(planProblems);
+        if (!plan) continue;
+        if (plan.literalChecks.length > 0) {
+          const r = (await conn.runAndReadAll(`SELECT ${plan.literalChecks.map((c, i) => `(${c.why}) AS w${i}`).join(', ')}`)).getRowObjectsJS()[0]!;
+          let bad = false;
+          plan.literalChecks.forEach((c, i) => {
+            const reason = r[`w${i}`];
+            if (reason !== null && reason !== undefined) {
+              bad = true;
+              problems.add(literalProblem(file, fi, c, String(reason)));
+            }
+          });
+          if (bad) continue;
+        }
+        const { scan, load, counts } = await loadFile(conn, plan, source, dialect.delimiter, head.skip, problems, limit + 1);
+        if (counts === null) continue;
+        const lf: LoadedFile = { plan, scan, load, detected, counts };
+        loaded.push(lf);
+        if (plan.table === 'aggregates') await writeLineMap(conn, `lines_${fi}`, scan);
+        if (j > 0) continue;
+        const notes = index ? [indexNote(index)] : [];
+        if (opts.wide) notes.push(`wide: one subject per column (${mappings.map((m) => m.constants.subject_model).join(', ')}), scorer ${mapping.scores[0]!.scorer}`);
+        summaries.push({
+          file,
+          sha256: scan.sha256,
+          bytes: scan.bytes,
+          table: plan.table,
+          rows: Math.max(0, scan.records - 1),
+          detected,
+          mapping,
+          metadataColumns: plan.metadataColumns,
+          ignoredColumns: opts.wide ? plan.ignoredColumns.filter((c) => !mappings.some((m) => m.constants.subject_model === c)) : plan.ignoredColumns,
+          defaults: plan.defaultsUsed,
+          dialect: describeDialect(dialect, head),
+          indexColumn: index,
+          notes,
+          wide: opts.wide ? { item: flags.item!, epoch: flags.epoch, subjects: mappings.map((m) => String(m.constants.subject_model)), scorer: mapping.scores[0]!.scorer } : undefined,
         });
-        if (bad) continue;
       }
-      const { scan, load, counts } = await loadFile(conn, plan, head.skip, problems, limit + 1);
-      if (counts === null) continue;
-      const lf: LoadedFile = { plan, scan, load, detected, counts };
-      loaded.push(lf);
-      if (plan.table === 'aggregates') await writeLineMap(conn, `lines_${fi}`, scan);
-      summaries.push({
-        file,
-        sha256: scan.sha256,
-        bytes: scan.bytes,
-        table: plan.table,
-        rows: Math.max(0, scan.records - 1),
-        detected,
-        mapping,
-        metadataColumns: plan.metadataColumns,
-        ignoredColumns: plan.ignoredColumns,
-        defaults: plan.defaultsUsed,
-      });
     }
     // Keys across files.
     const byTable = new Map<string, { key: KeySource; file: LoadedFile }[]>();
@@ -442,11 +500,12 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
     const runId = opts.runId ?? `csv-${timestamp(now)}-${createHash('sha256').update(hashes.join(';')).digest('hex').slice(0, 8)}`;
     if (opts.runId === undefined) refuseExistingRun(opts.traces, runId, opts.replace);
     const first = summaries[0]!;
-    const distinct = new Set(summaries.map((s) => JSON.stringify(compactMapping(s.mapping))));
+    const compact = (s: IngestFileSummary) => (s.wide ? { table: 'episodes', wide: s.wide } : compactMapping(s.mapping));
+    const distinct = new Set(summaries.map((s) => JSON.stringify(compact(s))));
     const mappingJson =
       distinct.size === 1
-        ? JSON.stringify(compactMapping(first.mapping))
-        : JSON.stringify({ mappings: summaries.map((s) => ({ file: basename(s.file), ...compactMapping(s.mapping) })) });
+        ? JSON.stringify(compact(first))
+        : JSON.stringify({ mappings: summaries.map((s) => ({ file: basename(s.file), ...compact(s) })) });
     const defaults = new Map<string, string>();
     for (const s of summaries) for (const [k, v] of Object.entries(s.defaults)) defaults.set(`${s.table}.${k}`, v);
     const anyDetected = summaries.some((s) => s.detected);
@@ -459,6 +518,7 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
     const noteParts = [`CSV ingest of ${files.length} file${files.length === 1 ? '' : 's'}; ${how}`];
     if (defaults.size > 0) noteParts.push(`defaults: ${[...defaults].map(([k, v]) => `${k}=${v}`).join(', ')}`);
     for (const n of new Set(summaries.map((s) => s.mapping.notes).filter((n): n is string => !!n))) noteParts.push(n);
+    for (const s of summaries) for (const n of s.notes) noteParts.push(`${basename(s.file)}: ${n}`);
     const suiteFromFile = basename(first.file, extname(first.file)) || 'csv';
     const maxEpoch = Math.max(0, ...loaded.map((f) => f.counts.max_epoch ?? 0));
     const run: RunRow = {

@@ -11,7 +11,7 @@ import { dataError, usageError } from '../errors.ts';
 import { ciExactCounts } from './ci-exact.ts';
 import { agreementOf, longToMatrix, type AgreementResult, type Group } from './ci.ts';
 import { checkProportion, checkThreads, intervalFor, pairedFrom, parseStatistic, statisticLabel, type BootstrapCi, type BootstrapCiOptions, type PairedCi, type PairedCiOptions } from './ci-bootstrap.ts';
-import { numbers, readInputFile, texts, type InputColumn, type InputTable, type MissingPolicy } from './input-file.ts';
+import { numbers, readInputFile, texts, type InputColumn, type InputReadOptions, type InputTable, type MissingPolicy } from './input-file.ts';
 
 /** Separator of the parts of a composite key (never in CSV text a user means as a key). */
 const SEP = '\u0000';
@@ -53,6 +53,18 @@ export interface InputOptions {
   /** Group by these columns. */
   by?: string[];
   missing?: MissingPolicy;
+  /** `--delimiter`, and `--wide --subjects-from-columns COLS|'*'` (see `InputReadOptions`). */
+  delimiter?: string;
+  wide?: boolean;
+  subjectsFromColumns?: string[];
+}
+
+/** How the file is read, from the command's options. */
+export function readOpts(o: InputOptions): InputReadOptions {
+  if (o.subjectsFromColumns && !o.wide) throw usageError('ci.missingArg', '--subjects-from-columns goes with --wide');
+  if (o.wide && !o.subjectsFromColumns?.length) throw usageError('ci.missingArg', "--wide needs --subjects-from-columns COLS (or '*': every column the command does not use otherwise)");
+  const cols = o.subjectsFromColumns ?? [];
+  return { missing: o.missing, delimiter: o.delimiter, wide: o.wide ? { subjects: cols.length === 1 && cols[0] === '*' ? '*' : cols } : undefined };
 }
 
 /* ------------------------------------------------------------------ ci exact */
@@ -75,7 +87,7 @@ export async function ciExactInput(
     }
   };
   if (opts.value) {
-    const t = await readInputFile(file, [{ name: opts.value, kind: 'binary', flag: '--value' }, ...textCols(by, '--by')], { missing: opts.missing });
+    const t = await readInputFile(file, [{ name: opts.value, kind: 'binary', flag: '--value' }, ...textCols(by, '--by')], readOpts(opts));
     const v = numbers(t, opts.value);
     const count = (rows: number[]) => ci(rows.reduce((a, i) => a + v[i]!, 0), rows.length);
     const r = byGroups(t, by, count);
@@ -85,7 +97,7 @@ export async function ciExactInput(
     { name: 'successes', kind: 'number', flag: '--input' },
     { name: 'trials', kind: 'number', flag: '--input' },
     ...textCols(by, '--by'),
-  ], { missing: opts.missing });
+  ], readOpts(opts));
   const k = numbers(t0, 'successes');
   const n = numbers(t0, 'trials');
   if (by.length > 0) {
@@ -93,7 +105,7 @@ export async function ciExactInput(
   }
   // One interval per row; the other columns (as text) label it.
   const labels = t0.columns.filter((c) => c !== 'successes' && c !== 'trials');
-  const t = labels.length ? await readInputFile(file, [{ name: 'successes', kind: 'number' }, { name: 'trials', kind: 'number' }, ...labels.map((name): InputColumn => ({ name, kind: 'text', optional: true }))], { missing: opts.missing }) : t0;
+  const t = labels.length ? await readInputFile(file, [{ name: 'successes', kind: 'number' }, { name: 'trials', kind: 'number' }, ...labels.map((name): InputColumn => ({ name, kind: 'text', optional: true }))], readOpts(opts)) : t0;
   return Array.from({ length: t.rows }, (_, i) => ({
     group: Object.fromEntries(labels.map((c) => [c, texts(t, c)[i]!])),
     ...ci(numbers(t, 'successes')[i]!, numbers(t, 'trials')[i]!, `${t.unit} ${t.lines[i]}`),
@@ -103,20 +115,45 @@ export async function ciExactInput(
 /* ------------------------------------------------------------- ci bootstrap */
 
 /** `ci bootstrap --input FILE --value COL [--by COLS] [--cluster COLS]`. */
-export async function ciBootstrapInput(o: BootstrapCiOptions & InputOptions & { cluster?: string | string[] }): Promise<BootstrapCi | (BootstrapCi & { group: Group })[]> {
+/** Column names read as the item when neither --cluster nor --item names one (to warn when rows repeat an item). */
+const ITEM_NAMES = ['scenario_id', 'sample_id', 'item', 'item_id', 'question_id', 'id'];
+
+/** The note for rows that repeat an item without clustering (as the store path says it). */
+function repeatNote(t: InputTable, col: string, rows: number[]): string | null {
+  const seen = new Map<string | null, number>();
+  let max = 1;
+  for (const i of rows) {
+    const k = texts(t, col)[i] ?? null;
+    if (k === null) continue;
+    const n = (seen.get(k) ?? 0) + 1;
+    seen.set(k, n);
+    if (n > max) max = n;
+  }
+  return max > 1 ? `rows repeat items (column ${JSON.stringify(col)}: up to ${max} rows per item) and this interval treats them as independent, so it is too narrow; pass --cluster ${col} (or --item ${col})` : null;
+}
+
+export async function ciBootstrapInput(o: BootstrapCiOptions & InputOptions & { cluster?: string | string[]; item?: string | string[] }): Promise<BootstrapCi | (BootstrapCi & { group: Group })[]> {
   if (o.metric) throw usageError('ci.conflict', 'give either --input or --metric, not both');
   if (!o.value) throw usageError('ci.missingArg', '--input needs --value COL (the numeric column)');
   const statistic = typeof o.statistic === 'object' ? o.statistic : parseStatistic(o.statistic);
   o = { ...o, statistic, threads: checkThreads(o.threads) };
   const by = o.by ?? [];
-  const cluster = typeof o.cluster === 'string' ? o.cluster.split(',') : (o.cluster ?? []);
-  const t = await readInputFile(o.input!, [{ name: o.value!, kind: 'number', flag: '--value' }, ...textCols(by, '--by'), ...textCols(cluster, '--cluster')], { missing: o.missing });
+  // --item and --cluster: the same key (as over the store, where the item is the cluster).
+  if (o.item && o.cluster && String(o.item) !== String(o.cluster)) throw usageError('ci.conflict', '--item and --cluster name the same thing with --input ci bootstrap; give one');
+  const key = o.cluster ?? o.item;
+  const cluster = typeof key === 'string' ? key.split(',') : (key ?? []);
+  const guess: InputColumn[] = cluster.length ? [] : ITEM_NAMES.filter((c) => c !== o.value && !by.includes(c)).map((name) => ({ name, kind: 'text', optional: true, ifPresent: true }));
+  const t = await readInputFile(o.input!, [{ name: o.value!, kind: 'number', flag: '--value' }, ...textCols(by, '--by'), ...textCols(cluster, '--cluster'), ...guess], readOpts(o));
+  const itemCol = guess.map((g) => g.name).find((n) => t.values[n] !== undefined);
   const v = numbers(t, o.value!);
   if (statistic.name === 'proportion') checkProportion(Float64Array.from(v as ArrayLike<number>, (x) => x ?? 0), `${o.input} column "${o.value}"`);
   return byGroupsAsync(t, by, async (rows) => {
     if (rows.length < 2) throw dataError('ci.tooFew', `${o.input}: column "${o.value}" has ${rows.length} value${by.length ? ' in a group' : ''}; a bootstrap needs at least 2`);
     const values = Float64Array.from(rows, (i) => v[i]!);
-    return intervalFor(values, cluster.length ? rows.map((i) => keyOf(t, cluster, i)) : null, { ...o, cluster: cluster.join(',') || undefined }, cluster.join(',') || undefined);
+    const r = await intervalFor(values, cluster.length ? rows.map((i) => keyOf(t, cluster, i)) : null, { ...o, cluster: cluster.join(',') || undefined }, cluster.join(',') || undefined);
+    const note = itemCol ? repeatNote(t, itemCol, rows) : null;
+    if (note) r.note = `${r.note ? `${r.note}; ` : ''}${note}`;
+    return r;
   });
 }
 
@@ -136,7 +173,7 @@ export async function ciPairedInput(o: PairedCiOptions & InputOptions & { item?:
   const t = await readInputFile(
     o.input!,
     [...textCols(item, '--item'), { name: o.arm!, kind: 'text', flag: '--arm' }, { name: o.value!, kind: 'number', flag: '--value' }, ...textCols(by, '--by'), ...textCols(cluster, '--cluster')],
-    { missing: o.missing },
+    readOpts(o),
   );
   const arms = texts(t, o.arm!);
   const v = numbers(t, o.value!);
@@ -190,7 +227,7 @@ export async function agreementInput(file: string, opts: AgreementInputOptions):
     if (opts.rater || opts.value) throw usageError('ci.conflict', 'give --raters C1,C2,... (wide ratings) or --rater/--value (long ratings), not both');
     if (opts.raters.length < 2) throw usageError('ci.missingArg', '--raters needs at least two columns');
     const unit = opts.unit ?? [];
-    const t = await readInputFile(file, [...opts.raters.map((name): InputColumn => ({ name, kind, optional: true, flag: '--raters' })), ...textCols(unit, '--unit'), ...textCols(by, '--by')], { missing: opts.missing });
+    const t = await readInputFile(file, [...opts.raters.map((name): InputColumn => ({ name, kind, optional: true, flag: '--raters' })), ...textCols(unit, '--unit'), ...textCols(by, '--by')], readOpts(opts));
     return byGroups(t, by, (rows) => {
       const units = rows.map((i) => (unit.length ? keyOf(t, unit, i) : `${t.unit} ${t.lines[i]}`));
       if (new Set(units).size !== units.length) {
@@ -205,9 +242,7 @@ export async function agreementInput(file: string, opts: AgreementInputOptions):
   const unit = opts.unit ?? ['unit'];
   const rater = opts.rater ?? 'rater';
   const value = opts.value ?? 'value';
-  const t = await readInputFile(file, [...textCols(unit, '--unit'), { name: rater, kind: 'text', flag: '--rater' }, { name: value, kind, optional: true, flag: '--value' }, ...textCols(by, '--by')], {
-    missing: opts.missing,
-  });
+  const t = await readInputFile(file, [...textCols(unit, '--unit'), { name: rater, kind: 'text', flag: '--rater' }, { name: value, kind, optional: true, flag: '--value' }, ...textCols(by, '--by')], readOpts(opts));
   return byGroups(t, by, (rows) => {
     try {
       return agreementOf(longToMatrix(rows.map((i) => keyOf(t, unit, i)), rows.map((i) => texts(t, rater)[i]!), rows.map((i) => t.values[value]![i] ?? null)), opts);

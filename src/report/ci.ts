@@ -100,6 +100,8 @@ export interface MetricListing {
   observations: number;
   not_measured: number;
   description: string;
+  /** The store has measured values of it (the store's own metrics are always listed as available). */
+  available: boolean;
 }
 
 /**
@@ -113,9 +115,12 @@ export async function listStoreMetrics(src: StoreSource, opts: { metricSql?: str
     const out: MetricListing[] = [];
     for (const m of reg.metrics) {
       const st = await metricStats(conn, m);
-      out.push({ metric: m.name, source: m.source ?? 'built-in', kind: st.kind, observations: st.observations, not_measured: st.not_measured, description: m.description });
+      const source = m.source ?? 'built-in';
+      out.push({ metric: m.name, source, kind: st.kind, observations: st.observations, not_measured: st.not_measured, description: m.description, available: source !== 'built-in' || st.observations > 0 });
     }
-    return out;
+    // The store's own metrics (scorers, SQL files) first, then built-ins with data, then the rest.
+    const rank = (x: MetricListing) => (x.source !== 'built-in' ? 0 : x.available ? 1 : 2);
+    return out.map((x, i) => ({ x, i })).sort((a, b) => rank(a.x) - rank(b.x) || a.i - b.i).map(({ x }) => x);
   });
 }
 
@@ -267,9 +272,20 @@ export async function agreementFromStore(src: StoreSource, opts: { scorer?: stri
   return withStore(src, async (conn) => {
     const p = await loadJudgePatterns(async (sql, params) => (await query(conn, sql, params)).rows, scorer);
     const matrix = patternMatrix(p);
-    if (!matrix.some((row) => row.some((v) => v !== null))) throw dataError('agreement.noJudgments', `no judgments with a value for scorer "${scorer}" in this store`);
+    if (!matrix.some((row) => row.some((v) => v !== null))) throw dataError('agreement.noJudgments', `no judgments with a value for scorer "${scorer}" in this store${await judgedScorersHint(conn)}`);
     return { scorer, ...agreementFromCounts(matrix, p.patterns.map((x) => x.count), opts) };
   });
+}
+
+/**
+ * What to say when the default scorer has no judgments: the judged scorers the store has (with
+ * their judgments with a value), and the flag that picks one.
+ */
+async function judgedScorersHint(conn: DuckDBConnection): Promise<string> {
+  const rows = (await query(conn, `SELECT scorer, count(value) AS n FROM judgments GROUP BY scorer HAVING count(value) > 0 ORDER BY n DESC, scorer`)).rows;
+  if (rows.length === 0) return '; the store has no judgments with a value (ingest them with ingest csv --judge-columns, ingest inspect, or standoff run with judges)';
+  const list = rows.map((r) => `${JSON.stringify(String(r.scorer))} (${Number(r.n)})`).join(', ');
+  return `; judged scorers in this store: ${list}; pass --scorer ${JSON.stringify(String(rows[0]!.scorer))}`;
 }
 
 /* -------------------------------------------------------------------- judges */
@@ -332,7 +348,7 @@ function judgeMatrix(rows: { sample: string; subject_model: string; subject_fami
 }
 
 /** `judges --input FILE` with columns sample, subject_model, judge, judge_model, value (optional subject_family, judge_family). */
-export async function judgesFromInput(file: string, opts: { excludeBy?: 'model' | 'family' | 'none'; missing?: 'error' | 'drop' } = {}): Promise<JudgesResult> {
+export async function judgesFromInput(file: string, opts: { excludeBy?: 'model' | 'family' | 'none'; missing?: 'error' | 'drop'; delimiter?: string } = {}): Promise<JudgesResult> {
   const fam = (c: string): InputColumn[] => [{ name: c, kind: 'text', optional: true, ifPresent: true }];
   const t = await readInputFile(
     file,
@@ -342,7 +358,7 @@ export async function judgesFromInput(file: string, opts: { excludeBy?: 'model' 
       ...fam('subject_family'),
       ...fam('judge_family'),
     ],
-    { missing: opts.missing },
+    { missing: opts.missing, delimiter: opts.delimiter },
   );
   const rows = texts(t, 'sample').map((s, i) => ({
     sample: s!,
@@ -367,7 +383,7 @@ export async function judgesFromStore(src: StoreSource, opts: { scorer?: string;
        FROM judgments j JOIN episodes e USING (run_id, episode_id) WHERE j.scorer = $scorer ORDER BY sample, judge`,
       { scorer },
     );
-    if (rows.length === 0) throw dataError('judges.noJudgments', `no judgments for scorer "${scorer}" in this store`);
+    if (rows.length === 0) throw dataError('judges.noJudgments', `no judgments for scorer "${scorer}" in this store${await judgedScorersHint(conn)}`);
     const m = judgeMatrix(rows as never);
     return { scorer, ...judgesOf(m.judges, m.samples, m.scores, opts.excludeBy ?? 'model') };
   });

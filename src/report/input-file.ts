@@ -10,13 +10,15 @@
  * column an empty cell is an error naming `--missing`, or, with `missing: 'drop'`, drops the row.
  */
 import { existsSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { extname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { createDb, quoteIdent, quoteLiteral, withConnection } from '../store/duckdb.ts';
 import { dataError, storeError, usageError } from '../errors.ts';
 import { readCsvHeader, scanCsvFile, type CsvScan } from '../store/csv-scan.ts';
 import { convertSql, describeProblem, scoreSql, show, type ValueKind } from '../store/csv-values.ts';
-import { CsvProblems, combineCsvProblems, csvColumn, readCsvSql, scanProblem, type CsvFileProblem } from '../store/read-csv.ts';
+import { CsvProblems, combineCsvProblems, csvColumn, csvSourceFor, detectCsvDialect, headerSplitProblem, readCsvSql, rowCountProblem, scanProblem, type CsvFileProblem } from '../store/read-csv.ts';
 
 /** What to do with a row that has an empty cell in a column that needs a value. */
 export type MissingPolicy = 'error' | 'drop';
@@ -57,7 +59,20 @@ const MAX_PROBLEMS = 20;
 const missingMessage = 'empty value (pass --missing drop to skip the rows that have one)';
 
 /** Reads the columns `wanted` of `file` (see the module comment). Throws a one-line data error (exit 3). */
-export async function readInputFile(file: string, wanted: InputColumn[], opts: { missing?: MissingPolicy } = {}): Promise<InputTable> {
+/** How an --input file is read: empty cells, the CSV delimiter (default: detected), a wide melt. */
+export interface InputReadOptions {
+  missing?: MissingPolicy;
+  /** `--delimiter`: the CSV field delimiter (default: DuckDB's sniffer). */
+  delimiter?: string;
+  /**
+   * `--wide --subjects-from-columns COLS|'*'`: one column per subject, melted into the columns
+   * `subject` (the column's name) and `value` (its cell), one row per (row, subject column);
+   * `*` is every named column the command does not use otherwise.
+   */
+  wide?: { subjects: string[] | '*' };
+}
+
+export async function readInputFile(file: string, wanted: InputColumn[], opts: InputReadOptions = {}): Promise<InputTable> {
   const path = resolve(file);
   if (!existsSync(path)) throw storeError('input.missing', `input file ${file} does not exist`);
   const ext = extname(path).toLowerCase();
@@ -67,27 +82,42 @@ export async function readInputFile(file: string, wanted: InputColumn[], opts: {
     throw problems.toError();
   };
   const db = await createDb({ threads: 2 });
+  const tmp = await mkdtemp(join(tmpdir(), 'standoff-input-'));
   try {
     return await withConnection(db, async (conn) => {
       let columns: string[];
       let scan: CsvScan;
       const isCsv = ext !== '.parquet';
       if (isCsv) {
-        const head = await readCsvHeader(path);
+        const dialect = await detectCsvDialect(conn, path, opts.delimiter);
+        const head = await readCsvHeader(path, dialect.delimiter);
         if (head.problems.length > 0) {
           problems.addAll(head.problems.map((p) => scanProblem(file, [], p)));
           fail();
         }
         if (head.header === null) throw dataError('input.empty', `${file}: the file is empty`);
-        columns = head.header;
-        const idx = (name: string) => columns.indexOf(name);
+        const header = head.header;
+        const split = headerSplitProblem(file, header, dialect);
+        if (split) {
+          problems.add(split);
+          fail();
+        }
+        const melt = opts.wide ? wideSubjects(file, header, wanted, opts.wide) : null;
+        columns = melt ? [...header.filter((h) => !melt.includes(h)), 'subject', 'value'] : header;
+        const expr = (name: string) => quoteIdent(melt && (name === 'subject' || name === 'value') ? name : csvColumn(header.indexOf(name)));
         wanted = present(columns, wanted);
         checkColumns(file, columns, wanted);
-        const select = wanted.map((w) => `${quoteIdent(csvColumn(idx(w.name)))} AS ${quoteIdent(w.name)}`).join(', ');
+        const select = wanted.map((w) => `${expr(w.name)} AS ${quoteIdent(w.name)}`).join(', ');
+        let from = readCsvSql(await csvSourceFor(path, head, tmp, 'source'), header.length, head.skip, 'rejects', dialect.delimiter);
+        if (melt) {
+          const cols = melt.map((m) => `${quoteIdent(csvColumn(header.indexOf(m)))} AS ${quoteLiteral(m)}`).join(', ');
+          from = `(SELECT * FROM ${from}) UNPIVOT INCLUDE NULLS ("value" FOR "subject" IN (${cols}))`;
+        }
+        const k = melt ? melt.length : 1;
         let loadError: string | null = null;
         [scan] = await Promise.all([
-          scanCsvFile(path),
-          conn.run(`CREATE TABLE input AS SELECT ${select} FROM ${readCsvSql(path, columns.length, head.skip, 'rejects')}`).catch((e: Error) => {
+          scanCsvFile(path, dialect.delimiter),
+          conn.run(`CREATE TABLE input AS SELECT ${select} FROM ${from}`).catch((e: Error) => {
             loadError = e.message;
           }),
         ]);
@@ -95,8 +125,13 @@ export async function readInputFile(file: string, wanted: InputColumn[], opts: {
         problems.addAll(load.problems);
         if (loadError !== null && !scan.fatal) problems.add({ file, line: 0, field: null, code: 'badCsv', message: `DuckDB could not read the file: ${String(loadError).split('\n')[0]}` });
         if (problems.size > 0) fail();
-        return await convert(conn, file, columns, wanted, 'input', (row) => load.lineOf(row), 'line', opts.missing ?? 'error', problems);
+        const loaded = Number((await conn.runAndReadAll('SELECT count(*) AS n FROM input')).getRowObjectsJS()[0]!.n);
+        const short = rowCountProblem(file, scan, load, loaded / k);
+        if (short) problems.add(short);
+        if (problems.size > 0) fail();
+        return await convert(conn, file, columns, wanted, 'input', (row) => load.lineOf(Math.floor(row / k)), 'line', opts.missing ?? 'error', problems);
       }
+      if (opts.wide) throw usageError('input.wideParquet', `${file}: --wide melts CSV files; reshape a Parquet file with DuckDB or pandas (melt) first`);
       const described = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(path)})`).catch((e: Error) => {
         throw dataError('input.unreadable', `${file}: not a readable Parquet file (${e.message.split('\n')[0]})`, e);
       });
@@ -110,7 +145,19 @@ export async function readInputFile(file: string, wanted: InputColumn[], opts: {
     });
   } finally {
     db.closeSync();
+    await rm(tmp, { recursive: true, force: true });
   }
+}
+
+/** The subject columns of a wide file (see `InputReadOptions.wide`); a data error when one is not in the header. */
+function wideSubjects(file: string, header: string[], wanted: InputColumn[], wide: { subjects: string[] | '*' }): string[] {
+  const used = new Set(wanted.map((w) => w.name));
+  const list = wide.subjects === '*' ? header.filter((h) => h.trim() !== '' && !used.has(h)) : wide.subjects;
+  for (const c of list) {
+    if (!header.includes(c)) throw dataError('input.missingColumn', `${file}: column "${c}" (--subjects-from-columns) does not exist (columns: ${header.join(', ')})`);
+  }
+  if (list.length === 0) throw dataError('input.missingColumn', `${file}: --subjects-from-columns '*' leaves no column (columns: ${header.join(', ')})`);
+  return list;
 }
 
 const present = (columns: string[], wanted: InputColumn[]) => wanted.filter((w) => !w.ifPresent || columns.includes(w.name));

@@ -148,7 +148,6 @@ export interface CsvScan {
 }
 
 const QUOTE = 34;
-const COMMA = 44;
 const LF = 10;
 const CR = 13;
 const NLNL = Buffer.from('\n\n');
@@ -188,6 +187,14 @@ export class CsvScanner {
   private utf8Record = -1;
   private tooLargeField = -1;
   private badQuoteField = -1;
+  /** Offset in the file of the chunk being walked. */
+  private chunkBase = 0;
+  /** Byte offset just past the header's line ending (-1: not reached). */
+  headerEnd = -1;
+  /** The header's line ending (1 LF, 2 CRLF). */
+  headerEol: 1 | 2 = 1;
+  /** A line break inside a quoted header field. */
+  headerMultiline = false;
   private headerFields: number[][] | null = [[]];
   private headerNames: string[] | null = null;
   readonly problems: CsvProblem[] = [];
@@ -195,7 +202,14 @@ export class CsvScanner {
   readonly lines = new LineMap();
   bytes = 0;
 
-  constructor(private readonly opts: { stopAfterHeader?: boolean } = {}) {}
+  /** The field delimiter byte (a comma unless the dialect says otherwise). */
+  private readonly delim: number;
+  /** The file starts with a UTF-8 byte-order mark. */
+  bom = false;
+
+  constructor(private readonly opts: { stopAfterHeader?: boolean; delimiter?: string } = {}) {
+    this.delim = (opts.delimiter ?? ',').charCodeAt(0);
+  }
 
   /** The scan stopped: a fatal problem, or the header was all that was asked for. */
   get done(): boolean {
@@ -216,7 +230,11 @@ export class CsvScanner {
     this.lines.add(this.rec, this.line, this.duck);
   }
 
-  private endLine(kind: 1 | 2): void {
+  private endLine(kind: 1 | 2, at: number): void {
+    if (this.rec === 0 && this.recStarted) {
+      this.headerEnd = this.chunkBase + at + 1;
+      this.headerEol = kind;
+    }
     if (this.rec === 0 && !this.recStarted) {
       // A blank line before the header: skipped (DuckDB's `skip`), whatever its line ending.
       this.skip++;
@@ -334,7 +352,10 @@ export class CsvScanner {
     const n = chunk.length;
     if (this.atStart && n > 0) {
       // A UTF-8 byte-order mark (split across chunks only in pathological cases; then it is content).
-      if (n >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
+      if (n >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
+        i = 3;
+        this.bom = true;
+      }
       this.atStart = false;
     }
     this.bytes += n;
@@ -382,6 +403,7 @@ export class CsvScanner {
   }
 
   private slow(chunk: Uint8Array, from: number, to: number): void {
+    this.chunkBase = this.bytes - chunk.length;
     for (let i = from; i < to; i++) {
       if (this.st === S.Stopped) return;
       const b = chunk[i]!;
@@ -394,10 +416,10 @@ export class CsvScanner {
             this.quoteLine = this.line;
             this.quoteRecord = this.rec;
             this.quoteField = this.field;
-          } else if (b === COMMA) {
+          } else if (b === this.delim) {
             if (!this.recStarted) this.startRecord();
             this.nextField();
-          } else if (b === LF) this.endLine(1);
+          } else if (b === LF) this.endLine(1, i);
           else if (b === CR) this.st = S.AfterCr;
           else {
             if (!this.recStarted) this.startRecord();
@@ -406,10 +428,10 @@ export class CsvScanner {
           }
           break;
         case S.Unquoted:
-          if (b === COMMA) {
+          if (b === this.delim) {
             this.st = S.FieldStart;
             this.nextField();
-          } else if (b === LF) this.endLine(1);
+          } else if (b === LF) this.endLine(1, i);
           else if (b === CR) this.st = S.AfterCr;
           else {
             if (b === QUOTE && this.badQuoteField !== this.field) {
@@ -423,6 +445,7 @@ export class CsvScanner {
           if (b === QUOTE) this.st = S.QuoteInQuoted;
           else {
             if (b === LF) this.line++;
+            if ((b === LF || b === CR) && this.rec === 0) this.headerMultiline = true;
             this.content(b);
           }
           break;
@@ -430,15 +453,15 @@ export class CsvScanner {
           if (b === QUOTE) {
             this.st = S.Quoted;
             this.content(b);
-          } else if (b === COMMA) {
+          } else if (b === this.delim) {
             this.st = S.FieldStart;
             this.nextField();
-          } else if (b === LF) this.endLine(1);
+          } else if (b === LF) this.endLine(1, i);
           else if (b === CR) this.st = S.AfterCr;
           else this.problem('badQuote', this.field, 'text after the closing quote of a quoted field', true);
           break;
         case S.AfterCr:
-          if (b === LF) this.endLine(2);
+          if (b === LF) this.endLine(2, i);
           else this.problem('badLineEnding', this.recStarted ? this.field : null, 'carriage return not followed by a line feed', true);
           break;
       }
@@ -477,8 +500,8 @@ export class CsvScanner {
 }
 
 /** Scans a whole file (hashing it); see `CsvScanner`. */
-export async function scanCsvFile(file: string): Promise<CsvScan> {
-  const scanner = new CsvScanner();
+export async function scanCsvFile(file: string, delimiter = ','): Promise<CsvScan> {
+  const scanner = new CsvScanner({ delimiter });
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
     hash.update(chunk as Buffer);
@@ -492,8 +515,25 @@ export async function scanCsvFile(file: string): Promise<CsvScan> {
  * Reads only as far as the header. Returns the header names (null when the file has no record),
  * the blank lines before it, and the problems met on the way (a broken header is fatal).
  */
-export async function readCsvHeader(file: string): Promise<{ header: string[] | null; skip: number; problems: CsvProblem[] }> {
-  const scanner = new CsvScanner({ stopAfterHeader: true });
+export interface CsvHead {
+  header: string[] | null;
+  /** Blank lines before the header. */
+  skip: number;
+  problems: CsvProblem[];
+  /** Byte offset just past the header's line ending (-1: the file ends in the header). */
+  headerEnd: number;
+  /** The header's line ending. */
+  eol: '\n' | '\r\n';
+  /** The file starts with a UTF-8 byte-order mark. */
+  bom: boolean;
+  /** The field delimiter the header was split on. */
+  delimiter: string;
+  /** A quoted header field holds a line break (DuckDB 1.5's strict reader then loses every row of a CRLF file; see `csvSourceFor`). */
+  multiline: boolean;
+}
+
+export async function readCsvHeader(file: string, delimiter = ','): Promise<CsvHead> {
+  const scanner = new CsvScanner({ stopAfterHeader: true, delimiter });
   const stream = createReadStream(file, { highWaterMark: 64 * 1024 });
   try {
     for await (const chunk of stream) {
@@ -508,5 +548,14 @@ export async function readCsvHeader(file: string): Promise<{ header: string[] | 
   // Problems inside the header make it unusable (DuckDB would get wrong columns).
   const problems = r.problems.filter((p) => p.record === 0);
   if (problems.length > 0 && !problems.some((p) => p.fatal)) problems[0] = { ...problems[0]!, fatal: true };
-  return { header: problems.length > 0 ? null : r.header, skip: r.skip, problems };
+  return {
+    header: problems.length > 0 ? null : r.header,
+    skip: r.skip,
+    problems,
+    headerEnd: scanner.headerEnd,
+    eol: scanner.headerEol === 2 ? '\r\n' : '\n',
+    bom: scanner.bom,
+    delimiter,
+    multiline: scanner.headerMultiline,
+  };
 }

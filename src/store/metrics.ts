@@ -117,9 +117,11 @@ export const METRICS: Record<string, MetricDef> = {
   },
   invalid: {
     name: 'invalid',
-    description: 'The episode is invalid: zero decisions, or several decisions in one batch.',
+    description: 'The episode is invalid: zero decisions, or several decisions in one batch. NULL (not measured) for runs that do not record validity: lm-eval, and CSV files without a status column.',
     binary: true,
-    sql: `SELECT ${EPISODE_COLS}, CAST(e.status = 'invalid' AS DOUBLE) AS value FROM episodes e WHERE e.status <> 'error'`,
+    // Standoff runs and Inspect logs record validity; a CSV does only when its mapping has a status
+    // column (runs.config holds the mapping); otherwise every status is the default 'valid'.
+    sql: `SELECT ${EPISODE_COLS}, CASE WHEN r.source <> 'lm-eval' AND (r.source <> 'csv' OR contains(r.config, '"status":')) THEN CAST(e.status = 'invalid' AS DOUBLE) END AS value FROM episodes e JOIN runs r ON r.run_id = e.run_id WHERE e.status <> 'error'`,
   },
   probe_decision: probeDecisionMetric('probe_decision', 'Probe mode: the decision question answered with an acceptable action for the frozen state (ambiguous states excluded: no single correct action).', 'correct'),
   probe_composed: probeDecisionMetric('probe_composed', "Probe mode: the action composed in code from the subject's own probe answers is the state's action (ambiguous states excluded).", 'composed_correct'),

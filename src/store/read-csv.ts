@@ -11,10 +11,15 @@
  * scan's `LineMap`), and SQL checks over the loaded rows (a row's line comes from `rowLines`).
  * `CsvProblems` keeps them in file and line order, capped, and makes the one-line error.
  */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { StandoffError } from '../errors.ts';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
-import type { CsvProblem, CsvScan } from './csv-scan.ts';
+import type { CsvHead, CsvProblem, CsvScan } from './csv-scan.ts';
+import { CSV_DELIMITERS, DELIMITER_NAMES, showDelimiter } from './csv-dialect.ts';
 
 /** Largest record DuckDB reads, in bytes (fields are limited to 1 MiB by the scan). */
 export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
@@ -28,13 +33,13 @@ export const csvColumn = (i: number) => `c${i}`;
  * The `read_csv(...)` call for a file of `width` columns (after `skip` blank lines and the header),
  * every column VARCHAR (`c0`..); with `rejects`, rejected rows go to `<rejects>_errors`.
  */
-export function readCsvSql(file: string, width: number, skip: number, rejects: string | null): string {
+export function readCsvSql(file: string, width: number, skip: number, rejects: string | null, delimiter = ','): string {
   const columns = `{${Array.from({ length: width }, (_, i) => `${quoteLiteral(csvColumn(i))}: 'VARCHAR'`).join(', ')}}`;
   const opts = [
     'auto_detect = false',
     'header = true',
     `skip = ${skip}`,
-    `delim = ','`,
+    `delim = ${quoteLiteral(delimiter)}`,
     `quote = '"'`,
     `escape = '"'`,
     'strict_mode = true',
@@ -245,4 +250,151 @@ export async function writeLineMap(conn: DuckDBConnection, table: string, scan: 
  */
 export function recordLineSql(record: string, table: string): string {
   return `(SELECT m.line + (${record} - m.record) FROM ${quoteIdent(table)} m WHERE m.record <= ${record} ORDER BY m.record DESC LIMIT 1)`;
+}
+
+/**
+ * The file DuckDB reads for `file`: the file itself, or, when a quoted header field holds a line
+ * break, a copy in `dir` whose header is plain names (`c0,c1,...`) on one line, with the same
+ * blank lines before it and the same bytes after it (so DuckDB's line numbers do not move).
+ * DuckDB 1.5's strict reader returns no rows at all, without an error, from a CRLF file whose
+ * header has a quoted line feed (as Python's `csv` module and Excel write them); the byte scan
+ * still reads and hashes the original.
+ */
+export async function csvSourceFor(file: string, head: CsvHead, dir: string, tag: string): Promise<string> {
+  if (!head.multiline || head.header === null || head.headerEnd < 0) return file;
+  const copy = join(dir, `${tag}.csv`);
+  const out = createWriteStream(copy);
+  const names = head.header.map((_, i) => csvColumn(i)).join(head.delimiter);
+  out.write(`${head.eol.repeat(head.skip)}${names}${head.eol}`);
+  await pipeline(createReadStream(file, { start: head.headerEnd }), out);
+  return copy;
+}
+
+/**
+ * The check that DuckDB read every record the scan counted: a load without problems must hold
+ * one row per data record. A different count (a reader bug, as in `csvSourceFor`) is a problem,
+ * never an empty or short run.
+ */
+export function rowCountProblem(file: string, scan: CsvScan, load: CsvLoad, loaded: number, fileIndex = 0): CsvFileProblem | null {
+  if (scan.fatal || load.problems.length > 0) return null;
+  const expected = Math.max(0, scan.records - 1);
+  if (loaded === expected) return null;
+  return {
+    file,
+    fileIndex,
+    line: 0,
+    field: null,
+    code: 'rowCount',
+    message: `DuckDB read ${loaded} rows but the file holds ${expected} records after the header; nothing was read (please report this file)`,
+  };
+}
+
+/** The dialect a CSV file is read with: its delimiter, and whether it was detected or given. */
+export interface CsvDialect {
+  delimiter: string;
+  /** `given` (--delimiter), `detected` (DuckDB's sniffer), or `default` (the sniffer could not tell: a comma). */
+  how: 'given' | 'detected' | 'default';
+}
+
+/**
+ * The file's delimiter: `given` when set, else DuckDB's sniffer (`sniff_csv`, not strict, so a
+ * file it cannot fully parse still gets its delimiter), else a comma. The quote is always `"`
+ * (doubled inside a field), as RFC 4180, pandas, R and Excel write it.
+ */
+export async function detectCsvDialect(conn: DuckDBConnection, file: string, given?: string): Promise<CsvDialect> {
+  if (given !== undefined) return { delimiter: given, how: 'given' };
+  const counts = await headerDelimiterCounts(file);
+  try {
+    const r = await conn.runAndReadAll(`SELECT Delimiter AS d FROM sniff_csv(${quoteLiteral(file)}, strict_mode = false)`);
+    const d = String(r.getRowObjectsJS()[0]?.d ?? '');
+    // The sniffer's pick must split the header: on a ragged comma file it may choose '|' (one
+    // column is "consistent"), which would hide the ragged rows behind a missing column.
+    if ((CSV_DELIMITERS as readonly string[]).includes(d) && (counts.get(d)! > 0 || ![...counts.values()].some((n) => n > 0))) return { delimiter: d, how: 'detected' };
+  } catch {
+    // The sniffer gave up; the header decides, and the byte scan says what is wrong, if anything.
+  }
+  // The delimiter the header holds most of (a comma on ties or when it holds none).
+  const best = [...counts].reduce((a, b) => (b[1] > a[1] ? b : a), [',', counts.get(',')!] as [string, number]);
+  return best[1] > 0 ? { delimiter: best[0], how: 'detected' } : { delimiter: ',', how: 'default' };
+}
+
+/** How often each delimiter occurs outside quotes in the file's first line (its first 64 KiB). */
+async function headerDelimiterCounts(file: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>(CSV_DELIMITERS.map((d) => [d, 0]));
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    let quoted = false;
+    for (let i = 0; i < bytesRead; i++) {
+      const c = String.fromCharCode(buf[i]!);
+      if (c === '"') quoted = !quoted;
+      else if (!quoted && c === '\n') break;
+      else if (!quoted && counts.has(c)) counts.set(c, counts.get(c)! + 1);
+    }
+  } finally {
+    await fh.close();
+  }
+  return counts;
+}
+
+/** The dialect as the summary prints it: `delimiter ';' (semicolon, detected), BOM, CRLF`. */
+export function describeDialect(d: CsvDialect, head: CsvHead): string {
+  const how = d.how === 'default' ? 'the default' : d.how === 'given' ? 'given' : 'detected';
+  const name = d.delimiter === '\t' ? `tab (${how})` : `'${d.delimiter}' (${DELIMITER_NAMES[d.delimiter] ?? 'custom'}, ${how})`;
+  const parts = [`delimiter ${name}`];
+  parts.push('quote \'"\'');
+  if (head.bom) parts.push('BOM');
+  parts.push(head.eol === '\r\n' ? 'CRLF' : 'LF');
+  return parts.join(', ');
+}
+
+/**
+ * A header that did not split: one column that holds another delimiter. The problem names the
+ * delimiter tried and the one that looks likely.
+ */
+export function headerSplitProblem(file: string, header: readonly string[], d: CsvDialect, fileIndex = 0): CsvFileProblem | null {
+  if (header.length !== 1) return null;
+  const likely = CSV_DELIMITERS.filter((c) => c !== d.delimiter && header[0]!.includes(c));
+  if (likely.length === 0) return null;
+  const best = likely.sort((a, b) => header[0]!.split(b).length - header[0]!.split(a).length)[0]!;
+  const flag = best === '\t' ? 'tab' : `'${best}'`;
+  return {
+    file,
+    fileIndex,
+    line: 1,
+    field: null,
+    code: 'headerNotSplit',
+    message: `the header does not split on ${showDelimiter(d.delimiter)}${d.how === 'given' ? ' (--delimiter)' : ''}: it is one column ${JSON.stringify(header[0])}; it looks ${showDelimiter(best)}-separated: pass --delimiter ${flag}`,
+  };
+}
+
+/** A row index written as the first column: pandas' `to_csv` (0..n-1) or R's `write.csv` (1..n). */
+export type IndexColumn = 'pandas' | 'R';
+
+/** The note printed for a skipped index column. */
+export const indexNote = (k: IndexColumn) =>
+  k === 'pandas' ? "column 1 (unnamed, 0..n-1) skipped as pandas' row index" : "column 1 (unnamed, 1..n) skipped as R's row names";
+
+/**
+ * Whether the first column is a row index: no name, and its values are the integers 0..n-1
+ * (pandas `to_csv` with its index) or 1..n (R `write.csv`), each once. Rows DuckDB rejects are
+ * left out here (they are reported by the load).
+ */
+export async function detectIndexColumn(conn: DuckDBConnection, source: string, header: readonly string[], skip: number, delimiter: string, tag: string): Promise<IndexColumn | null> {
+  if (header.length < 2 || header[0]!.trim() !== '') return null;
+  const v = `TRY_CAST(trim(${quoteIdent(csvColumn(0))}) AS BIGINT)`;
+  try {
+    const r = await conn.runAndReadAll(
+      `SELECT count(*) AS n, count(${v}) AS k, count(DISTINCT ${v}) AS d, min(${v}) AS lo, max(${v}) AS hi FROM ${readCsvSql(source, header.length, skip, tag, delimiter)}`,
+    );
+    const x = r.getRowObjectsJS()[0]!;
+    const [n, k, d, lo, hi] = [x.n, x.k, x.d, x.lo, x.hi].map((y) => (y === null ? NaN : Number(y)));
+    if (!(n! > 0) || k !== n || d !== n) return null;
+    if (lo === 0 && hi === n! - 1) return 'pandas';
+    if (lo === 1 && hi === n) return 'R';
+  } catch {
+    // An unreadable file: the load reports why.
+  }
+  return null;
 }

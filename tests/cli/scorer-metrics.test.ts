@@ -209,7 +209,8 @@ describe('SQL metrics and the metrics view', () => {
       const view = json(['sql', '--traces', S, 'SELECT metric, kind, CAST(count(*) AS INT) AS n, sum(value) AS s FROM metrics GROUP BY ALL ORDER BY metric']);
       expect(view).toEqual([
         { metric: 'correct', kind: 'binary', n: rows.length, s: rows.filter((x) => x.correct).length },
-        { metric: 'invalid', kind: 'binary', n: rows.length, s: 0 },
+        // No status column in the CSV: invalid is not measured (NULL), never a constant 0.
+        { metric: 'invalid', kind: null, n: rows.length, s: null },
         { metric: 'quality', kind: 'ordinal', n: rows.length, s: rows.reduce((a, x) => a + x.quality, 0) },
         { metric: 'quality_high', kind: 'binary', n: rows.length, s: rows.filter((x) => x.quality >= 4).length },
       ]);
@@ -250,7 +251,7 @@ describe('scorer names: bound as parameters, built-in names namespaced', () => {
     const list = json(['ci', '--list-metrics', '--traces', T]).map((m: { metric: string }) => m.metric);
     expect(list).toContain('score:invalid');
     const builtin = json(['ci', 'exact', '--traces', T, '--metric', 'invalid']);
-    expect(builtin[0]).toMatchObject({ metric: 'invalid', successes: 0, trials: 4 });
+    expect(builtin[0]).toMatchObject({ metric: 'invalid', successes: 0, trials: 0, not_measured: 4 });
     expect(builtin[0].note).toMatch(/"invalid" is the built-in metric; this store's scorer invalid is metric score:invalid/);
     const scorer = json(['ci', 'exact', '--traces', T, '--metric', 'score:invalid']);
     expect(scorer[0]).toMatchObject({ metric: 'score:invalid', successes: 3, trials: 4 });
@@ -258,7 +259,7 @@ describe('scorer names: bound as parameters, built-in names namespaced', () => {
     const inj = json(['ci', 'exact', '--traces', T, '--metric', hostile]);
     expect(inj[0]).toMatchObject({ metric: hostile, successes: 2, trials: 4 });
     const view = json(['sql', '--traces', T, 'SELECT metric, CAST(sum(value) AS INT) AS s FROM metrics GROUP BY 1 ORDER BY 1']);
-    expect(view).toEqual([{ metric: 'invalid', s: 0 }, { metric: 'score:invalid', s: 3 }, { metric: hostile, s: 2 }]);
+    expect(view).toEqual([{ metric: 'invalid', s: null }, { metric: 'score:invalid', s: 3 }, { metric: hostile, s: 2 }]);
   });
 });
 

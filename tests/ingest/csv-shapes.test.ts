@@ -52,7 +52,7 @@ describe('the contract command (issue 11, point 1)', { timeout: 240_000 }, () =>
     traces = join(dir, 'contract');
     const r = runCli(['ingest', 'csv', csv, '--traces', traces, '--run-id', 'r1', ...CONTRACT]);
     // Without a map the mapping used (flags, and detection for the rest) is printed, once.
-    expect(r.stderr).toMatch(/^standoff: no --map given; mapping used: \{.*\}\n$/);
+    expect(r.stderr).toMatch(/^standoff: no --map given; read as delimiter ',' \(comma, detected\), quote '"', LF; mapping used: \{.*\}\n$/);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^wrote run r1 to .*: runs 1, episodes 1200, scores 2400, judgments \d+/);
   }, 120_000);
@@ -246,7 +246,7 @@ describe('a repeated option that would silently override another is an error', {
     const traces = join(dir, 'refused-2');
     const r = runCli(['ingest', 'csv', csv, '--traces', traces, '--judge-columns', 'judge_a,judge_x', '--judged-scorer', 'quality']);
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/results\.csv: line 1, field "judge_x": the map's column "judge_x" \(for judge judge_x\) is not in the header/);
+    expect(r.stderr).toMatch(/results\.csv: line 1, field "judge_x": column "judge_x" \(--judge-columns\) \(for judge judge_x\) is not in the header/);
     const map = join(dir, 'j.json');
     writeFileSync(map, JSON.stringify({ table: 'episodes', columns: { subject_model: 'model', scenario_id: 'sample_id' }, judges: { columns: ['judge_a'] } }));
     const r2 = runCli(['ingest', 'csv', csv, '--traces', traces, '--map', map]);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { action, collect, parseIntArg, usageError, withExamples } from '../program.ts';
-import { formatOption, levelOption, MEASURES, resamplingOptions, storeOptions } from '../options.ts';
+import { action, collect, parseIntArg, unknownSubcommand, usageError, withExamples } from '../program.ts';
+import { delimiterOption, formatOption, levelOption, MEASURES, resamplingOptions, storeOptions, type InputShape } from '../options.ts';
 import { printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 import { storeError } from '../../errors.ts';
@@ -58,18 +58,29 @@ const checkSided = (s: string) => {
   return s as 'two' | 'upper' | 'lower';
 };
 
+/** A metric's description in a table: its first sentence, at most 100 characters (`--format json` has it whole). */
+function shortDescription(d: string): string {
+  const first = d.split(/(?<=\.)\s/)[0]!;
+  return first.length <= 100 ? first : `${first.slice(0, 97)}...`;
+}
+
 export function registerCi(program: Command): void {
   const ci = program
     .command('ci')
     .description('confidence intervals: exact (Clopper-Pearson), bootstrap (percentile/BCa/basic, clustered), paired')
     .option('--list-metrics', 'list the metrics defined over the trace store')
     // ci's own options (for --list-metrics) count only before a subcommand; after it they are the subcommand's.
-    .enablePositionalOptions();
+    .enablePositionalOptions()
+    // A word that is no subcommand (`ci exct --successes 3`) reaches the action with what follows it.
+    .argument('[command...]')
+    .usage('[options] [command]')
+    .passThroughOptions();
   storeOptions(ci);
   formatOption(ci);
   ci.option('--metric-sql <file>', 'with --list-metrics: list this SQL metric too');
   ci.action(
-    action(async (opts: { listMetrics?: boolean; traces: string; run?: string[]; format: Format; metricSql?: string }) => {
+    action(async (words: string[], opts: { listMetrics?: boolean; traces: string; run?: string[]; format: Format; metricSql?: string }) => {
+      if (words.length > 0) throw unknownSubcommand(ci, words[0]!);
       if (!opts.listMetrics) {
         ci.outputHelp();
         return;
@@ -78,11 +89,25 @@ export function registerCi(program: Command): void {
       if (!existsSync(opts.traces)) {
         if (ci.getOptionValueSource('traces') === 'cli') throw storeError('store.missing', `trace store ${opts.traces} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
         const { METRICS } = await import('../../report/metrics.ts');
-        printResult(Object.values(METRICS).map((m) => ({ metric: m.name, source: 'built-in', kind: null, observations: null, not_measured: null, description: m.description })), opts.format);
+        const rows = Object.values(METRICS).map((m) => ({ metric: m.name, source: 'built-in', kind: null, observations: null, not_measured: null, description: m.description }));
+        printResult(opts.format === 'json' ? rows : rows.map((r) => ({ ...r, description: shortDescription(r.description) })), opts.format);
         return;
       }
       const { listStoreMetrics } = await lib();
-      printResult(await listStoreMetrics({ traces: opts.traces, runs: opts.run }, { metricSql: opts.metricSql }), opts.format);
+      const rows = await listStoreMetrics({ traces: opts.traces, runs: opts.run }, { metricSql: opts.metricSql });
+      if (opts.format === 'json') {
+        printResult(rows, opts.format);
+        return;
+      }
+      // Tables: the metrics with data, descriptions cut to one short line (--format json has them whole);
+      // built-ins without data on one line.
+      printResult(rows.filter((r) => r.available).map(({ available: _, ...r }) => ({ ...r, description: shortDescription(r.description) })), opts.format);
+      const none = rows.filter((r) => !r.available).map((r) => r.metric);
+      if (none.length) {
+        const line = `unavailable (built-in, no data in this store): ${none.join(', ')}\n`;
+        if (opts.format === 'table') printText(`\n${line}`);
+        else process.stderr.write(`standoff: ${line}`);
+      }
     }),
   );
   withExamples(ci, 'standoff ci --list-metrics --traces S   # built-in metrics and one per scorer, with its kind', 'standoff ci exact --successes 20 --trials 90');
@@ -96,10 +121,13 @@ export function registerCi(program: Command): void {
     .option('--input <file>', 'a CSV or Parquet file: with --value, a 0/1 column to count; without, successes and trials columns (one interval per row, or per --by group)')
     .option('--value <col>', 'with --input: the 0/1 column (also true/false, yes/no, C/I) whose successes and trials are counted')
     .addOption(missingOption())
+    .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
+    .option('--wide', 'with --input: one column per subject, melted into columns subject and value (use --value value, --by subject)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column the command does not use otherwise", collect)
     .option('--sided <s>', 'two, upper (one-sided upper bound) or lower', 'two');
   metricOptions(exact)
     .action(
-      action(async (o: Common & { successes?: number; trials?: number; metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; sided: string; aggregates?: boolean; input?: string; value?: string; missing: Missing }) => {
+      action(async (o: Common & InputShape & { successes?: number; trials?: number; metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; sided: string; aggregates?: boolean; input?: string; value?: string; missing: Missing }) => {
         const sided = checkSided(o.sided);
         if (o.successes !== undefined || o.trials !== undefined) {
           if (o.successes === undefined || o.trials === undefined) throw usageError('ci.missingArg', '--successes and --trials go together');
@@ -111,7 +139,7 @@ export function registerCi(program: Command): void {
         if (o.input) {
           if (o.metric || o.metricSql || o.aggregates || o.reduce) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric (--reduce and --metric-sql go with the store)');
           const { ciExactInput } = await inputLib();
-          printResult(await ciExactInput(o.input, { value: o.value, by: o.by, missing: o.missing, level: o.level, sided }), o.format);
+          printResult(await ciExactInput(o.input, { value: o.value, by: o.by, missing: o.missing, level: o.level, sided, delimiter: o.delimiter, wide: o.wide, subjectsFromColumns: o.subjectsFromColumns }), o.format);
           return;
         }
         if (o.value) throw usageError('ci.missingArg', '--value goes with --input (over the store, use --metric)');
@@ -131,6 +159,7 @@ export function registerCi(program: Command): void {
     'standoff ci exact --aggregates --metric gathered_evidence --by subject_model',
     'standoff ci exact --input published-table.csv   # columns successes, trials (+ any labels)',
     'standoff ci exact --input results.csv --value correct --by model',
+    "standoff ci exact --input export.csv --value score --by model --delimiter ';'   # the delimiter is detected anyway",
   );
 
   const boot = common(ci.command('bootstrap').description('bootstrap interval of a mean, median, trimmed mean, quantile, sd or proportion (seeded; exact fast paths for 0/1 data; both cores), optionally clustered'))
@@ -142,17 +171,22 @@ export function registerCi(program: Command): void {
     .option('--no-cluster', 'treat every observation as independent (the output says so)')
     .option('--input <file>', 'a CSV or Parquet file instead of the store')
     .option('--value <col>', 'with --input: the numeric column')
+    .option('--item <cols>', 'with --input: the item column(s); rows of one item are resampled together (the same as --cluster; over the store the item is the cluster by default)')
     .addOption(missingOption())
+    .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
+    .option('--wide', 'with --input: one column per subject, melted into columns subject and value (use --value value, --by subject)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column the command does not use otherwise", collect)
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
   metricOptions(boot)
     .action(
-      action(async (o: Common & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
+      action(async (o: Common & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; item?: string; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
         if (o.input) {
           if (o.metricSql || o.reduce) throw usageError('ci.conflict', '--metric-sql and --reduce go with the store, not --input');
           const { ciBootstrapInput } = await inputLib();
           printResult(await ciBootstrapInput({ ...o, cluster: o.cluster || undefined }), o.format);
           return;
         }
+        if (o.item) throw usageError('ci.conflict', '--item goes with --input (over the store, the item, scenario_id, is the cluster by default; see --cluster)');
         const { ciBootstrap } = await bootLib();
         printResult(await ciBootstrap({ traces: o.traces, runs: o.run }, o), o.format);
       }),
@@ -166,6 +200,8 @@ export function registerCi(program: Command): void {
     'standoff ci bootstrap --input scores.csv --value score --method bca --format json',
     'standoff ci bootstrap --input scores.csv --value score --cluster item',
     'standoff ci bootstrap --input results.csv --value quality --by model --cluster sample_id',
+    'standoff ci bootstrap --input results.csv --value quality --by model --item sample_id   # --item: the same as --cluster',
+    'standoff ci bootstrap --input sheet.csv --wide --subjects-from-columns \'*\' --value value --by subject --item "Question ID"',
     'standoff ci bootstrap --input scores.csv --value latency --statistic median --method bca',
     'standoff ci bootstrap --input scores.csv --value latency --statistic quantile:0.9 --threads 2',
     'standoff ci bootstrap --input scores.csv --value score --statistic trimmed-mean:0.1',
@@ -186,10 +222,13 @@ export function registerCi(program: Command): void {
     .option('--statistic <s>', 'mean (mean of a - b, with p and MDE) or median (median of the per-pair differences a - b)', 'mean')
     .addOption(threadsOption())
     .addOption(missingOption())
+    .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
+    .option('--wide', 'with --input: one column per subject, melted into columns subject and value (use --value value, --by subject)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column the command does not use otherwise", collect)
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
   metricOptions(paired)
     .action(
-      action(async (o: Common & { metric?: string; metricSql?: string; reduce?: Reduce; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
+      action(async (o: Common & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
         if (o.input) {
           if (o.metricSql || o.reduce) throw usageError('ci.conflict', '--metric-sql and --reduce go with the store, not --input');
           const { ciPairedInput } = await inputLib();
@@ -220,8 +259,11 @@ export function registerCi(program: Command): void {
     .option('--raters <cols>', 'with --input, wide ratings: one column per rater (comma-separated)', collect)
     .option('--by <cols>', 'with --input: one alpha per group of these columns', collect)
     .addOption(missingOption())
+    .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
+    .option('--wide', 'with --input: one column per subject, melted into columns subject and value (use --value value, --by subject)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column the command does not use otherwise", collect)
     .action(
-      action(async (o: Common & { scorer: string; measure: Measure; input?: string; unit?: string[]; rater?: string; value?: string; raters?: string[]; by?: string[]; missing: Missing }) => {
+      action(async (o: Common & InputShape & { scorer: string; measure: Measure; input?: string; unit?: string[]; rater?: string; value?: string; raters?: string[]; by?: string[]; missing: Missing }) => {
         const opts = { level: o.measure, ciLevel: o.level, seed: o.seed, resamples: o.resamples };
         if (!o.input) {
           for (const [flag, v] of [['--by', o.by], ['--unit', o.unit], ['--rater', o.rater], ['--value', o.value], ['--raters', o.raters]] as const) {
@@ -232,7 +274,7 @@ export function registerCi(program: Command): void {
           return;
         }
         const { agreementInput } = await inputLib();
-        printResult(await agreementInput(o.input, { ...opts, unit: o.unit, rater: o.rater, value: o.value, raters: o.raters, by: o.by, missing: o.missing }), o.format);
+        printResult(await agreementInput(o.input, { ...opts, unit: o.unit, rater: o.rater, value: o.value, raters: o.raters, by: o.by, missing: o.missing, delimiter: o.delimiter, wide: o.wide, subjectsFromColumns: o.subjectsFromColumns }), o.format);
       }),
     );
   withExamples(
@@ -249,10 +291,11 @@ export function registerCi(program: Command): void {
     .option('--input <file>', 'a CSV or Parquet file with columns sample, subject_model, judge, judge_model, value (optional subject_family, judge_family)')
     .option('--totals', 'print only the totals (not one row per sample)')
     .addOption(missingOption())
+    .option('--delimiter <c>', "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)", delimiterOption)
     .action(
-      action(async (o: Common & { scorer: string; excludeBy: 'model' | 'family' | 'none'; input?: string; totals?: boolean; missing: Missing }) => {
+      action(async (o: Common & InputShape & { scorer: string; excludeBy: 'model' | 'family' | 'none'; input?: string; totals?: boolean; missing: Missing }) => {
         const { judgesFromInput, judgesFromStore } = await lib();
-        const r = o.input ? await judgesFromInput(o.input, { excludeBy: o.excludeBy, missing: o.missing }) : await judgesFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, excludeBy: o.excludeBy });
+        const r = o.input ? await judgesFromInput(o.input, { excludeBy: o.excludeBy, missing: o.missing, delimiter: o.delimiter }) : await judgesFromStore({ traces: o.traces, runs: o.run }, { scorer: o.scorer, excludeBy: o.excludeBy });
         const scorer = o.input ? null : o.scorer;
         if (o.format === 'json') return printResult(o.totals ? { scorer, exclude_by: r.exclude_by, totals: r.totals } : r, 'json');
         const totals = () => printResult({ scorer, exclude_by: r.exclude_by, ...r.totals }, o.format);
@@ -269,7 +312,7 @@ export function registerCi(program: Command): void {
   const probes = common(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .action(
-      action(async (o: Common & { by?: string[] }) => {
+      action(async (o: Common & InputShape & { by?: string[] }) => {
         const { probesFromStore } = await lib();
         const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples });
         if (o.format === 'json') return printResult(r, 'json');

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { action, collect, usageError, withExamples } from '../program.ts';
-import { formatOption, storeOptions } from '../options.ts';
+import { delimiterOption, formatOption, storeOptions } from '../options.ts';
 import { printSummary, printTable, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 import { terminalLine } from '../../escape.ts';
@@ -57,6 +57,10 @@ export function registerIngest(program: Command): void {
     .option('--scores <cols>', 'score columns (comma-separated); each gives score rows whose scorer is the column name', collect)
     .option('--judge-columns <cols>', "wide judge columns (comma-separated); each gives one judge's judgments (judge_model = the column name)", collect)
     .option('--judged-scorer <name>', 'the scorer the judge columns grade', once('--judged-scorer'))
+    .option('--wide', 'one column per subject (model): melt the --subjects-from-columns columns into long rows, one episode per (item, column)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column but --item (and --epoch)", collect)
+    .option('--scorer <name>', 'with --wide: the scorer the values are scores of (default: score)', once('--scorer'))
+    .option('--delimiter <c>', "the field delimiter: ',' ';' '|' or tab (default: detected by DuckDB's sniffer, printed after the ingest)", delimiterOption)
     .option('--run-id <id>', 'run id (default: csv-<time>-<hash>)', once('--run-id'))
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace an existing run with the same id')
@@ -72,6 +76,10 @@ export function registerIngest(program: Command): void {
             scores?: string[];
             judgeColumns?: string[];
             judgedScorer?: string;
+            delimiter?: string;
+            wide?: boolean;
+            subjectsFromColumns?: string[];
+            scorer?: string;
             runId?: string;
             traces: string;
             dryRun?: boolean;
@@ -82,11 +90,23 @@ export function registerIngest(program: Command): void {
           const { ingestCsv } = await import('../../ingest/ingest-csv.ts');
           const maps = parseMaps(o.map);
           const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer };
-          const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace });
+          if (!o.wide && (o.subjectsFromColumns || o.scorer)) throw usageError('ingest.missingArg', '--subjects-from-columns and --scorer go with --wide');
+          if (o.wide && !o.subjectsFromColumns) throw usageError('ingest.missingArg', "--wide needs --subjects-from-columns COLS (or '*' for every column but --item)");
+          const cols = o.subjectsFromColumns ?? [];
+          const wide = o.wide ? { subjects: cols.length === 1 && cols[0] === '*' ? ('*' as const) : cols, scorer: o.scorer } : undefined;
+          const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace, delimiter: o.delimiter, wide });
           const detected = s.files.some((f) => f.detected);
-          if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; mapping used: ${terminalLine(s.mappingJson)}\n`);
+          const dialects = [...new Set(s.files.map((f) => f.dialect))];
+          if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; read as ${terminalLine(dialects.join(' / '))}; mapping used: ${terminalLine(s.mappingJson)}\n`);
           const extra = (f: (typeof s.files)[number]) =>
-            [f.metadataColumns.length ? `metadata: ${f.metadataColumns.join(', ')}` : '', f.ignoredColumns.length ? `ignored columns: ${f.ignoredColumns.join(', ')}` : ''].filter(Boolean).join('; ');
+            [
+              f.dialect,
+              ...f.notes,
+              f.metadataColumns.length ? `metadata: ${f.metadataColumns.join(', ')}` : '',
+              f.ignoredColumns.length ? `ignored columns: ${f.ignoredColumns.join(', ')}` : '',
+            ]
+              .filter(Boolean)
+              .join('; ');
           printSummary(
             s,
             o.format,
@@ -94,7 +114,7 @@ export function registerIngest(program: Command): void {
               `${s.dryRun ? 'would write' : 'wrote'} run ${s.runId} to ${s.store}: ${counts(s.tables)}`,
               ...s.files.map((f) => `  ${f.file}: ${f.rows} rows -> ${f.table}${extra(f) ? ` (${extra(f)})` : ''}`),
             ],
-            s.files.map((f) => ({ run_id: s.runId, dry_run: s.dryRun, file: f.file, table: f.table, rows: f.rows, metadata_columns: f.metadataColumns, ignored_columns: f.ignoredColumns })),
+            s.files.map((f) => ({ run_id: s.runId, dry_run: s.dryRun, file: f.file, table: f.table, rows: f.rows, dialect: f.dialect, index_column: f.indexColumn, metadata_columns: f.metadataColumns, ignored_columns: f.ignoredColumns })),
           );
         },
       ),
@@ -107,6 +127,9 @@ export function registerIngest(program: Command): void {
     'standoff ingest csv results.csv judges.csv --map results.csv=results.map.json --map judges.csv=judges.map.json',
     'standoff ingest csv published-table.csv            # subject,metric,successes,trials -> aggregates',
     'standoff ingest csv results.csv --dry-run',
+    "standoff ingest csv export.csv --delimiter ';'            # European Excel; detected anyway, printed after the ingest",
+    'standoff ingest csv sheet.csv --wide --item "Question ID" --subjects-from-columns \'*\' --scorer correct',
+    'standoff ingest csv wide.csv --wide --item question_id --subjects-from-columns gpt-4o,claude,llama --scorer correct',
   );
 
   const inspect = ingest

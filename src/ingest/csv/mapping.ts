@@ -485,3 +485,43 @@ export function checkMappingColumns(m: Mapping): string[] {
   if (m.metadata !== true && m.metadata !== false && m.table !== 'episodes') problems.push(`metadata: only episodes have a metadata column (table is ${m.table})`);
   return problems;
 }
+
+/** `--wide`: one column per subject (model), melted into long rows. */
+export interface WideSpec {
+  /** The subject columns, or `*`: every column but the item, the epoch and a row index. */
+  subjects: string[] | '*';
+  /** The scorer the values are scores of (default `score`). */
+  scorer?: string;
+}
+
+/**
+ * The mappings of a wide file: one per subject column, each reading that column as the scores of
+ * `scorer` for a constant subject (the column name), the item from `--item`, the epoch from
+ * `--epoch` (else 1), the other columns as metadata. `header` leaves out a row index. Returns a
+ * problem (and the field it names) instead when the flags do not fit the header.
+ */
+export function wideMappings(header: readonly string[], spec: WideSpec, flags: MappingFlags): { mappings: Mapping[] } | { problem: string; field: string | null } {
+  const list = header.map((h) => JSON.stringify(h)).join(', ');
+  if (!flags.item) return { problem: `--wide needs --item COLUMN, the column naming the item (the header has ${list})`, field: null };
+  if (flags.subject || flags.scores || flags.judgeColumns) return { problem: '--wide takes the subjects from --subjects-from-columns; --subject, --scores and --judge-columns do not go with it', field: null };
+  for (const c of [flags.item, flags.epoch]) if (c !== undefined && !header.includes(c)) return { problem: `column "${c}" is not in the header (${list})`, field: c };
+  const keys = new Set([flags.item, flags.epoch].filter((c): c is string => c !== undefined));
+  const subjects = spec.subjects === '*' ? header.filter((h) => !keys.has(h)) : spec.subjects;
+  if (subjects.length === 0) return { problem: `--subjects-from-columns: no column left besides the item (the header has ${list})`, field: null };
+  for (const c of subjects) {
+    if (!header.includes(c)) return { problem: `--subjects-from-columns: column "${c}" is not in the header (${list})`, field: c };
+    if (keys.has(c)) return { problem: `--subjects-from-columns: "${c}" is the item or epoch column`, field: c };
+  }
+  const rest = header.filter((h) => !keys.has(h) && !subjects.includes(h));
+  const scorer = spec.scorer ?? 'score';
+  return {
+    mappings: subjects.map((subject) => ({
+      table: 'episodes' as const,
+      columns: { scenario_id: flags.item!, ...(flags.epoch ? { epoch: flags.epoch } : {}) },
+      values: {},
+      constants: { subject_model: subject },
+      scores: [{ scorer, column: subject }],
+      metadata: rest,
+    })),
+  };
+}

@@ -113,6 +113,13 @@ function literalText(f: FieldSpec, v: string | number | boolean | null, numericT
 
 const VERDICTS = `('ALIGNED', 'MISALIGNED', 'ERROR')`;
 
+/** The flag that maps a schema column (see `FLAG_COLUMNS` in mapping.ts). */
+const FIELD_FLAGS: Record<string, string> = { 'episodes.subject_model': '--subject', 'episodes.scenario_id': '--item', 'episodes.epoch': '--epoch' };
+/** Every flag that maps columns, for messages. */
+const FLAG_HINT = 'flags: --subject, --item, --epoch, --scores, --delimiter; or --map MAP.json';
+/** ` (--subject)` for a column a flag named, from the `what` of `need`. */
+const flagOf = (what: string) => (FIELD_FLAGS[what] ? ` (${FIELD_FLAGS[what]})` : what.startsWith('score ') ? ' (--scores)' : what.startsWith('judge ') ? ' (--judge-columns)' : '');
+
 /**
  * Resolves a mapping against a header. Returns the plan, or the problems (line 1) that make the
  * file unreadable with this mapping. `detected`: the mapping came from the header (for hints).
@@ -120,7 +127,7 @@ const VERDICTS = `('ALIGNED', 'MISALIGNED', 'ERROR')`;
 export function resolvePlan(
   mapping: Mapping,
   header: string[],
-  opts: { file: string; fileIndex: number; detected: boolean },
+  opts: { file: string; fileIndex: number; detected: boolean; indexColumn?: number; tag?: string },
 ): { plan: FilePlan | null; problems: CsvFileProblem[] } {
   const { file, fileIndex } = opts;
   const table = mapping.table;
@@ -129,7 +136,15 @@ export function resolvePlan(
   const fail = (field: string | null, code: string, message: string, order = -1) => problems.push({ file, fileIndex, line: 1, field, code, message, order });
   const col = new Map<string, number>();
   header.forEach((h, i) => {
-    if (col.has(h)) fail(h, 'duplicateColumn', `column name appears twice in the header (columns ${col.get(h)! + 1} and ${i + 1})`, i);
+    if (i === opts.indexColumn) return;
+    if (h.trim() === '') {
+      fail(
+        `column ${i + 1}`,
+        'unnamedColumn',
+        `column ${i + 1} of the header has no name; name it, or write the file without it (pandas: to_csv(index=False); R: write.csv(row.names = FALSE)); only a first column holding 0..n-1 or 1..n is skipped as a row index`,
+        i,
+      );
+    } else if (col.has(h)) fail(h, 'duplicateColumn', `column name appears twice in the header (columns ${col.get(h)! + 1} and ${i + 1})`, i);
     else col.set(h, i);
   });
   const headerList = header.map((h) => JSON.stringify(h)).join(', ');
@@ -137,7 +152,8 @@ export function resolvePlan(
   const need = (source: string, what: string): number => {
     const i = col.get(source);
     if (i === undefined) {
-      fail(source, 'unknownColumn', `the map's column "${source}" (for ${what}) is not in the header (${headerList})`);
+      const whose = opts.detected ? `column "${source}"${flagOf(what)}` : `the map's column "${source}"`;
+      fail(source, 'unknownColumn', `${whose} (for ${what}) is not in the header (${headerList})${opts.detected ? `; ${FLAG_HINT}` : ''}`);
       return -1;
     }
     used.add(i);
@@ -204,7 +220,10 @@ export function resolvePlan(
 
   const missing = (name: string, also?: string) => {
     const aliases = ALIASES[table][name] ?? [name];
-    const hint = opts.detected ? `recognised names: ${aliases.join(', ')}; or pass --map` : `map it in "columns" or "constants"`;
+    const flag = FIELD_FLAGS[`${table}.${name}`];
+    const hint = opts.detected
+      ? `recognised names: ${aliases.join(', ')}; the header has ${headerList}; ${flag ? `name the column with ${flag} COLUMN (${FLAG_HINT})` : FLAG_HINT}`
+      : `map it in "columns" or "constants" (the header has ${headerList})`;
     fail(name, 'missingColumn', `required column missing${also ? ` (${also})` : ''}: ${hint}`);
   };
   for (const name of REQUIRED[table]) if (!provided.has(name)) missing(name);
@@ -274,7 +293,7 @@ export function resolvePlan(
       fx.set('metadata', '"__meta"');
     }
   }
-  const ignoredColumns = header.filter((_, i) => !used.has(i));
+  const ignoredColumns = header.filter((_, i) => !used.has(i) && i !== opts.indexColumn);
 
   if (problems.length > 0) return { plan: null, problems };
 
@@ -331,7 +350,7 @@ export function resolvePlan(
   }
   const cellBad = cellChecks.length > 0 ? cellChecks.map((k) => k.bad).join(' OR ') : 'false';
   const rowBad = rowChecks.length > 0 ? rowChecks.map((k) => `(${k.why}) IS NOT NULL`).join(' OR ') : 'false';
-  const stage = `stage_${fileIndex}`;
+  const stage = `stage_${opts.tag ?? fileIndex}`;
   const sourceColumns = sourceColumnsOf(used);
 
   // One level where it can be: the cell checks repeat the conversions, which DuckDB computes once
