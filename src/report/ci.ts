@@ -400,3 +400,4 @@ export async function probesFromStore(src: StoreSource, opts: { by?: string[]; l
 }
 
 export { float64Column };
+export { sufficiencyText } from './probe-sufficiency-text.ts';

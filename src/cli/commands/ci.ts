@@ -5,6 +5,7 @@ import { formatOption, levelOption, MEASURES, resamplingOptions, storeOptions } 
 import { printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 import { storeError } from '../../errors.ts';
+import { visibleControls } from '../../escape.ts';
 
 // Libraries load on first use (inside the action), so `standoff --help` and light commands start
 // fast: a command file imports only commander, ../program.ts, ../options.ts and ../output.ts
@@ -270,13 +271,14 @@ export function registerCi(program: Command): void {
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .action(
       action(async (o: Common & { by?: string[] }) => {
-        const { probesFromStore } = await lib();
+        const { probesFromStore, sufficiencyText } = await lib();
         const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples });
         if (o.format === 'json') return printResult(r, 'json');
-        const pct = (s: { count: number; n: number; rate: number | null; interval: { lower: number | null; upper: number | null; sampling: string } }) =>
+        const mark = { cluster: 'cl.', exact: 'ex.', states: 'st.', independent: 'ind.' } as const;
+        const pct = (s: { count: number; n: number; rate: number | null; shown: keyof typeof mark; interval: { lower: number | null; upper: number | null } }) =>
           s.rate === null
             ? `- (0/${s.n})`
-            : `${(100 * s.rate).toFixed(1)}% (${s.count}/${s.n}) ${s.interval.sampling === 'clustered' ? 'cl.' : 'ex.'}[${s.interval.lower === null ? '-' : (100 * s.interval.lower).toFixed(1)}, ${s.interval.upper === null ? '-' : (100 * s.interval.upper).toFixed(1)}]`;
+            : `${(100 * s.rate).toFixed(1)}% (${s.count}/${s.n}) ${mark[s.shown]}[${s.interval.lower === null ? '-' : (100 * s.interval.lower).toFixed(1)}, ${s.interval.upper === null ? '-' : (100 * s.interval.upper).toFixed(1)}]`;
         printResult(
           r.groups.map((g) => ({
             group: g.group,
@@ -298,13 +300,13 @@ export function registerCi(program: Command): void {
         );
         if (o.format !== 'csv') {
           printText(
-            `\nstates are distinct decision states; each share is out of their answers (state x epoch), and cl. intervals resample whole states (ex.: exact, no state repeats). Ambiguous states are in no decision or composition denominator.\n`,
+            `\nstates are distinct decision states; each share is out of their answers (state x epoch), and cl. intervals resample whole states (ex.: Clopper-Pearson where each state is answered once; st.: every state has the same outcome, so Clopper-Pearson over the distinct states, each counted once; ind.: Clopper-Pearson over the answers as independent samples although states repeat). Ambiguous states are in no decision or composition denominator.\n`,
           );
         }
         const s = r.sufficiency;
         if (s && o.format !== 'csv') {
-          const verdict = s.vacuous ? 'VACUOUS (no two states share a group: nothing was compared)' : s.sufficient ? 'sufficient' : `NOT sufficient (${s.counterexamples.length} counterexample group${s.counterexamples.length === 1 ? '' : 's'})`;
-          printText(`probe sufficiency: ${verdict}; ${s.states} distinct states grouped by ${s.grouped_by} into ${s.answer_groups} groups, ${s.groups_with_several_states} with two or more states\n`);
+          const plain = (t: string) => visibleControls(t, ' ');
+          printText(`probe sufficiency: ${sufficiencyText(s, { strong: (t) => t.toUpperCase(), quote: plain, text: plain })}\n`);
         }
       }),
     );
