@@ -86,6 +86,12 @@ export {
   type ProbeSufficiencyResult,
   type ProbeAnswerGroup,
 } from './probe-sufficiency.ts';
+export {
+  errorConcentration,
+  type ConcentrationSubject,
+  type ErrorConcentrationOptions,
+  type ErrorConcentrationResult,
+} from './error-concentration.ts';
 
 // Bootstrap, standard errors and power (added by their author below)
 export {
