@@ -46,6 +46,7 @@ import { isStandoffSource } from '../schema/tables.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 import { cell, fmtCount } from './markdown.ts';
 import { renderFigures } from './render-figure.ts';
+import { concentrationFigure } from './figure-concentration.ts';
 import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots, type FigureSpec } from './figures.ts';
 import { REPORT_MEMORY_LIMIT, buildContext, materializeObservations, openReportStore, reportError, type ReportContext } from './sections/context.ts';
 import { renderGate, renderSummary, runSummary, type SummaryResult, type RunHash } from './sections/summary.ts';
@@ -404,6 +405,7 @@ function buildFigures(ctx: ReportContext, r: ReportResults): FigureSpec[] {
     sliceDots(r.slices, ctx.subjects, ctx.colours, ctx.level),
     r.pairwise.comparisons.some((c) => c.difference !== null) ? forestPlot(r.pairwise, ctx.level) : null,
     r.probes.available ? probeOutcomes(r.probes, ctx.subjects) : null,
+    r.probes.available ? concentrationFigure(r.probes.concentration) : null,
     r.probes.available ? reliabilityPlot(r.probes, ctx.subjects, ctx.colours) : null,
     judgeMatrix(r.judges),
   ];
@@ -451,6 +453,7 @@ export function renderReport(ctx: Pick<ReportContext, 'suite' | 'subjects' | 'se
   parts.push(fig('judges'));
   parts.push(renderProbes(r.probes));
   parts.push(fig('probes'));
+  parts.push(fig('concentration'));
   parts.push(fig('calibration'));
   parts.push(renderEpisodes(r.episodes));
   parts.push(renderLimitations(r.limitations));

@@ -4,6 +4,7 @@
  * vectors come into JS) or from a CSV/Parquet `--input` file, and calls `src/stats`.
  * Every function returns plain, documented JSON-ready objects.
  */
+import { loadConcentration, type ConcentrationReport } from './probe-concentration.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   clopperPearson,
@@ -376,6 +377,8 @@ export async function judgesFromStore(src: StoreSource, opts: { scorer?: string;
 /* -------------------------------------------------------------------- probes */
 
 export interface ProbesResult extends ProbeTables {
+  /** With `concentration`: the section 5.3 analysis over subject_model (null when no state was read right). */
+  concentration?: ConcentrationReport | null;
   level: number;
   seed: number;
   resamples: number;
@@ -386,7 +389,18 @@ export interface ProbesResult extends ProbeTables {
  * uses it too): distinct states and their answers, the four outcomes with intervals that resample
  * whole states, composition, ambiguous states apart, and sufficiency over the distinct states.
  */
-export async function probesFromStore(src: StoreSource, opts: { by?: string[]; level?: number; seed?: number; resamples?: number } = {}): Promise<ProbesResult> {
+export interface ProbesOptions {
+  by?: string[];
+  level?: number;
+  seed?: number;
+  resamples?: number;
+  /** Also the error concentration against a permutation null (section 5.3); `resamples` permutations. */
+  concentration?: boolean;
+  /** k of the concentration (default half the subjects, rounded up). */
+  minSubjects?: number;
+}
+
+export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}): Promise<ProbesResult> {
   const by = opts.by ?? ['subject_model'];
   for (const c of by) if (!(PROBE_GROUP_COLUMNS as readonly string[]).includes(c)) throw usageError('metric.unknownColumn', `--by column "${c}" does not exist; use ${PROBE_GROUP_COLUMNS.join(', ')}`);
   const level = opts.level ?? 0.95;
@@ -395,9 +409,12 @@ export async function probesFromStore(src: StoreSource, opts: { by?: string[]; l
   return withStore(src, async (conn) => {
     const t = await loadProbeTables(async (sql) => (await query(conn, sql)).rows, { by, level, seed, resamples });
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
-    return { ...t, level, seed, resamples };
+    if (!opts.concentration) return { ...t, level, seed, resamples };
+    const concentration = await loadConcentration(async (sql) => (await query(conn, sql)).rows, { minSubjects: opts.minSubjects, seed, permutations: resamples, level });
+    return { ...t, level, seed, resamples, concentration };
   });
 }
 
 export { float64Column };
 export { sufficiencyText } from './probe-sufficiency-text.ts';
+export { concentrationText } from './probe-concentration.ts';

@@ -269,10 +269,13 @@ export function registerCi(program: Command): void {
 
   const probes = common(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
+    .option('--concentration', 'also: do facts-right, action-wrong errors fall on the same states across subjects? share on states >= k subjects fail vs a seeded permutation null (--resamples permutations; "Reading Right, Acting Wrong" section 5.3)')
+    .option('--min-subjects <k>', 'with --concentration: a state is shared when at least k subjects fail it (default: half the subjects, rounded up)', parseIntArg('--min-subjects'))
     .action(
-      action(async (o: Common & { by?: string[] }) => {
-        const { probesFromStore, sufficiencyText } = await lib();
-        const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples });
+      action(async (o: Common & { by?: string[]; concentration?: boolean; minSubjects?: number }) => {
+        const { probesFromStore, sufficiencyText, concentrationText } = await lib();
+        if (o.minSubjects !== undefined && !o.concentration) throw usageError('probes.minSubjects', '--min-subjects needs --concentration');
+        const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples, concentration: o.concentration, minSubjects: o.minSubjects });
         if (o.format === 'json') return printResult(r, 'json');
         const mark = { cluster: 'cl.', exact: 'ex.', states: 'st.', independent: 'ind.' } as const;
         const pct = (s: { count: number; n: number; rate: number | null; shown: keyof typeof mark; interval: { lower: number | null; upper: number | null } }) =>
@@ -308,7 +311,11 @@ export function registerCi(program: Command): void {
           const plain = (t: string) => visibleControls(t, ' ');
           printText(`probe sufficiency: ${sufficiencyText(s, { strong: (t) => t.toUpperCase(), quote: plain, text: plain })}\n`);
         }
+        if (o.concentration && o.format !== 'csv') {
+          const c = r.concentration;
+          printText(`error concentration: ${c ? concentrationText(c, (x) => (x === null ? '-' : `${(100 * x).toFixed(1)}%`)) : 'no subject read every fact right on any state, so there is nothing to concentrate'}\n`);
+        }
       }),
     );
-  withExamples(probes, 'standoff probes', 'standoff probes --by subject_model,decision_type --format json');
+  withExamples(probes, 'standoff probes', 'standoff probes --by subject_model,decision_type --format json', 'standoff probes --concentration --min-subjects 2 --seed 7');
 }
