@@ -35,6 +35,7 @@
  * PNGs (no clock, no absolute paths, sorted rows, fixed number formatting; every resampling is
  * seeded with `seed`; SQL returns integer counts and ratios are formed in JS).
  */
+import { loadExcludedStates } from './probe-sensitivity.ts';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -91,6 +92,8 @@ export interface BuildReportOptions {
   indexHtml?: { dataBudgetBytes?: number; listCap?: number; maxEpisodes?: number };
   /** Stores that are not a Standoff suite: slice by these episode columns or metadata keys too (`--slice COL`). */
   slices?: string[];
+  /** A file of state ids (one per line) to leave out in the probe section's sensitivity table (`--exclude-states FILE`). */
+  excludeStates?: string;
 }
 
 export interface ReportResults {
@@ -238,6 +241,7 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
   const started = Date.now();
   const step = (msg: string) => log(`${msg} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
+  const excludeStates = options.excludeStates === undefined ? undefined : loadExcludedStates(options.excludeStates);
   const store = await openReportStore(options.traces, options.runs);
   let tmp: string | null = null;
   try {
@@ -249,7 +253,9 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
     const standoff = standoffStore && (Number(suites) === 1 || options.requireStandoff === true);
     if (standoff && options.slices?.length) throw reportError('badOption', 'usage', '--slice is for stores that are not a Standoff suite (the Standoff report slices by domain, decision type and variant)');
     if (!standoff && options.requireStandoff) throw reportError('notStandoffSuite', 'usage', `the runs of ${options.traces} are not a Standoff suite; buildAnyReport (standoff report build) reports them`);
+    if (!standoff && excludeStates) throw reportError('badOption', 'usage', '--exclude-states is for the paired probes of a Standoff suite; this store is reported with the generic sections');
     const ctx = await buildContext(store, { ...opts, log, mixedSuites: !standoff });
+    ctx.excludeStates = excludeStates;
     step(`${ctx.runIds.length} run${ctx.runIds.length === 1 ? '' : 's'}, ${ctx.subjects.length} subject${ctx.subjects.length === 1 ? '' : 's'} loaded`);
     tmp = await prepareOutput(out);
     if (!standoff) {

@@ -4,6 +4,7 @@
  * vectors come into JS) or from a CSV/Parquet `--input` file, and calls `src/stats`.
  * Every function returns plain, documented JSON-ready objects.
  */
+import { createExcludedStates, loadSensitivity, type ProbeSensitivity } from './probe-sensitivity.ts';
 import { loadConcentration, type ConcentrationReport } from './probe-concentration.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
@@ -19,7 +20,7 @@ import {
   type Sided,
 } from '../stats/index.ts';
 import { openStore } from '../store/open-store.ts';
-import { query, quoteIdent } from '../store/duckdb.ts';
+import { query, quoteIdent, type SqlParams } from '../store/duckdb.ts';
 import { float64Column } from '../store/arrow.ts';
 import { dataError, usageError } from '../errors.ts';
 import { REDUCERS, checkColumns, countNoanswer, metricStats, reduceMetric, storeMetrics, type MetricDef, type MetricKind, type Reducer } from './metrics.ts';
@@ -379,6 +380,8 @@ export async function judgesFromStore(src: StoreSource, opts: { scorer?: string;
 export interface ProbesResult extends ProbeTables {
   /** With `concentration`: the section 5.3 analysis over subject_model (null when no state was read right). */
   concentration?: ConcentrationReport | null;
+  /** With `excludeStates`: the headline numbers with all states and without the flagged ones (the tables are without). */
+  sensitivity?: ProbeSensitivity;
   level: number;
   seed: number;
   resamples: number;
@@ -398,6 +401,8 @@ export interface ProbesOptions {
   concentration?: boolean;
   /** k of the concentration (default half the subjects, rounded up). */
   minSubjects?: number;
+  /** State ids to leave out (`--exclude-states FILE`, read by the caller): the tables are without them, `sensitivity` compares. */
+  excludeStates?: string[];
 }
 
 export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}): Promise<ProbesResult> {
@@ -407,14 +412,19 @@ export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}
   const seed = opts.seed ?? 20261129;
   const resamples = opts.resamples ?? 10_000;
   return withStore(src, async (conn) => {
-    const t = await loadProbeTables(async (sql) => (await query(conn, sql)).rows, { by, level, seed, resamples });
+    const q = async (sql: string, params?: SqlParams) => (await query(conn, sql, params)).rows;
+    const excl = opts.excludeStates !== undefined;
+    if (excl) await createExcludedStates(q, opts.excludeStates!);
+    const t = await loadProbeTables(q, { by, level, seed, resamples, excludeStates: excl });
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
-    if (!opts.concentration) return { ...t, level, seed, resamples };
-    const concentration = await loadConcentration(async (sql) => (await query(conn, sql)).rows, { minSubjects: opts.minSubjects, seed, permutations: resamples, level });
-    return { ...t, level, seed, resamples, concentration };
+    const sensitivity = excl ? { sensitivity: await loadSensitivity(q, { by, level, seed, resamples }, opts.excludeStates!.length) } : {};
+    if (!opts.concentration) return { ...t, level, seed, resamples, ...sensitivity };
+    const concentration = await loadConcentration(q, { minSubjects: opts.minSubjects, seed, permutations: resamples, level, excludeStates: excl });
+    return { ...t, level, seed, resamples, concentration, ...sensitivity };
   });
 }
 
 export { float64Column };
 export { sufficiencyText } from './probe-sufficiency-text.ts';
 export { concentrationText } from './probe-concentration.ts';
+export { loadExcludedStates } from './probe-sensitivity.ts';

@@ -24,6 +24,8 @@ export interface ConcentrationOptions {
   permutations: number;
   level: number;
   subject?: ProbeTableOptions['subject'];
+  /** Leave out the flagged states (`probe_excluded_states`). */
+  excludeStates?: boolean;
 }
 
 export type ConcentrationReport = Omit<ErrorConcentrationResult, 'nullShares'> & {
@@ -43,7 +45,7 @@ export async function loadConcentration(q: Q, o: ConcentrationOptions): Promise<
     SELECT CAST(${subj} AS VARCHAR) AS subj, scenario_id,
            bool_or(total > 0 AND right_ = total) AS facts_right,
            bool_or(total > 0 AND right_ = total AND NOT coalesce(action, false)) AS failed
-    FROM (${probeStateSql(o.subject)}) WHERE NOT ambiguous
+    FROM (${probeStateSql(o.subject, o.excludeStates)}) WHERE NOT ambiguous
     GROUP BY ALL HAVING bool_or(total > 0 AND right_ = total) ORDER BY subj, scenario_id`);
   if (rows.length === 0) return null;
   const by = new Map<string, { factsRight: string[]; errors: string[] }>();

@@ -48,7 +48,12 @@ export interface ProbeTableOptions {
   resamples: number;
   /** SQL for a `subject` column (the report's `model @ run` labels), with the joins it needs on `d` (probe_decisions). */
   subject?: { expr: string; join: string };
+  /** Leave out the states listed in the temp table `probe_excluded_states` (`createExcludedStates`). */
+  excludeStates?: boolean;
 }
+
+/** The filter on `d` (probe_decisions) that leaves out flagged states, when asked. */
+export const EXCLUDED_STATES_FILTER = `d.scenario_id NOT IN (SELECT scenario_id FROM probe_excluded_states)`;
 
 /** A share (count of n answers) with the interval shown and both intervals. */
 export interface ShareInterval extends Share {
@@ -133,7 +138,7 @@ export interface ProbeTables {
 type Q = (sql: string) => Promise<Record<string, Plain>[]>;
 
 /** One row per state answer with everything the tables need (`d` = probe_decisions). */
-export function probeStateSql(subject?: ProbeTableOptions['subject']): string {
+export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false): string {
   return `
     SELECT d.run_id, d.subject_model, d.scenario_id, d.epoch, d.state_id, m.domain, m.decision_type, m.variant,
            ${subject ? `${subject.expr} AS subject,` : ''}
@@ -144,7 +149,7 @@ export function probeStateSql(subject?: ProbeTableOptions['subject']): string {
     LEFT JOIN (SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_
                FROM probe_answers GROUP BY ALL) a USING (run_id, subject_model, state_id)
     LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes) m USING (run_id, scenario_id)
-    ${subject?.join ?? ''}`;
+    ${subject?.join ?? ''}${excludeStates ? `\n    WHERE ${EXCLUDED_STATES_FILTER}` : ''}`;
 }
 
 export async function loadProbeTables(q: Q, o: ProbeTableOptions): Promise<ProbeTables> {
@@ -152,7 +157,7 @@ export async function loadProbeTables(q: Q, o: ProbeTableOptions): Promise<Probe
   const g = by.map(quoteIdent);
   const rows = await q(`
     SELECT ${g.length ? `${g.join(', ')}, ` : ''}scenario_id, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
-    FROM (${probeStateSql(o.subject)}) GROUP BY ALL ORDER BY ALL`);
+    FROM (${probeStateSql(o.subject, o.excludeStates)}) GROUP BY ALL ORDER BY ALL`);
   const groups: ProbeGroupTable[] = [];
   const keyOf = (r: Record<string, Plain>) => by.map((c) => JSON.stringify(r[c])).join('\u0000');
   for (let i = 0; i < rows.length; ) {
@@ -162,7 +167,7 @@ export async function loadProbeTables(q: Q, o: ProbeTableOptions): Promise<Probe
     groups.push(groupTable(rows.slice(i, j), by, o));
     i = j;
   }
-  return { by, groups, sufficiency: await sufficiency(q) };
+  return { by, groups, sufficiency: await sufficiency(q, o.excludeStates) };
 }
 
 interface StateRow {
@@ -302,13 +307,14 @@ function groupTable(raw: Record<string, Plain>[], by: string[], o: ProbeTableOpt
  * states are grouped by their correct probe answers alone. One entry per distinct (scenario,
  * family, correct answers, gold set), read once whatever the epochs and subjects.
  */
-async function sufficiency(q: Q): Promise<ProbeSufficiencyReport | null> {
+async function sufficiency(q: Q, excludeStates = false): Promise<ProbeSufficiencyReport | null> {
   const rows = await q(`
     WITH ans AS (SELECT run_id, subject_model, state_id, string_agg(probe_id || '=' || expected, chr(10) ORDER BY probe_id) AS answers
                  FROM probe_answers GROUP BY ALL),
          fam AS (SELECT DISTINCT run_id, scenario_id, domain FROM episodes)
     SELECT DISTINCT d.scenario_id, f.domain AS family, list_sort(d.gold_actions) AS gold, coalesce(a.answers, '') AS answers
     FROM probe_decisions d LEFT JOIN ans a USING (run_id, subject_model, state_id) LEFT JOIN fam f USING (run_id, scenario_id)
+    ${excludeStates ? `WHERE ${EXCLUDED_STATES_FILTER}` : ''}
     ORDER BY scenario_id, family NULLS FIRST, answers, gold`);
   if (rows.length === 0) return null;
   const families = rows.some((r) => r.family !== null);

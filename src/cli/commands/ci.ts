@@ -270,12 +270,14 @@ export function registerCi(program: Command): void {
   const probes = common(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .option('--concentration', 'also: do facts-right, action-wrong errors fall on the same states across subjects? share on states >= k subjects fail vs a seeded permutation null (--resamples permutations; "Reading Right, Acting Wrong" section 5.3)')
+    .option('--exclude-states <file>', 'state ids to leave out (one per line, e.g. from a label audit): the tables are without them, followed by the headline numbers with and without them and the largest change')
     .option('--min-subjects <k>', 'with --concentration: a state is shared when at least k subjects fail it (default: half the subjects, rounded up)', parseIntArg('--min-subjects'))
     .action(
-      action(async (o: Common & { by?: string[]; concentration?: boolean; minSubjects?: number }) => {
-        const { probesFromStore, sufficiencyText, concentrationText } = await lib();
+      action(async (o: Common & { by?: string[]; concentration?: boolean; minSubjects?: number; excludeStates?: string }) => {
+        const { probesFromStore, sufficiencyText, concentrationText, loadExcludedStates } = await lib();
+        const excludeStates = o.excludeStates === undefined ? undefined : loadExcludedStates(o.excludeStates);
         if (o.minSubjects !== undefined && !o.concentration) throw usageError('probes.minSubjects', '--min-subjects needs --concentration');
-        const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples, concentration: o.concentration, minSubjects: o.minSubjects });
+        const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples, concentration: o.concentration, minSubjects: o.minSubjects, excludeStates });
         if (o.format === 'json') return printResult(r, 'json');
         const mark = { cluster: 'cl.', exact: 'ex.', states: 'st.', independent: 'ind.' } as const;
         const pct = (s: { count: number; n: number; rate: number | null; shown: keyof typeof mark; interval: { lower: number | null; upper: number | null } }) =>
@@ -311,11 +313,18 @@ export function registerCi(program: Command): void {
           const plain = (t: string) => visibleControls(t, ' ');
           printText(`probe sufficiency: ${sufficiencyText(s, { strong: (t) => t.toUpperCase(), quote: plain, text: plain })}\n`);
         }
+        if (r.sensitivity && o.format !== 'csv') {
+          const sv = r.sensitivity;
+          const f = (x: { rate: number | null; count: number; n: number }) => (x.rate === null ? '-' : `${(100 * x.rate).toFixed(1)}% (${x.count}/${x.n})`);
+          printText(`\nexcluded states: ${sv.listed} listed, ${sv.found} among the probed states; the tables above leave them out. With all states -> without:\n`);
+          for (const x of sv.rows) printText(`  ${visibleControls(JSON.stringify(x.group))} ${x.metric}: ${f(x.with)} -> ${f(x.without)}${x.change === null ? '' : ` (${x.change >= 0 ? '+' : ''}${(100 * x.change).toFixed(1)} pp)`}\n`);
+          printText(sv.largest ? `largest change: ${(100 * Math.abs(sv.largest.change!)).toFixed(1)} pp (${sv.largest.metric}, ${visibleControls(JSON.stringify(sv.largest.group))})\n` : 'largest change: none defined\n');
+        }
         if (o.concentration && o.format !== 'csv') {
           const c = r.concentration;
           printText(`error concentration: ${c ? concentrationText(c, (x) => (x === null ? '-' : `${(100 * x).toFixed(1)}%`)) : 'no subject read every fact right on any state, so there is nothing to concentrate'}\n`);
         }
       }),
     );
-  withExamples(probes, 'standoff probes', 'standoff probes --by subject_model,decision_type --format json', 'standoff probes --concentration --min-subjects 2 --seed 7');
+  withExamples(probes, 'standoff probes', 'standoff probes --by subject_model,decision_type --format json', 'standoff probes --concentration --min-subjects 2 --seed 7', 'standoff probes --exclude-states flagged-states.txt');
 }

@@ -18,6 +18,7 @@ import { expectedCalibrationError, type CalibrationBin } from '../../stats/index
 import { byText, cell, code, fixed, fmtCount, pct, pctInterval, pp, ppInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
 import { sufficiencyText } from '../probe-sufficiency-text.ts';
+import { createExcludedStates, loadSensitivity, renderSensitivity, type ProbeSensitivity } from '../probe-sensitivity.ts';
 import { loadConcentration, renderConcentration, type ConcentrationReport } from '../probe-concentration.ts';
 import { fallbackLegend, SHOWN_MARK } from '../probe-interval-legend.ts';
 import { float64Column } from '../../store/arrow.ts';
@@ -35,6 +36,8 @@ export interface ProbesSection {
   level: number;
   subjects: ProbeSubject[];
   sufficiency: ProbeSufficiencyReport | null;
+  /** With `--exclude-states`: the headline numbers with and without the flagged states. */
+  sensitivity?: ProbeSensitivity;
   /** Error concentration across subjects (section 5.3); null when no subject read a state right. */
   concentration?: ConcentrationReport | null;
   calibration_available: boolean;
@@ -80,7 +83,12 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
     }
   }
   const concentration = await loadConcentration(ctx.q, { subject: SUBJECT, seed: ctx.seed, permutations: ctx.resamples, level: ctx.level });
-  return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, concentration, calibration_available: calibrationAvailable };
+  let sensitivity: ProbeSensitivity | undefined;
+  if (ctx.excludeStates) {
+    await createExcludedStates((sql, params) => ctx.q(sql, params), ctx.excludeStates);
+    sensitivity = await loadSensitivity(ctx.q, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT }, ctx.excludeStates.length);
+  }
+  return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, concentration, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
 }
 
 /** `rate (count/n) [interval]`, the interval marked *cl.*, *st.* or *ind.* by what it treats as independent (`stateIntervals`). */
@@ -171,6 +179,7 @@ export function renderProbes(p: ProbesSection): string {
   out.push('### Probe sufficiency\n');
   out.push(p.sufficiency ? `${sufficiencyText(p.sufficiency, { strong: (t) => `**${t}**`, quote: code, text: cell })}\n` : 'No state with probe answers.\n');
   if (p.concentration !== undefined) out.push(renderConcentration(p.concentration, p.sufficiency));
+  if (p.sensitivity) out.push(renderSensitivity(p.sensitivity, 'subject'));
   out.push('### Calibration\n');
   if (!p.calibration_available) {
     out.push('No decision in this store carries option probabilities (the endpoints returned no logprobs), so calibration cannot be measured.\n');
