@@ -92,6 +92,7 @@ export {
   type ErrorConcentrationOptions,
   type ErrorConcentrationResult,
 } from './error-concentration.ts';
+export { spearmanCorrelation, spearmanBootstrap, type SpearmanBootstrapResult } from './spearman-correlation.ts';
 
 // Bootstrap, standard errors and power (added by their author below)
 export {
