@@ -48,6 +48,7 @@ import { STANDOFF_VERSION } from '../version.ts';
 import { cell, fmtCount } from './markdown.ts';
 import { renderFigures } from './render-figure.ts';
 import { concentrationFigure } from './figure-concentration.ts';
+import { accuracyFormFigure } from './probe-accuracy-form.ts';
 import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots, type FigureSpec } from './figures.ts';
 import { REPORT_MEMORY_LIMIT, buildContext, materializeObservations, openReportStore, reportError, type ReportContext } from './sections/context.ts';
 import { renderGate, renderSummary, runSummary, type SummaryResult, type RunHash } from './sections/summary.ts';
@@ -412,6 +413,7 @@ function buildFigures(ctx: ReportContext, r: ReportResults): FigureSpec[] {
     r.pairwise.comparisons.some((c) => c.difference !== null) ? forestPlot(r.pairwise, ctx.level) : null,
     r.probes.available ? probeOutcomes(r.probes, ctx.subjects) : null,
     r.probes.available ? concentrationFigure(r.probes.concentration) : null,
+    r.probes.available ? accuracyFormFigure(r.probes.accuracy_form, ctx.subjects, ctx.colours) : null,
     r.probes.available ? reliabilityPlot(r.probes, ctx.subjects, ctx.colours) : null,
     judgeMatrix(r.judges),
   ];
@@ -460,6 +462,7 @@ export function renderReport(ctx: Pick<ReportContext, 'suite' | 'subjects' | 'se
   parts.push(renderProbes(r.probes));
   parts.push(fig('probes'));
   parts.push(fig('concentration'));
+  parts.push(fig('accuracy-form'));
   parts.push(fig('calibration'));
   parts.push(renderEpisodes(r.episodes));
   parts.push(renderLimitations(r.limitations));

@@ -4,6 +4,7 @@
  * vectors come into JS) or from a CSV/Parquet `--input` file, and calls `src/stats`.
  * Every function returns plain, documented JSON-ready objects.
  */
+import { accuracyForm, type AccuracyForm } from './probe-accuracy-form.ts';
 import { createExcludedStates, loadSensitivity, type ProbeSensitivity } from './probe-sensitivity.ts';
 import { loadConcentration, type ConcentrationReport } from './probe-concentration.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -380,6 +381,8 @@ export async function judgesFromStore(src: StoreSource, opts: { scorer?: string;
 export interface ProbesResult extends ProbeTables {
   /** With `concentration`: the section 5.3 analysis over subject_model (null when no state was read right). */
   concentration?: ConcentrationReport | null;
+  /** Grouped by subject_model with two or more subjects: accuracy against error form (Spearman with three or more). */
+  accuracy_form?: AccuracyForm;
   /** With `excludeStates`: the headline numbers with all states and without the flagged ones (the tables are without). */
   sensitivity?: ProbeSensitivity;
   level: number;
@@ -418,9 +421,11 @@ export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}
     const t = await loadProbeTables(q, { by, level, seed, resamples, excludeStates: excl });
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
     const sensitivity = excl ? { sensitivity: await loadSensitivity(q, { by, level, seed, resamples }, opts.excludeStates!.length) } : {};
-    if (!opts.concentration) return { ...t, level, seed, resamples, ...sensitivity };
+    const byModel = by.length === 1 && by[0] === 'subject_model';
+    const form = byModel && t.groups.length >= 2 ? { accuracy_form: accuracyForm(t.groups.map((g) => ({ subject: String(g.group.subject_model), t: g })), { seed, resamples, level }) } : {};
+    if (!opts.concentration) return { ...t, level, seed, resamples, ...sensitivity, ...form };
     const concentration = await loadConcentration(q, { minSubjects: opts.minSubjects, seed, permutations: resamples, level, excludeStates: excl });
-    return { ...t, level, seed, resamples, concentration, ...sensitivity };
+    return { ...t, level, seed, resamples, concentration, ...sensitivity, ...form };
   });
 }
 

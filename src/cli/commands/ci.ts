@@ -313,6 +313,13 @@ export function registerCi(program: Command): void {
           const plain = (t: string) => visibleControls(t, ' ');
           printText(`probe sufficiency: ${sufficiencyText(s, { strong: (t) => t.toUpperCase(), quote: plain, text: plain })}\n`);
         }
+        const af = r.accuracy_form;
+        if (af?.spearman && o.format !== 'csv') {
+          const n = (x: number | null) => (x === null ? '-' : x.toFixed(2));
+          const sp = af.spearman;
+          const iv = sp.lower !== null && sp.lower === sp.upper ? 'the bootstrap over subjects has no spread (no interval)' : `${Math.round(sp.level * 100)}% bootstrap over subjects [${n(sp.lower)}, ${n(sp.upper)}]`;
+          printText(`accuracy vs errors after correct reading across ${af.used} subjects: Spearman ${n(sp.estimate)}, ${iv}\n`);
+        }
         if (r.sensitivity && o.format !== 'csv') {
           const sv = r.sensitivity;
           const f = (x: { rate: number | null; count: number; n: number }) => (x.rate === null ? '-' : `${(100 * x.rate).toFixed(1)}% (${x.count}/${x.n})`);

@@ -18,6 +18,7 @@ import { expectedCalibrationError, type CalibrationBin } from '../../stats/index
 import { byText, cell, code, fixed, fmtCount, pct, pctInterval, pp, ppInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
 import { sufficiencyText } from '../probe-sufficiency-text.ts';
+import { accuracyForm, renderAccuracyForm, type AccuracyForm } from '../probe-accuracy-form.ts';
 import { createExcludedStates, loadSensitivity, renderSensitivity, type ProbeSensitivity } from '../probe-sensitivity.ts';
 import { loadConcentration, renderConcentration, type ConcentrationReport } from '../probe-concentration.ts';
 import { fallbackLegend, SHOWN_MARK } from '../probe-interval-legend.ts';
@@ -36,6 +37,8 @@ export interface ProbesSection {
   level: number;
   subjects: ProbeSubject[];
   sufficiency: ProbeSufficiencyReport | null;
+  /** Decision accuracy against the share of errors after correct reading, across subjects. */
+  accuracy_form?: AccuracyForm;
   /** With `--exclude-states`: the headline numbers with and without the flagged states. */
   sensitivity?: ProbeSensitivity;
   /** Error concentration across subjects (section 5.3); null when no subject read a state right. */
@@ -88,7 +91,8 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
     await createExcludedStates((sql, params) => ctx.q(sql, params), ctx.excludeStates);
     sensitivity = await loadSensitivity(ctx.q, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT }, ctx.excludeStates.length);
   }
-  return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, concentration, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
+  const accuracy_form = accuracyForm(subjects.map((x) => ({ subject: x.subject, t: x })), { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level });
+  return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, concentration, accuracy_form, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
 }
 
 /** `rate (count/n) [interval]`, the interval marked *cl.*, *st.* or *ind.* by what it treats as independent (`stateIntervals`). */
@@ -179,6 +183,7 @@ export function renderProbes(p: ProbesSection): string {
   out.push('### Probe sufficiency\n');
   out.push(p.sufficiency ? `${sufficiencyText(p.sufficiency, { strong: (t) => `**${t}**`, quote: code, text: cell })}\n` : 'No state with probe answers.\n');
   if (p.concentration !== undefined) out.push(renderConcentration(p.concentration, p.sufficiency));
+  if (p.accuracy_form && p.subjects.length >= 2) out.push(renderAccuracyForm(p.accuracy_form));
   if (p.sensitivity) out.push(renderSensitivity(p.sensitivity, 'subject'));
   out.push('### Calibration\n');
   if (!p.calibration_available) {
