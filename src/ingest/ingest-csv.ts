@@ -53,7 +53,7 @@ import {
 import { literalProblem, resolvePlan, type FilePlan, type KeySource, type OutTable } from './csv/plan.ts';
 
 /** Tables a CSV ingest fills. */
-const CSV_TABLES = ['episodes', 'scores', 'judgments', 'probe_answers', 'aggregates'] as const;
+const CSV_TABLES = ['episodes', 'scores', 'judgments', 'probe_answers', 'probe_decisions', 'aggregates'] as const;
 
 /** Problems collected before giving up (the CLI prints them one per line). */
 export const MAX_ERRORS = 20;

@@ -108,6 +108,11 @@ export function tableFields(table: MappedTable): FieldSpec[] {
     }
     out.push({ name: c.name, kind, nullable: c.nullable, options });
   }
+  if (table === 'probe_answers') {
+    // A long paired-probe file also carries the decision and its gold actions per row (repeated on
+    // every probe row of a state): they become probe_decisions (one row per subject and state).
+    out.push({ name: 'decision', kind: 'text', nullable: true, keyOnly: true }, { name: 'gold_actions', kind: 'text', nullable: true, keyOnly: true });
+  }
   if (table === 'judgments') {
     out.push(
       { name: 'subject_model', kind: 'text', nullable: false, keyOnly: true },
@@ -222,6 +227,8 @@ export const ALIASES: Record<MappedTable, Record<string, string[]>> = {
     expected: ['expected', 'expected_answer'],
     answer: ['answer'],
     correct: ['correct'],
+    decision: ['decision', 'chosen_action'],
+    gold_actions: ['gold_actions', 'gold_action', 'gold'],
   },
   aggregates: {
     subject_model: SUBJECT,
