@@ -53,4 +53,17 @@ describe('ingest csv: long paired-probe files', () => {
     expect(h.code).toBe(3);
     expect(h.stderr).toContain('gold_actions');
   }, 60_000);
+
+  it('--probes with recognised names needs no map; --probes on a map of another table is refused', () => {
+    const f = join(dir, 'named.csv');
+    writeFileSync(f, 'subject,state,probe,answer,expected,decision,gold_actions\nJEV,alf-001,holding_key,yes,yes,open door,open door\nJEV,alf-001,door_locked,no,yes,open door,open door\n');
+    const r = runCli(['ingest', 'csv', f, '--probes', '--item', 'state', '--traces', join(dir, 'named'), '--run-id', 'n']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('probe_answers 2, probe_decisions 1');
+    const epMap = join(dir, 'ep.json');
+    writeFileSync(epMap, JSON.stringify({ table: 'episodes', columns: { subject_model: 'subject', scenario_id: 'state' } }));
+    const bad = runCli(['ingest', 'csv', f, '--probes', '--map', epMap, '--traces', join(dir, 'named2'), '--run-id', 'n']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--probes is for long paired-probe files');
+  }, 60_000);
 });

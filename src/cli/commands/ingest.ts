@@ -56,6 +56,7 @@ export function registerIngest(program: Command): void {
     .option('--scores <cols>', 'score columns (comma-separated); each gives score rows whose scorer is the column name', collect)
     .option('--judge-columns <cols>', "wide judge columns (comma-separated); each gives one judge's judgments (judge_model = the column name)", collect)
     .option('--judged-scorer <name>', 'the scorer the judge columns grade', once('--judged-scorer'))
+    .option('--probes', "long paired-probe files: one row per subject, state and probe with the answer, the gold answer and, for probe_decisions, the decision and the gold actions ('|'-separated); names recognised or mapped (docs/ingest-csv.md)")
     .option('--run-id <id>', 'run id (default: csv-<time>-<hash>)', once('--run-id'))
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace an existing run with the same id')
@@ -71,6 +72,7 @@ export function registerIngest(program: Command): void {
             scores?: string[];
             judgeColumns?: string[];
             judgedScorer?: string;
+            probes?: boolean;
             runId?: string;
             traces: string;
             dryRun?: boolean;
@@ -80,7 +82,7 @@ export function registerIngest(program: Command): void {
         ) => {
           const { ingestCsv } = await import('../../ingest/ingest-csv.ts');
           const maps = parseMaps(o.map);
-          const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer };
+          const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer, probes: o.probes };
           const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace });
           const detected = s.files.some((f) => f.detected);
           if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; mapping used: ${s.mappingJson}\n`);
@@ -102,6 +104,7 @@ export function registerIngest(program: Command): void {
   withExamples(
     csv,
     'standoff ingest csv results.csv --map map.json --run-id vendor-a',
+    'standoff ingest csv probes.csv --probes --item state   # long paired-probe file; then standoff probes',
     'standoff ingest csv results.csv --subject model --item sample_id --epoch epoch --scores correct,quality --judge-columns judge_a,judge_b,judge_c --judged-scorer quality',
     'standoff ingest csv results.csv judges.csv --map results.csv=results.map.json --map judges.csv=judges.map.json',
     'standoff ingest csv published-table.csv            # subject,metric,successes,trials -> aggregates',

@@ -253,6 +253,8 @@ export interface MappingFlags {
   scores?: string[];
   judgeColumns?: string[];
   judgedScorer?: string;
+  /** `--probes`: the files are long paired-probe files (probe_answers, plus probe_decisions when a decision column is there). */
+  probes?: boolean;
 }
 
 export interface Detection {
@@ -295,7 +297,7 @@ export const FLAG_COLUMNS = { subject: 'subject_model', item: 'scenario_id', epo
  */
 export function detectMapping(header: readonly string[], flags: MappingFlags = {}): Detection {
   const explicitEpisodes = flags.scores !== undefined || flags.judgeColumns !== undefined;
-  const table = explicitEpisodes ? 'episodes' : detectTable(header);
+  const table = flags.probes ? 'probe_answers' : explicitEpisodes ? 'episodes' : detectTable(header);
   const index = new Map<string, string>();
   for (const h of header) {
     const n = normalizeName(h);
@@ -413,6 +415,7 @@ export function completeDetection(d: Detection, stats: Record<string, ColumnStat
  */
 export function applyFlags(m: Mapping, flags: MappingFlags): string[] {
   const problems: string[] = [];
+  if (flags.probes && m.table !== 'probe_answers') problems.push(`--probes is for long paired-probe files (table probe_answers); the map's table is ${m.table}`);
   const flagged = flags.subject !== undefined || flags.item !== undefined || flags.epoch !== undefined || flags.scores || flags.judgeColumns || flags.judgedScorer;
   if (flagged && m.table !== 'episodes' && (flags.scores || flags.judgeColumns || flags.judgedScorer)) {
     problems.push(`--scores, --judge-columns and --judged-scorer apply to episode files (the map's table is ${m.table})`);
