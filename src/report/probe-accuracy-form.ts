@@ -86,12 +86,13 @@ export function accuracyFormFigure(a: AccuracyForm | null | undefined, subjects:
     .filter((r) => r.accuracy !== null && r.after_correct_reading !== null)
     .map((r) => ({ subject: r.subject, accuracy: Math.round(r.accuracy! * 1e4) / 100, after: Math.round(r.after_correct_reading! * 1e4) / 100, errors: r.errors }));
   const shown = subjects.filter((s) => values.some((v) => v.subject === s));
+  const sp = a.spearman!;
   return {
     name: 'accuracy-form',
     caption: 'Decision accuracy against the share of decision errors made after correct reading, one point per subject.',
     spec: {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      title: { text: 'More accurate, more errors after correct reading?', subtitle: `Spearman ${num(a.spearman!.estimate)} [${num(a.spearman!.lower)}, ${num(a.spearman!.upper)}] over ${a.used} subjects` },
+      title: { text: 'More accurate, more errors after correct reading?', subtitle: `Spearman ${num(sp.estimate)} ${sp.lower !== null && sp.lower === sp.upper ? '(the bootstrap over subjects has no spread)' : `[${num(sp.lower)}, ${num(sp.upper)}]`} over ${a.used} subjects` },
       width: 320,
       height: 280,
       data: { values },

@@ -31,6 +31,7 @@ describe('accuracy against error form', () => {
     expect(md).toContain('has no spread');
     expect(md).toContain('probability 1/6 in each direction');
     expect(md).not.toContain('[1.00, 1.00]');
+    expect(JSON.stringify(accuracyFormFigure(a, ['x', 'y', 'z'], {})!.spec)).toContain('Spearman 1.00 (the bootstrap over subjects has no spread) over 3 subjects');
   });
 
   it('a subject without errors is left out; fewer than three usable subjects give no correlation', () => {
