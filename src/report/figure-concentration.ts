@@ -12,9 +12,7 @@ const pct100 = (x: number | null) => (x === null ? null : Math.round(x * 1e5) / 
 
 export function concentrationFigure(c: ConcentrationReport | null | undefined): FigureSpec | null {
   if (!c || c.errors === 0 || c.subjects < 2) return null;
-  const counts = new Map<number, number>();
-  for (const x of c.null_shares) counts.set(x, (counts.get(x) ?? 0) + 1);
-  const values = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([share, n]) => ({ share: pct100(share), permutations: n }));
+  const values = c.null_distribution.map((d) => ({ share: pct100(d.share), permutations: d.permutations }));
   const L = Math.round(c.null.level * 100);
   return {
     name: 'concentration',

@@ -33,8 +33,8 @@ export type ConcentrationReport = Omit<ErrorConcentrationResult, 'nullShares'> &
   subject_names: string[];
   /** Distinct non-ambiguous states some subject read right. */
   states: number;
-  /** Null shares in permutation order (for the figure). */
-  null_shares: number[];
+  /** The null distribution: each share the permutations reached and how many reached it, by share (for the figure). */
+  null_distribution: { share: number; permutations: number }[];
 };
 
 type Q = (sql: string) => Promise<Record<string, Plain>[]>;
@@ -65,7 +65,10 @@ export async function loadConcentration(q: Q, o: ConcentrationOptions): Promise<
     { minSubjects: o.minSubjects, seed: o.seed, permutations: o.permutations, level: o.level },
   );
   const { nullShares, ...rest } = r;
-  return { ...rest, subject_names: names, states: new Set(rows.map((x) => String(x.scenario_id))).size, null_shares: nullShares };
+  const counts = new Map<number, number>();
+  for (const x of nullShares) counts.set(x, (counts.get(x) ?? 0) + 1);
+  const null_distribution = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([share, permutations]) => ({ share, permutations }));
+  return { ...rest, subject_names: names, states: new Set(rows.map((x) => String(x.scenario_id))).size, null_distribution };
 }
 
 /** One paragraph in words (Markdown when `md`), the same for the report and the CLI. */
