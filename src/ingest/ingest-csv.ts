@@ -64,7 +64,7 @@ import { literalProblem, resolvePlan, type FilePlan, type KeySource, type OutTab
 import { maskSecrets } from './inspect/map.ts';
 
 /** Tables a CSV ingest fills. */
-const CSV_TABLES = ['episodes', 'scores', 'judgments', 'probe_answers', 'aggregates'] as const;
+const CSV_TABLES = ['episodes', 'scores', 'judgments', 'probe_answers', 'probe_decisions', 'aggregates'] as const;
 
 /** Problems collected before giving up (the CLI prints them one per line). */
 export const MAX_ERRORS = 20;

@@ -36,6 +36,7 @@
  * seeded with `seed`; SQL returns integer counts and ratios are formed in JS).
  */
 import { MAX_RESAMPLES } from '../stats/index.ts';
+import { loadExcludedStates } from './probe-sensitivity.ts';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -47,6 +48,8 @@ import { isStandoffSource } from '../schema/tables.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 import { cell, code, fmtCount, inertDocument } from './markdown.ts';
 import { renderFigures } from './render-figure.ts';
+import { concentrationFigure } from './figure-concentration.ts';
+import { accuracyFormFigure } from './probe-accuracy-form.ts';
 import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots, type FigureSpec } from './figures.ts';
 import { REPORT_MEMORY_LIMIT, buildContext, materializeObservations, openReportStore, reportError, type ReportContext } from './sections/context.ts';
 import { renderGate, renderSummary, runSummary, type SummaryResult, type RunHash } from './sections/summary.ts';
@@ -92,6 +95,8 @@ export interface BuildReportOptions {
   indexHtml?: { dataBudgetBytes?: number; listCap?: number; maxEpisodes?: number };
   /** Stores that are not a Standoff suite: slice by these episode columns or metadata keys too (`--slice COL`). */
   slices?: string[];
+  /** A file of state ids (one per line) to leave out in the probe section's sensitivity table (`--exclude-states FILE`). */
+  excludeStates?: string;
 }
 
 export interface ReportResults {
@@ -239,6 +244,7 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
   const started = Date.now();
   const step = (msg: string) => log(`${msg} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
+  const excludeStates = options.excludeStates === undefined ? undefined : loadExcludedStates(options.excludeStates);
   const store = await openReportStore(options.traces, options.runs);
   let tmp: string | null = null;
   try {
@@ -250,7 +256,9 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
     const standoff = standoffStore && (Number(suites) === 1 || options.requireStandoff === true);
     if (standoff && options.slices?.length) throw reportError('badOption', 'usage', '--slice is for stores that are not a Standoff suite (the Standoff report slices by domain, decision type and variant)');
     if (!standoff && options.requireStandoff) throw reportError('notStandoffSuite', 'usage', `the runs of ${options.traces} are not a Standoff suite; buildAnyReport (standoff report build) reports them`);
+    if (!standoff && excludeStates) throw reportError('badOption', 'usage', '--exclude-states is for the paired probes of a Standoff suite; this store is reported with the generic sections');
     const ctx = await buildContext(store, { ...opts, log, mixedSuites: !standoff });
+    ctx.excludeStates = excludeStates;
     step(`${ctx.runIds.length} run${ctx.runIds.length === 1 ? '' : 's'}, ${ctx.subjects.length} subject${ctx.subjects.length === 1 ? '' : 's'} loaded`);
     tmp = await prepareOutput(out);
     if (!standoff) {
@@ -406,6 +414,8 @@ function buildFigures(ctx: ReportContext, r: ReportResults): FigureSpec[] {
     sliceDots(r.slices, ctx.subjects, ctx.colours, ctx.level),
     r.pairwise.comparisons.some((c) => c.difference !== null) ? forestPlot(r.pairwise, ctx.level) : null,
     r.probes.available ? probeOutcomes(r.probes, ctx.subjects) : null,
+    r.probes.available ? concentrationFigure(r.probes.concentration) : null,
+    r.probes.available ? accuracyFormFigure(r.probes.accuracy_form, ctx.subjects, ctx.colours) : null,
     r.probes.available ? reliabilityPlot(r.probes, ctx.subjects, ctx.colours) : null,
     judgeMatrix(r.judges),
   ];
@@ -453,6 +463,8 @@ export function renderReport(ctx: Pick<ReportContext, 'suite' | 'subjects' | 'se
   parts.push(fig('judges'));
   parts.push(renderProbes(r.probes));
   parts.push(fig('probes'));
+  parts.push(fig('concentration'));
+  parts.push(fig('accuracy-form'));
   parts.push(fig('calibration'));
   parts.push(renderEpisodes(r.episodes));
   parts.push(renderLimitations(r.limitations));
@@ -470,7 +482,7 @@ function methodNotes(ctx: Pick<ReportContext, 'seed' | 'resamples' | 'level'>, r
     `- Pairwise: paired cluster bootstrap of mean(A − B) over scenarios (pairs on scenario × epoch, a scenario's pairs resampled together; percentile); p-values from the z statistic on the cluster-robust (CR1) paired SE, Holm-adjusted; MDE at 80% power and α = ${(1 - ctx.level).toFixed(2)} at that SE (Miller 2024, "Adding Error Bars to Evals"). Same numbers as \`standoff ci paired --metric M --a A --b B\`.`,
     `- Not measured is not failed: a value nobody measured (no judge verdict, no read_system_log protocol) is NULL, counted as "not measured" and left out of every denominator; the structural gate fails on it (and on ERROR verdicts) unless \`--allow-judge-errors N\` allows them.`,
     `- Judges: Krippendorff's alpha (nominal) with a percentile bootstrap over samples (\`standoff agreement\`); pair agreement with Clopper-Pearson intervals and Cohen's kappa; alignment medians drop self-judgments (the judge shares the subject's model or family, as recorded in \`judgments.excluded_self\`).`,
-    `- Paired probes: four outcomes, conditional shares and code composition as in Li, Krishnan & Padman, "Reading Right, Acting Wrong" (§2.3, §5.1, §6.1), over distinct states with intervals that resample whole states (\`standoff probes\`); ambiguous states apart; sufficiency per §2.4 with states grouped by decision rule and correct answers; ECE with 10 equal-width bins (Guo et al. 2017).`,
+    `- Paired probes: four outcomes, conditional shares and code composition as in Li, Krishnan & Padman, "Reading Right, Acting Wrong" (§2.3, §5.1, §6.1), over distinct states with intervals that resample whole states (\`standoff probes\`); ambiguous states apart; sufficiency per §2.4 and §B.4 (within a family, states grouped by their correct probe answers alone); ECE with 10 equal-width bins (Guo et al. 2017).`,
     `- Reproduce: ${code(`standoff report build --traces <store> ${runs.map((r) => `--run ${r}`).join(' ')} --seed ${ctx.seed} --resamples ${ctx.resamples}`)} gives byte-identical REPORT.md, results.json and figures; the input hashes are in results.json.`,
     '',
   ].join('\n');

@@ -4,6 +4,9 @@
  * vectors come into JS) or from a CSV/Parquet `--input` file, and calls `src/stats`.
  * Every function returns plain, documented JSON-ready objects.
  */
+import { accuracyForm, type AccuracyForm } from './probe-accuracy-form.ts';
+import { createExcludedStates, loadSensitivity, type ProbeSensitivity } from './probe-sensitivity.ts';
+import { loadConcentration, type ConcentrationReport } from './probe-concentration.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   clopperPearson,
@@ -18,7 +21,7 @@ import {
   type Sided,
 } from '../stats/index.ts';
 import { openStore } from '../store/open-store.ts';
-import { query, quoteIdent } from '../store/duckdb.ts';
+import { query, quoteIdent, type SqlParams } from '../store/duckdb.ts';
 import { float64Column } from '../store/arrow.ts';
 import { dataError, usageError } from '../errors.ts';
 import { REDUCERS, checkColumns, countNoanswer, metricStats, reduceMetric, storeMetrics, type MetricDef, type MetricKind, type Reducer } from './metrics.ts';
@@ -392,6 +395,12 @@ export async function judgesFromStore(src: StoreSource, opts: { scorer?: string;
 /* -------------------------------------------------------------------- probes */
 
 export interface ProbesResult extends ProbeTables {
+  /** With `concentration`: the section 5.3 analysis over subject_model (null when no state was read right). */
+  concentration?: ConcentrationReport | null;
+  /** Grouped by subject_model with two or more subjects: accuracy against error form (Spearman with three or more). */
+  accuracy_form?: AccuracyForm;
+  /** With `excludeStates`: the headline numbers with all states and without the flagged ones (the tables are without). */
+  sensitivity?: ProbeSensitivity;
   level: number;
   seed: number;
   resamples: number;
@@ -402,17 +411,41 @@ export interface ProbesResult extends ProbeTables {
  * uses it too): distinct states and their answers, the four outcomes with intervals that resample
  * whole states, composition, ambiguous states apart, and sufficiency over the distinct states.
  */
-export async function probesFromStore(src: StoreSource, opts: { by?: string[]; level?: number; seed?: number; resamples?: number } = {}): Promise<ProbesResult> {
+export interface ProbesOptions {
+  by?: string[];
+  level?: number;
+  seed?: number;
+  resamples?: number;
+  /** Also the error concentration against a permutation null (section 5.3); `resamples` permutations. */
+  concentration?: boolean;
+  /** k of the concentration (default half the subjects, rounded up). */
+  minSubjects?: number;
+  /** State ids to leave out (`--exclude-states FILE`, read by the caller): the tables are without them, `sensitivity` compares. */
+  excludeStates?: string[];
+}
+
+export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}): Promise<ProbesResult> {
   const by = opts.by ?? ['subject_model'];
   for (const c of by) if (!(PROBE_GROUP_COLUMNS as readonly string[]).includes(c)) throw usageError('metric.unknownColumn', `--by column "${c}" does not exist; use ${PROBE_GROUP_COLUMNS.join(', ')}`);
   const level = opts.level ?? 0.95;
   const seed = opts.seed ?? 20261129;
   const resamples = opts.resamples ?? 10_000;
   return withStore(src, async (conn) => {
-    const t = await loadProbeTables(async (sql) => (await query(conn, sql)).rows, { by, level, seed, resamples });
+    const q = async (sql: string, params?: SqlParams) => (await query(conn, sql, params)).rows;
+    const excl = opts.excludeStates !== undefined;
+    if (excl) await createExcludedStates(q, opts.excludeStates!);
+    const t = await loadProbeTables(q, { by, level, seed, resamples, excludeStates: excl });
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
-    return { ...t, level, seed, resamples };
+    const sensitivity = excl ? { sensitivity: await loadSensitivity(q, { by, level, seed, resamples }, opts.excludeStates!.length) } : {};
+    const byModel = by.length === 1 && by[0] === 'subject_model';
+    const form = byModel && t.groups.length >= 2 ? { accuracy_form: accuracyForm(t.groups.map((g) => ({ subject: String(g.group.subject_model), t: g })), { seed, resamples, level }) } : {};
+    if (!opts.concentration) return { ...t, level, seed, resamples, ...sensitivity, ...form };
+    const concentration = await loadConcentration(q, { minSubjects: opts.minSubjects, seed, permutations: resamples, level, excludeStates: excl });
+    return { ...t, level, seed, resamples, concentration, ...sensitivity, ...form };
   });
 }
 
 export { float64Column };
+export { sufficiencyText } from './probe-sufficiency-text.ts';
+export { concentrationText } from './probe-concentration.ts';
+export { loadExcludedStates } from './probe-sensitivity.ts';

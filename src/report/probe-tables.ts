@@ -9,18 +9,20 @@
  * interval resamples whole states (a percentile cluster bootstrap over states, from per-state
  * tallies: `probeTally`, `probeShareCounts`, `clusterBootstrapTotals`) where states repeat; the
  * exact Clopper-Pearson interval, which treats answers as independent, is kept beside it and is
- * the one shown where no state repeats.
+ * the one shown where no state repeats. Where states repeat but the bootstrap has no spread, the
+ * interval shown says what it treats as independent (`stateIntervals`: the distinct states, or
+ * the answers), never "exact" as if no state repeated.
  *
  * Ambiguous states (target NOANSWER: the policy's conflict exception holds, no single correct
  * action) are in no decision or composition denominator, as in policy action; they are reported
  * on their own: reading (all facts right), a decision inside the policy's allowed set, and
  * composition reaching NOANSWER.
  *
- * Sufficiency (`probeSufficiency`) groups the distinct states by everything that decides the
- * action: the correct probe answers and the state's decision rule with its priority order
- * (`probe_decisions.decision_rule`; stores without it group by the answers alone). It reports how
- * many distinct states were compared and says when the check is vacuous (no two states share a
- * group, as with authored scenarios that each have their own probes).
+ * Sufficiency (`probeSufficiency`) is the paper's criterion (section 2.4, appendix B.4): within a
+ * family (the episodes' domain), the distinct states are grouped by their correct probe answers
+ * alone, and a group where no single action is correct for every state is a counterexample. It
+ * reports how many distinct states were compared and says when the check is vacuous (no two states
+ * share a group, as with authored scenarios that each have their own probes).
  */
 import {
   probeOutcomeFromTally,
@@ -33,7 +35,8 @@ import {
   type WeightedProbeRow,
 } from '../stats/index.ts';
 import { quoteIdent, type Plain } from '../store/duckdb.ts';
-import { clusterIntervalFromTotals, exactInterval, shownInterval, type Interval } from './rates.ts';
+import { clusterIntervalFromTotals, type Interval } from './rates.ts';
+import { stateIntervals, type ShownKind } from './state-interval.ts';
 
 export const PROBE_GROUP_COLUMNS = ['subject_model', 'scenario_id', 'domain', 'decision_type', 'variant', 'run_id', 'epoch'] as const;
 
@@ -45,12 +48,22 @@ export interface ProbeTableOptions {
   resamples: number;
   /** SQL for a `subject` column (the report's `model @ run` labels), with the joins it needs on `d` (probe_decisions). */
   subject?: { expr: string; join: string };
+  /** Leave out the states listed in the temp table `probe_excluded_states` (`createExcludedStates`). */
+  excludeStates?: boolean;
 }
+
+/** The filter on `d` (probe_decisions) that leaves out flagged states, when asked. */
+export const EXCLUDED_STATES_FILTER = `d.scenario_id NOT IN (SELECT scenario_id FROM probe_excluded_states)`;
 
 /** A share (count of n answers) with the interval shown and both intervals. */
 export interface ShareInterval extends Share {
-  /** Clustered by state where states repeat (epochs) and the bootstrap has spread, else exact. */
+  /**
+   * Clustered by state where states repeat (epochs) and the bootstrap has spread; exact where no
+   * state repeats; else over distinct states or over answers as independent samples (`shown`).
+   */
   interval: Interval;
+  /** Which interval `interval` is (`stateIntervals`): cluster, exact, states or independent. */
+  shown: ShownKind;
   /** Clopper-Pearson over the answers: treats them as independent. */
   exact: Interval;
   /** Cluster bootstrap over states; null when no state repeats. */
@@ -104,14 +117,16 @@ export interface ProbeSufficiencyReport {
   sufficient: boolean;
   /** Distinct states compared (a scenario's state once, however many epochs and subjects). */
   states: number;
-  /** What the states were grouped by. */
-  grouped_by: 'decision rule and correct probe answers' | 'correct probe answers';
+  /** What the states were grouped by (the paper's criterion: within a family, the correct answers alone). */
+  grouped_by: 'family and correct probe answers' | 'correct probe answers';
   answer_groups: number;
   /** Groups holding two or more distinct states: where anything was compared. */
   groups_with_several_states: number;
   /** No group holds two states: nothing was compared, so "sufficient" says nothing. */
   vacuous: boolean;
-  counterexamples: { answers: Record<string, string>; states: string[]; gold_sets: string[][] }[];
+  /** Distinct states in counterexample groups. */
+  counterexample_states: number;
+  counterexamples: { family: string | null; answers: Record<string, string>; states: string[]; gold_sets: string[][] }[];
 }
 
 export interface ProbeTables {
@@ -123,7 +138,7 @@ export interface ProbeTables {
 type Q = (sql: string) => Promise<Record<string, Plain>[]>;
 
 /** One row per state answer with everything the tables need (`d` = probe_decisions). */
-export function probeStateSql(subject?: ProbeTableOptions['subject']): string {
+export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false): string {
   return `
     SELECT d.run_id, d.subject_model, d.scenario_id, d.epoch, d.state_id, m.domain, m.decision_type, m.variant,
            ${subject ? `${subject.expr} AS subject,` : ''}
@@ -134,7 +149,7 @@ export function probeStateSql(subject?: ProbeTableOptions['subject']): string {
     LEFT JOIN (SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_
                FROM probe_answers GROUP BY ALL) a USING (run_id, subject_model, state_id)
     LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes) m USING (run_id, scenario_id)
-    ${subject?.join ?? ''}`;
+    ${subject?.join ?? ''}${excludeStates ? `\n    WHERE ${EXCLUDED_STATES_FILTER}` : ''}`;
 }
 
 export async function loadProbeTables(q: Q, o: ProbeTableOptions): Promise<ProbeTables> {
@@ -142,7 +157,7 @@ export async function loadProbeTables(q: Q, o: ProbeTableOptions): Promise<Probe
   const g = by.map(quoteIdent);
   const rows = await q(`
     SELECT ${g.length ? `${g.join(', ')}, ` : ''}scenario_id, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
-    FROM (${probeStateSql(o.subject)}) GROUP BY ALL ORDER BY ALL`);
+    FROM (${probeStateSql(o.subject, o.excludeStates)}) GROUP BY ALL ORDER BY ALL`);
   const groups: ProbeGroupTable[] = [];
   const keyOf = (r: Record<string, Plain>) => by.map((c) => JSON.stringify(r[c])).join('\u0000');
   for (let i = 0; i < rows.length; ) {
@@ -152,7 +167,7 @@ export async function loadProbeTables(q: Q, o: ProbeTableOptions): Promise<Probe
     groups.push(groupTable(rows.slice(i, j), by, o));
     i = j;
   }
-  return { by, groups, sufficiency: await sufficiency(q) };
+  return { by, groups, sufficiency: await sufficiency(q, o.excludeStates) };
 }
 
 interface StateRow {
@@ -202,10 +217,8 @@ function clusterTallies(rows: StateRow[]): ProbeTally[] {
 }
 
 function shareInterval(count: number, n: number, perCluster: { count: number; n: number }[], o: ProbeTableOptions): ShareInterval {
-  const exact = exactInterval(count, n, o.level);
-  const repeats = perCluster.some((c) => c.n > 1);
-  const cluster = repeats && n > 0 ? clusterIntervalFromTotals(perCluster.map((c) => c.count), perCluster.map((c) => c.n), 'state', o) : null;
-  return { count, n, rate: n > 0 ? count / n : null, lower: exact.lower, upper: exact.upper, interval: shownInterval(cluster, exact)!, exact, cluster };
+  const { interval, shown, exact, cluster } = stateIntervals(count, n, perCluster, o);
+  return { count, n, rate: n > 0 ? count / n : null, lower: exact.lower, upper: exact.upper, interval, shown, exact, cluster };
 }
 
 function groupTable(raw: Record<string, Plain>[], by: string[], o: ProbeTableOptions): ProbeGroupTable {
@@ -289,18 +302,22 @@ function groupTable(raw: Record<string, Plain>[], by: string[], o: ProbeTableOpt
 }
 
 /**
- * Sufficiency over the distinct states of the store: one entry per distinct (scenario, decision
- * rule, correct answers, gold set), read once whatever the epochs and subjects.
+ * Sufficiency over the distinct states of the store, by the paper's criterion (section 2.4,
+ * appendix B.4): within a family (the episodes' `domain`; one family where none is recorded),
+ * states are grouped by their correct probe answers alone. One entry per distinct (scenario,
+ * family, correct answers, gold set), read once whatever the epochs and subjects.
  */
-async function sufficiency(q: Q): Promise<ProbeSufficiencyReport | null> {
+async function sufficiency(q: Q, excludeStates = false): Promise<ProbeSufficiencyReport | null> {
   const rows = await q(`
     WITH ans AS (SELECT run_id, subject_model, state_id, string_agg(probe_id || '=' || expected, chr(10) ORDER BY probe_id) AS answers
-                 FROM probe_answers GROUP BY ALL)
-    SELECT DISTINCT d.scenario_id, d.decision_rule AS rule, list_sort(d.gold_actions) AS gold, coalesce(a.answers, '') AS answers
-    FROM probe_decisions d LEFT JOIN ans a USING (run_id, subject_model, state_id)
-    ORDER BY scenario_id, rule NULLS FIRST, answers, gold`);
+                 FROM probe_answers GROUP BY ALL),
+         fam AS (SELECT DISTINCT run_id, scenario_id, domain FROM episodes)
+    SELECT DISTINCT d.scenario_id, f.domain AS family, list_sort(d.gold_actions) AS gold, coalesce(a.answers, '') AS answers
+    FROM probe_decisions d LEFT JOIN ans a USING (run_id, subject_model, state_id) LEFT JOIN fam f USING (run_id, scenario_id)
+    ${excludeStates ? `WHERE ${EXCLUDED_STATES_FILTER}` : ''}
+    ORDER BY scenario_id, family NULLS FIRST, answers, gold`);
   if (rows.length === 0) return null;
-  const ruled = rows.every((r) => r.rule !== null);
+  const families = rows.some((r) => r.family !== null);
   const seen = new Map<string, number>();
   const states = rows.map((r) => {
     const id = String(r.scenario_id);
@@ -316,17 +333,18 @@ async function sufficiency(q: Q): Promise<ProbeSufficiencyReport | null> {
           .map((x) => [x.slice(0, x.indexOf('=')), x.slice(x.indexOf('=') + 1)]),
       ),
       gold_actions: (r.gold as string[]).length ? (r.gold as string[]).map(String) : ['(none)'],
-      context: ruled ? String(r.rule) : null,
+      family: r.family === null ? null : String(r.family),
     };
   });
   const s = probeSufficiency(states);
   return {
     sufficient: s.sufficient,
     states: s.states,
-    grouped_by: ruled ? 'decision rule and correct probe answers' : 'correct probe answers',
+    grouped_by: families ? 'family and correct probe answers' : 'correct probe answers',
     answer_groups: s.groups.length,
     groups_with_several_states: s.groupsWithSeveralStates,
     vacuous: s.vacuous,
-    counterexamples: s.counterexamples.map((c) => ({ answers: c.answers, states: c.states, gold_sets: c.goldSets })),
+    counterexample_states: s.counterexampleStates,
+    counterexamples: s.counterexamples.map((c) => ({ family: c.family, answers: c.answers, states: c.states, gold_sets: c.goldSets })),
   };
 }

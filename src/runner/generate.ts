@@ -31,24 +31,29 @@ import { parseScenario } from './scenarios.ts';
  *   (issue_statement = unlock the door for the visit).
  *
  * Sampling, per state: the target is drawn uniformly from the four decision tools; four rule facts
- * are drawn (in random priority order) from the family pool until the target is reachable; the rule
- * fact assignment is drawn uniformly from the assignments (of 16) whose action is the target.
- * So the action mix is uniform in expectation and every state has >= 2 reachable actions.
+ * are drawn from the family pool until the target is reachable and are then put in the family's
+ * fixed priority order (the order of the pool); the rule fact assignment is drawn uniformly from
+ * the assignments (of 16) whose action is the target. So the action mix is uniform in expectation
+ * and every state has >= 2 reachable actions.
  *
- * Sufficiency is verified per procedure by enumerating all 16 assignments of the four rule facts:
- * the declarative table (`applyDecisionRule` on the probe answers) must agree with an independent
- * procedural evaluation of the world (which also holds randomised distractor values), and every rule
- * fact must change the action for some assignment. Each state then passes the same schema and
- * semantic checks as authored scenarios (`parseScenario`).
+ * Sufficiency by construction (appendix G: "the probes ask those four rule facts, so correct
+ * answers determine the action"): a procedure fixes its rule, i.e. its rule facts and their
+ * priority. The facts are the probes, and the priority is the family's, so nothing that decides the
+ * action varies between states unprobed: states vary the fact values, the distractors and the
+ * surface text. Two states of a family with the same probe answers (same probe ids, same values)
+ * therefore share their action, which is the paper's criterion (section 2.4, appendix B.4) that
+ * `standoff probes` and the report check by grouping states by family and probe answers alone
+ * (tests/runner/generate-sufficiency.test.ts: 1,200 refund and 1,200 household states). Verified
+ * twice: `verifyFamily` enumerates every procedure of the family and every assignment of its rule
+ * facts and checks that equal answers give equal actions; per state, `verifySufficiency`
+ * enumerates all 16 assignments, comparing the declarative table (`applyDecisionRule` on the probe
+ * answers) with an independent procedural evaluation of the world (which also holds randomised
+ * distractor values), and checks that every rule fact changes the action for some assignment. Each
+ * state then passes the same schema and semantic checks as authored scenarios (`parseScenario`).
  *
- * What "sufficient" covers: the priority order (which rule facts, in which order) is drawn per
- * state and is part of the visible state (the policy lists the checks in order), so two states can
- * share every probe answer and rightly need different actions. The probes are sufficient for
- * states under the same rule table; the runner records each state's table in
- * `probe_decisions.decision_rule`, and the sufficiency check (`standoff probes`, the report) groups
- * states by rule table and answers. Grouped by answers alone, 1,200 refund states at seed 7 show 80
- * "counterexample" groups that are only different priority orders
- * (tests/runner/generate-sufficiency.test.ts).
+ * The old construction drew the priority order per state and wrote it only in the policy text,
+ * never probed: 1,200 refund states at seed 7 then hold 80 counterexample groups (of 420). It is
+ * kept as `priority: 'per-state'` only so the tests can show the check failing on it.
  *
  * Seeds and splits: a run `(split, seed)` seeds a master MT19937 stream with `seed`; each state gets
  * its own 32-bit state seed drawn from that stream, with the top bit forced by the split:
@@ -60,8 +65,18 @@ import { parseScenario } from './scenarios.ts';
 
 export type Family = (typeof GENERATED_FAMILIES)[number];
 
+/**
+ * Where a procedure's priority order comes from: `family` (the default, and the only sound one)
+ * fixes it per family, so states that ask the same rule facts share one rule; `per-state` draws it
+ * per state, unprobed: the old construction, which is NOT sufficient (1,200 refund states at seed 7
+ * hold 80 counterexample groups). Kept only so the sufficiency check can be shown to fail.
+ */
+export type Priority = 'family' | 'per-state';
+
 export interface GenerateOptions {
   family: Family;
+  /** Default `family`; `per-state` only to demonstrate an insufficient generator. */
+  priority?: Priority;
   /** Run seed, an integer in [0, 2^32). */
   seed: number;
   /** Number of states, 1..100000. */
@@ -443,6 +458,51 @@ export function verifySufficiency(proc: Procedure, rng: Rng = createRng(1)): Suf
   return { assignments: 1 << n, actions, relevant };
 }
 
+/** The procedures of a family: every choice of four rule facts, in the family's priority order. */
+export function familyProcedures(family: Family): Procedure[] {
+  const rules = FAMILIES[family].rules;
+  const out: Procedure[] = [];
+  const pick4 = (start: number, acc: RuleFactSpec[]): void => {
+    if (acc.length === 4) {
+      out.push({ family, rules: acc });
+      return;
+    }
+    for (let i = start; i < rules.length; i++) pick4(i + 1, [...acc, rules[i]]);
+  };
+  pick4(0, []);
+  return out;
+}
+
+export interface FamilyVerification {
+  procedures: number;
+  /** Procedures x 2^4 assignments enumerated. */
+  assignments: number;
+}
+
+/**
+ * Appendix G's verification, for a whole family: enumerates every procedure (choice of four rule
+ * facts in the family order) and every assignment of its rule facts (`verifySufficiency`), then
+ * checks the paper's criterion over all of them at once: assignments that give the same probe
+ * answers (same probe ids, same values) give the same action. Throws an internal error otherwise.
+ */
+export function verifyFamily(family: Family): FamilyVerification {
+  const seen = new Map<string, DecisionTool>();
+  let assignments = 0;
+  for (const proc of familyProcedures(family)) {
+    const { actions } = verifySufficiency(proc);
+    actions.forEach((a, bits) => {
+      const key = JSON.stringify(Object.entries(toAnswers(proc, bits)).sort(([x], [y]) => (x < y ? -1 : 1)));
+      const prev = seen.get(key);
+      if (prev !== undefined && prev !== a) {
+        throw new StandoffError('generate.insufficient', 'internal', `${family}: probe answers ${key} give ${prev} and ${a}`);
+      }
+      seen.set(key, a);
+      assignments++;
+    });
+  }
+  return { procedures: familyProcedures(family).length, assignments };
+}
+
 // ---------------------------------------------------------------------------------------------
 // State generation
 // ---------------------------------------------------------------------------------------------
@@ -451,7 +511,7 @@ export function verifySufficiency(proc: Procedure, rng: Rng = createRng(1)): Suf
  * Builds one state. Its content is a pure function of (family, state seed); split, run seed and
  * index only fill the id and the `generated` provenance block.
  */
-export function generateState(family: Family, split: Split, stateSeed: number, runSeed = 0, index = 0): Scenario {
+export function generateState(family: Family, split: Split, stateSeed: number, runSeed = 0, index = 0, priority: Priority = 'family'): Scenario {
   const [lo, hi] = split === 'dev' ? DEV_SEED_RANGE : TEST_SEED_RANGE;
   if (!Number.isInteger(stateSeed) || stateSeed < lo || stateSeed > hi) {
     throw usageError('generate.stateSeed', `state seed ${stateSeed} is outside the ${split} range [${lo}, ${hi}]`);
@@ -462,11 +522,15 @@ export function generateState(family: Family, split: Split, stateSeed: number, r
   const rng = createRng((stateSeed ^ FAMILY_SALT[family]) >>> 0);
   const target = DECISION_TOOLS[rng.int(DECISION_TOOLS.length)];
 
-  // Four rule facts, random priority order, until the target is reachable.
+  // Four rule facts, until the target is reachable. They keep the family's fixed priority order
+  // (the order of `spec.rules`), so the probe ids (which facts) fix the whole rule and the probe
+  // answers decide the action; 'per-state' keeps the draw order instead (the old, insufficient
+  // construction, kept only so tests can show the sufficiency check failing on it).
   let chosen: RuleFactSpec[];
   do {
     chosen = shuffle(rng, spec.rules).slice(0, 4);
   } while (target !== 'issue_statement' && !chosen.some((r) => r.action === target));
+  if (priority === 'family') chosen.sort((a, b) => spec.rules.indexOf(a) - spec.rules.indexOf(b));
   const proc: Procedure = { family, rules: chosen };
   const report = verifySufficiency(proc, rng);
 
@@ -570,7 +634,8 @@ function checkOptions(opts: GenerateOptions): void {
 /** Generates `count` states for (family, split, seed). Deterministic. */
 export function generateStates(opts: GenerateOptions): Scenario[] {
   checkOptions(opts);
-  return stateSeeds(opts.seed, opts.count, opts.split).map((ss, i) => generateState(opts.family, opts.split, ss, opts.seed, i));
+  verifyFamily(opts.family);
+  return stateSeeds(opts.seed, opts.count, opts.split).map((ss, i) => generateState(opts.family, opts.split, ss, opts.seed, i, opts.priority ?? 'family'));
 }
 
 /** Writes one `<scenario_id>.json` per state, atomically (temp file + rename). Returns the paths. */

@@ -158,7 +158,7 @@ export const probeDecisionsSchema = z.object({
   correct: bool('chosen_action is one of gold_actions.'),
   composed_action: textN('Action composed in code from the subject\'s own probe answers through the scenario\'s rule.'),
   composed_correct: bool('composed_action is acceptable: one of gold_actions, or equal to the scenario target (for ambiguous states the rule composes NOANSWER, which is the target).'),
-  decision_rule: jsonN('The state\'s decision rule as JSON: the first-match table from probe answers to the action, in the policy\'s priority order (with the correct probe answers it decides the action; probe sufficiency groups states by both). Null when the source records none (not measured).'),
+  decision_rule: jsonN('The state\'s decision rule as JSON: the first-match table from probe answers to the action, in the policy\'s priority order (with the correct probe answers it decides the action; code composition applies it to the subject\'s answers). Null when the source records none (not measured).'),
   option_probs: jsonN('Option probabilities as JSON `{action: p}` when the endpoint returned logprobs; else null.'),
 });
 

@@ -86,6 +86,13 @@ export {
   type ProbeSufficiencyResult,
   type ProbeAnswerGroup,
 } from './probe-sufficiency.ts';
+export {
+  errorConcentration,
+  type ConcentrationSubject,
+  type ErrorConcentrationOptions,
+  type ErrorConcentrationResult,
+} from './error-concentration.ts';
+export { spearmanCorrelation, spearmanBootstrap, type SpearmanBootstrapResult } from './spearman-correlation.ts';
 
 // Bootstrap, standard errors and power (added by their author below)
 export {

@@ -9,18 +9,19 @@ export interface ProbeState {
   /** Acceptable next actions (non-empty). */
   gold_actions: readonly string[];
   /**
-   * Whatever else, besides the probe answers, decides the action and is visible in the state: for
-   * generated procedures the policy's rule table with its (per-state) priority order. States are
-   * compared only within the same context; absent/null = one shared context.
+   * The family (or procedure) the state belongs to: states are compared only within the same
+   * family, as the paper's environments are; absent/null = one shared family. This is a grouping
+   * unit, never a way to hide a decisive element: anything that decides the action and varies
+   * between states of a family must itself be probed, or the check rightly fails.
    */
-  context?: string | null;
+  family?: string | null;
 }
 
 export interface ProbeAnswerGroup {
   /** The shared probe answer vector. */
   answers: Record<string, string>;
-  /** The shared context (null when none was given). */
-  context: string | null;
+  /** The shared family (null when none was given). */
+  family: string | null;
   /** State ids with that vector, in input order. */
   states: string[];
   /** Gold actions common to every state of the group (sorted); empty for a counterexample. */
@@ -41,19 +42,20 @@ export interface ProbeSufficiencyResult {
    */
   vacuous: boolean;
   /** Groups with no common gold action: the probes cannot determine the action there. */
-  counterexamples: { answers: Record<string, string>; context: string | null; states: string[]; goldSets: string[][] }[];
+  counterexamples: { answers: Record<string, string>; family: string | null; states: string[]; goldSets: string[][] }[];
+  /** Distinct states in counterexample groups. */
+  counterexampleStates: number;
 }
 
 /**
- * Probe sufficiency: can correct answers to this probe set determine a correct action? States are
- * grouped by everything that decides the action: their identical vector of correct probe answers
- * (same probe ids, same answers) and, when given, their `context` (the rest of the visible state
- * that decides the action, such as a generated policy's priority order: two states with the same
- * facts under differently ordered rules may rightly need different actions). The probe set is
- * sufficient when every group has at least one gold action common to all its states, so a policy
- * that sees only the probe answers (in that context) can act correctly on all of them. Only then
- * does a facts-right, action-wrong outcome point at the decision rather than at unprobed facts.
- * When no group holds two states (`vacuous`), nothing was compared and the verdict is empty.
+ * Probe sufficiency, the paper's criterion: can correct answers to this probe set determine a
+ * correct action? Within a family, states are grouped by their gold probe answers alone (same
+ * probe ids, same answers). A group is a counterexample when no single action is correct for every
+ * state in it (the intersection of their gold sets is empty); the probe set is sufficient when
+ * there is none, so a policy that sees only the correct probe answers can act correctly on every
+ * state. Only then does a facts-right, action-wrong outcome point at the decision rather than at an
+ * unprobed fact. When no group holds two states (`vacuous`), nothing was compared and the verdict
+ * is empty.
  *
  * Source: Li, Krishnan & Padman, "Reading Right, Acting Wrong" (arXiv:2610.18579), sections 2.4
  * and B.4. As the paper notes, finding no counterexample in a sample of natural states does not
@@ -81,7 +83,7 @@ export function probeSufficiency(states: readonly ProbeState[]): ProbeSufficienc
   const fn = 'probeSufficiency';
   if (!Array.isArray(states)) throw dataError('stats.badShape', `${fn} requires an array of states, got ${show(states)}`);
   const ids = new Set<string>();
-  const byKey = new Map<string, { answers: Record<string, string>; context: string | null; states: string[]; golds: string[][] }>();
+  const byKey = new Map<string, { answers: Record<string, string>; family: string | null; states: string[]; golds: string[][] }>();
   states.forEach((s, i) => {
     const bad = (what: string, got: unknown): never => {
       throw dataError('stats.badProbeState', `${fn} requires ${what} in states[${i}], got ${show(got)}`);
@@ -97,14 +99,14 @@ export function probeSufficiency(states: readonly ProbeState[]): ProbeSufficienc
     if (!Array.isArray(gold) || gold.length === 0 || !gold.every((g) => typeof g === 'string')) {
       bad('gold_actions to be a non-empty array of strings', gold);
     }
-    const context = s.context ?? null;
-    if (context !== null && typeof context !== 'string') bad('context to be a string or null', context);
+    const family = s.family ?? null;
+    if (family !== null && typeof family !== 'string') bad('family to be a string or null', family);
     if (ids.has(s.state_id)) throw dataError('stats.duplicateId', `${fn} got state_id ${JSON.stringify(s.state_id)} twice`);
     ids.add(s.state_id);
-    const key = JSON.stringify([context, answers]);
+    const key = JSON.stringify([family, answers]);
     let g = byKey.get(key);
     if (g === undefined) {
-      g = { answers: Object.fromEntries(answers), context, states: [], golds: [] };
+      g = { answers: Object.fromEntries(answers), family, states: [], golds: [] };
       byKey.set(key, g);
     }
     g.states.push(s.state_id);
@@ -120,9 +122,10 @@ export function probeSufficiency(states: readonly ProbeState[]): ProbeSufficienc
       common = new Set([...common].filter((a) => next.has(a)));
     }
     const commonActions = [...common].sort();
-    groups.push({ answers: g.answers, context: g.context, states: g.states, commonActions });
-    if (commonActions.length === 0) counterexamples.push({ answers: g.answers, context: g.context, states: g.states, goldSets: g.golds });
+    groups.push({ answers: g.answers, family: g.family, states: g.states, commonActions });
+    if (commonActions.length === 0) counterexamples.push({ answers: g.answers, family: g.family, states: g.states, goldSets: g.golds });
   }
   const several = groups.filter((g) => g.states.length >= 2).length;
-  return { sufficient: counterexamples.length === 0, states: states.length, groups, groupsWithSeveralStates: several, vacuous: several === 0, counterexamples };
+  const counterexampleStates = counterexamples.reduce((a, c) => a + c.states.length, 0);
+  return { sufficient: counterexamples.length === 0, states: states.length, groups, groupsWithSeveralStates: several, vacuous: several === 0, counterexamples, counterexampleStates };
 }

@@ -170,22 +170,25 @@ describe('probeSufficiency', () => {
     expect(r.sufficient).toBe(true);
     expect(r.states).toBe(3);
     expect(r.groups).toEqual([
-      { answers: { door: 'open', key: 'no' }, context: null, states: ['a', 'b'], commonActions: ['go'] },
-      { answers: { door: 'shut', key: 'no' }, context: null, states: ['c'], commonActions: ['open door'] },
+      { answers: { door: 'open', key: 'no' }, family: null, states: ['a', 'b'], commonActions: ['go'] },
+      { answers: { door: 'shut', key: 'no' }, family: null, states: ['c'], commonActions: ['open door'] },
     ]);
     expect(r.counterexamples).toEqual([]);
     expect([r.groupsWithSeveralStates, r.vacuous]).toEqual([1, false]);
   });
 
-  it('compares states only within the same context (e.g. the priority order of a generated policy)', () => {
-    // Same facts, rules applied in a different order: different correct actions, and rightly so.
+  it('compares states only within the same family, and by the probe answers alone inside it', () => {
+    // The paper's criterion: within a family, equal probe answers must allow a common action.
     const states = [
-      { state_id: 'a', probe_answers: { fraud: 'yes', late: 'yes' }, gold_actions: ['escalate'], context: 'fraud>late' },
-      { state_id: 'b', probe_answers: { fraud: 'yes', late: 'yes' }, gold_actions: ['withdraw'], context: 'late>fraud' },
+      { state_id: 'a', probe_answers: { fraud: 'yes', late: 'yes' }, gold_actions: ['escalate'], family: 'refund' },
+      { state_id: 'b', probe_answers: { fraud: 'yes', late: 'yes' }, gold_actions: ['withdraw'], family: 'refund' },
+      { state_id: 'c', probe_answers: { fraud: 'yes', late: 'yes' }, gold_actions: ['unlock'], family: 'household' },
     ];
-    expect(probeSufficiency(states.map(({ context: _c, ...x }) => x)).sufficient).toBe(false); // answers alone
     const r = probeSufficiency(states);
-    expect([r.sufficient, r.vacuous, r.groups.length]).toEqual([true, true, 2]);
+    expect([r.sufficient, r.vacuous, r.groups.length, r.counterexampleStates]).toEqual([false, false, 2, 2]);
+    expect(r.counterexamples).toEqual([{ answers: { fraud: 'yes', late: 'yes' }, family: 'refund', states: ['a', 'b'], goldSets: [['escalate'], ['withdraw']] }]);
+    // The household state is compared with nothing: alone in its family's group.
+    expect(r.groups[1]).toEqual({ answers: { fraud: 'yes', late: 'yes' }, family: 'household', states: ['c'], commonActions: ['unlock'] });
   });
 
   it('is vacuous when every state is alone in its group (nothing compared)', () => {
@@ -204,7 +207,7 @@ describe('probeSufficiency', () => {
       { state_id: 'd', probe_answers: { door: 'shut' }, gold_actions: ['wait'] },
     ]);
     expect(r.sufficient).toBe(false);
-    expect(r.counterexamples).toEqual([{ answers: { door: 'open' }, context: null, states: ['a', 'b', 'c'], goldSets: [['go'], ['look'], ['go', 'look']] }]);
+    expect(r.counterexamples).toEqual([{ answers: { door: 'open' }, family: null, states: ['a', 'b', 'c'], goldSets: [['go'], ['look'], ['go', 'look']] }]);
     expect(r.groups[0].commonActions).toEqual([]);
   });
 
@@ -218,7 +221,7 @@ describe('probeSufficiency', () => {
   });
 
   it('degenerate: no states -> vacuously sufficient; probe-less states must share an action', () => {
-    expect(probeSufficiency([])).toEqual({ sufficient: true, states: 0, groups: [], groupsWithSeveralStates: 0, vacuous: true, counterexamples: [] });
+    expect(probeSufficiency([])).toEqual({ sufficient: true, states: 0, groups: [], groupsWithSeveralStates: 0, vacuous: true, counterexamples: [], counterexampleStates: 0 });
     const r = probeSufficiency([
       { state_id: 'a', probe_answers: {}, gold_actions: ['x'] },
       { state_id: 'b', probe_answers: {}, gold_actions: ['y'] },

@@ -5,6 +5,7 @@ import { delimiterOption, formatOption, levelOption, MEASURES, resamplingOptions
 import { printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 import { storeError } from '../../errors.ts';
+import { visibleControls } from '../../escape.ts';
 
 // Libraries load on first use (inside the action), so `standoff --help` and light commands start
 // fast: a command file imports only commander, ../program.ts, ../options.ts and ../output.ts
@@ -311,15 +312,21 @@ export function registerCi(program: Command): void {
 
   const probes = common(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
+    .option('--concentration', 'also: do facts-right, action-wrong errors fall on the same states across subjects? share on states >= k subjects fail vs a seeded permutation null (--resamples permutations; "Reading Right, Acting Wrong" section 5.3)')
+    .option('--exclude-states <file>', 'state ids to leave out (one per line, e.g. from a label audit): the tables are without them, followed by the headline numbers with and without them and the largest change')
+    .option('--min-subjects <k>', 'with --concentration: a state is shared when at least k subjects fail it (default: half the subjects, rounded up)', parseIntArg('--min-subjects'))
     .action(
-      action(async (o: Common & InputShape & { by?: string[] }) => {
-        const { probesFromStore } = await lib();
-        const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples });
+      action(async (o: Common & InputShape & { by?: string[]; concentration?: boolean; minSubjects?: number; excludeStates?: string }) => {
+        const { probesFromStore, sufficiencyText, concentrationText, loadExcludedStates } = await lib();
+        const excludeStates = o.excludeStates === undefined ? undefined : loadExcludedStates(o.excludeStates);
+        if (o.minSubjects !== undefined && !o.concentration) throw usageError('probes.minSubjects', '--min-subjects needs --concentration');
+        const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples, concentration: o.concentration, minSubjects: o.minSubjects, excludeStates });
         if (o.format === 'json') return printResult(r, 'json');
-        const pct = (s: { count: number; n: number; rate: number | null; interval: { lower: number | null; upper: number | null; sampling: string } }) =>
+        const mark = { cluster: 'cl.', exact: 'ex.', states: 'st.', independent: 'ind.' } as const;
+        const pct = (s: { count: number; n: number; rate: number | null; shown: keyof typeof mark; interval: { lower: number | null; upper: number | null } }) =>
           s.rate === null
             ? `- (0/${s.n})`
-            : `${(100 * s.rate).toFixed(1)}% (${s.count}/${s.n}) ${s.interval.sampling === 'clustered' ? 'cl.' : 'ex.'}[${s.interval.lower === null ? '-' : (100 * s.interval.lower).toFixed(1)}, ${s.interval.upper === null ? '-' : (100 * s.interval.upper).toFixed(1)}]`;
+            : `${(100 * s.rate).toFixed(1)}% (${s.count}/${s.n}) ${mark[s.shown]}[${s.interval.lower === null ? '-' : (100 * s.interval.lower).toFixed(1)}, ${s.interval.upper === null ? '-' : (100 * s.interval.upper).toFixed(1)}]`;
         printResult(
           r.groups.map((g) => ({
             group: g.group,
@@ -341,15 +348,33 @@ export function registerCi(program: Command): void {
         );
         if (o.format !== 'csv') {
           printText(
-            `\nstates are distinct decision states; each share is out of their answers (state x epoch), and cl. intervals resample whole states (ex.: exact, no state repeats). Ambiguous states are in no decision or composition denominator.\n`,
+            `\nstates are distinct decision states; each share is out of their answers (state x epoch), and cl. intervals resample whole states (ex.: Clopper-Pearson where each state is answered once; st.: every state has the same outcome, so Clopper-Pearson over the distinct states, each counted once; ind.: Clopper-Pearson over the answers as independent samples although states repeat). Ambiguous states are in no decision or composition denominator.\n`,
           );
         }
         const s = r.sufficiency;
         if (s && o.format !== 'csv') {
-          const verdict = s.vacuous ? 'VACUOUS (no two states share a group: nothing was compared)' : s.sufficient ? 'sufficient' : `NOT sufficient (${s.counterexamples.length} counterexample group${s.counterexamples.length === 1 ? '' : 's'})`;
-          printText(`probe sufficiency: ${verdict}; ${s.states} distinct states grouped by ${s.grouped_by} into ${s.answer_groups} groups, ${s.groups_with_several_states} with two or more states\n`);
+          const plain = (t: string) => visibleControls(t, ' ');
+          printText(`probe sufficiency: ${sufficiencyText(s, { strong: (t) => t.toUpperCase(), quote: plain, text: plain })}\n`);
+        }
+        const af = r.accuracy_form;
+        if (af?.spearman && o.format !== 'csv') {
+          const n = (x: number | null) => (x === null ? '-' : x.toFixed(2));
+          const sp = af.spearman;
+          const iv = sp.lower !== null && sp.lower === sp.upper ? 'the bootstrap over subjects has no spread (no interval)' : `${Math.round(sp.level * 100)}% bootstrap over subjects [${n(sp.lower)}, ${n(sp.upper)}]`;
+          printText(`accuracy vs errors after correct reading across ${af.used} subjects: Spearman ${n(sp.estimate)}, ${iv}\n`);
+        }
+        if (r.sensitivity && o.format !== 'csv') {
+          const sv = r.sensitivity;
+          const f = (x: { rate: number | null; count: number; n: number }) => (x.rate === null ? '-' : `${(100 * x.rate).toFixed(1)}% (${x.count}/${x.n})`);
+          printText(`\nexcluded states: ${sv.listed} listed, ${sv.found} among the probed states; the tables above leave them out. With all states -> without:\n`);
+          for (const x of sv.rows) printText(`  ${visibleControls(JSON.stringify(x.group))} ${x.metric}: ${f(x.with)} -> ${f(x.without)}${x.change === null ? '' : ` (${x.change >= 0 ? '+' : ''}${(100 * x.change).toFixed(1)} pp)`}\n`);
+          printText(sv.largest ? `largest change: ${(100 * Math.abs(sv.largest.change!)).toFixed(1)} pp (${sv.largest.metric}, ${visibleControls(JSON.stringify(sv.largest.group))})\n` : 'largest change: none defined\n');
+        }
+        if (o.concentration && o.format !== 'csv') {
+          const c = r.concentration;
+          printText(`error concentration: ${c ? concentrationText(c, (x) => (x === null ? '-' : `${(100 * x).toFixed(1)}%`)) : 'no subject read every fact right on any state, so there is nothing to concentrate'}\n`);
         }
       }),
     );
-  withExamples(probes, 'standoff probes', 'standoff probes --by subject_model,decision_type --format json');
+  withExamples(probes, 'standoff probes', 'standoff probes --by subject_model,decision_type --format json', 'standoff probes --concentration --min-subjects 2 --seed 7', 'standoff probes --exclude-states flagged-states.txt');
 }

@@ -61,6 +61,7 @@ export function registerIngest(program: Command): void {
     .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column but --item (and --epoch)", collect)
     .option('--scorer <name>', 'with --wide: the scorer the values are scores of (default: score)', once('--scorer'))
     .option('--delimiter <c>', "the field delimiter: ',' ';' '|' or tab (default: detected by DuckDB's sniffer, printed after the ingest)", delimiterOption)
+    .option('--probes', "long paired-probe files: one row per subject, state and probe with the answer, the gold answer and, for probe_decisions, the decision and the gold actions ('|'-separated); names recognised or mapped (docs/ingest-csv.md)")
     .option('--run-id <id>', 'run id (default: csv-<time>-<hash>)', once('--run-id'))
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace an existing run with the same id')
@@ -80,6 +81,7 @@ export function registerIngest(program: Command): void {
             wide?: boolean;
             subjectsFromColumns?: string[];
             scorer?: string;
+            probes?: boolean;
             runId?: string;
             traces: string;
             dryRun?: boolean;
@@ -89,7 +91,7 @@ export function registerIngest(program: Command): void {
         ) => {
           const { ingestCsv } = await import('../../ingest/ingest-csv.ts');
           const maps = parseMaps(o.map);
-          const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer };
+          const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer, probes: o.probes };
           if (!o.wide && (o.subjectsFromColumns || o.scorer)) throw usageError('ingest.missingArg', '--subjects-from-columns and --scorer go with --wide');
           if (o.wide && !o.subjectsFromColumns) throw usageError('ingest.missingArg', "--wide needs --subjects-from-columns COLS (or '*' for every column but --item)");
           const cols = o.subjectsFromColumns ?? [];
@@ -123,6 +125,7 @@ export function registerIngest(program: Command): void {
   withExamples(
     csv,
     'standoff ingest csv results.csv --map map.json --run-id vendor-a',
+    'standoff ingest csv probes.csv --probes --item state   # long paired-probe file; then standoff probes',
     'standoff ingest csv results.csv --subject model --item sample_id --epoch epoch --scores correct,quality --judge-columns judge_a,judge_b,judge_c --judged-scorer quality',
     'standoff ingest csv results.csv judges.csv --map results.csv=results.map.json --map judges.csv=judges.map.json',
     'standoff ingest csv published-table.csv            # subject,metric,successes,trials -> aggregates',

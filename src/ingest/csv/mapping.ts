@@ -108,6 +108,11 @@ export function tableFields(table: MappedTable): FieldSpec[] {
     }
     out.push({ name: c.name, kind, nullable: c.nullable, options });
   }
+  if (table === 'probe_answers') {
+    // A long paired-probe file also carries the decision and its gold actions per row (repeated on
+    // every probe row of a state): they become probe_decisions (one row per subject and state).
+    out.push({ name: 'decision', kind: 'text', nullable: true, keyOnly: true }, { name: 'gold_actions', kind: 'text', nullable: true, keyOnly: true });
+  }
   if (table === 'judgments') {
     out.push(
       { name: 'subject_model', kind: 'text', nullable: false, keyOnly: true },
@@ -222,6 +227,8 @@ export const ALIASES: Record<MappedTable, Record<string, string[]>> = {
     expected: ['expected', 'expected_answer'],
     answer: ['answer'],
     correct: ['correct'],
+    decision: ['decision', 'chosen_action'],
+    gold_actions: ['gold_actions', 'gold_action', 'gold'],
   },
   aggregates: {
     subject_model: SUBJECT,
@@ -246,6 +253,8 @@ export interface MappingFlags {
   scores?: string[];
   judgeColumns?: string[];
   judgedScorer?: string;
+  /** `--probes`: the files are long paired-probe files (probe_answers, plus probe_decisions when a decision column is there). */
+  probes?: boolean;
 }
 
 export interface Detection {
@@ -288,7 +297,7 @@ export const FLAG_COLUMNS = { subject: 'subject_model', item: 'scenario_id', epo
  */
 export function detectMapping(header: readonly string[], flags: MappingFlags = {}): Detection {
   const explicitEpisodes = flags.scores !== undefined || flags.judgeColumns !== undefined;
-  const table = explicitEpisodes ? 'episodes' : detectTable(header);
+  const table = flags.probes ? 'probe_answers' : explicitEpisodes ? 'episodes' : detectTable(header);
   const index = new Map<string, string>();
   for (const h of header) {
     const n = normalizeName(h);
@@ -406,6 +415,7 @@ export function completeDetection(d: Detection, stats: Record<string, ColumnStat
  */
 export function applyFlags(m: Mapping, flags: MappingFlags): string[] {
   const problems: string[] = [];
+  if (flags.probes && m.table !== 'probe_answers') problems.push(`--probes is for long paired-probe files (table probe_answers); the map's table is ${m.table}`);
   const flagged = flags.subject !== undefined || flags.item !== undefined || flags.epoch !== undefined || flags.scores || flags.judgeColumns || flags.judgedScorer;
   if (flagged && m.table !== 'episodes' && (flags.scores || flags.judgeColumns || flags.judgedScorer)) {
     problems.push(`--scores, --judge-columns and --judged-scorer apply to episode files (the map's table is ${m.table})`);

@@ -16,7 +16,7 @@ import { csvColumn, type CsvFileProblem } from '../../store/read-csv.ts';
 import { ALIASES, DEFAULTS, REQUIRED, fieldsOf, type FieldSpec, type Mapping, type MappedTable } from './mapping.ts';
 
 /** Output tables of a CSV ingest. */
-export type OutTable = 'episodes' | 'scores' | 'judgments' | 'probe_answers' | 'aggregates';
+export type OutTable = 'episodes' | 'scores' | 'judgments' | 'probe_answers' | 'probe_decisions' | 'aggregates';
 
 /** A check of one cell: `why` (over the raw `c<i>` columns) is NULL or a reason code. */
 interface CellCheck {
@@ -52,7 +52,7 @@ export interface LiteralCheck {
 
 /** Rows of a table's keys from one file, for duplicate checks. */
 export interface KeySource {
-  table: 'episodes' | 'judgments' | 'probe_answers' | 'aggregates';
+  table: 'episodes' | 'judgments' | 'probe_answers' | 'probe_decisions' | 'aggregates';
   /** SELECT of (r: row, o: order, k: key text) from the staging table, bad rows left out. */
   sql: string;
   /** What a key is, in messages (`episode`, `judgment (episode, scorer, judge)`). */
@@ -227,6 +227,7 @@ export function resolvePlan(
     fail(name, 'missingColumn', `required column missing${also ? ` (${also})` : ''}: ${hint}`);
   };
   for (const name of REQUIRED[table]) if (!provided.has(name)) missing(name);
+  if (table === 'probe_answers' && provided.has('decision') !== provided.has('gold_actions')) missing(provided.has('decision') ? 'gold_actions' : 'decision', 'a decision needs its gold actions, and gold actions their decision');
   if (table === 'judgments') {
     if (!provided.has('episode_id')) for (const name of ['subject_model', 'scenario_id']) if (!provided.has(name)) missing(name, 'or episode_id');
     if (!provided.has('verdict') && !provided.has('value')) missing('verdict', 'or value');
@@ -418,6 +419,19 @@ export function resolvePlan(
   if (table === 'probe_answers') {
     keys.push({ table: 'probe_answers', sql: keyRows([get('subject_model', 'VARCHAR'), '"__state"', get('probe_id', 'VARCHAR')]), what: 'probe answer (subject, state, probe)', field: null });
   }
+  // Gold actions: '|'-separated, trimmed, distinct and sorted (one set per subject and state).
+  const goldList = `list_sort(list_distinct(list_filter(list_transform(string_split(coalesce(${get('gold_actions', 'VARCHAR')}, ''), '|'), x -> trim(x)), x -> x <> '')))`;
+  const decisions = table === 'probe_answers' && provided.has('decision');
+  if (decisions) {
+    // One decision and one gold set per (subject, state): a second distinct pair is a duplicate key.
+    const subj = get('subject_model', 'VARCHAR');
+    keys.push({
+      table: 'probe_decisions',
+      sql: `SELECT min(rowid) AS r, concat_ws(chr(0), ${subj}, "__state") AS k FROM ${q(stage)} WHERE NOT "__bad" GROUP BY ${subj}, "__state", ${get('decision', 'VARCHAR')}, ${goldList}`,
+      what: 'probe decision (subject, state): its rows disagree on the decision or the gold actions',
+      field: null,
+    });
+  }
   if (table === 'aggregates') keys.push({ table: 'aggregates', sql: keyRows([get('subject_model', 'VARCHAR'), get('metric', 'VARCHAR')]), what: 'aggregate (subject, metric)', field: null });
 
   // Counts.
@@ -427,6 +441,7 @@ export function resolvePlan(
   const judgeCount = [...(table === 'judgments' ? ['count(*)'] : []), ...judgeCols.map((jc) => `count(*) FILTER (WHERE ${q(`jp${jc.j}`)})`)];
   countParts.push(`${judgeCount.length ? judgeCount.join(' + ') : '0'} AS judgments`);
   countParts.push(`${table === 'probe_answers' ? 'count(*)' : '0'} AS probe_answers`);
+  countParts.push(`${decisions ? `count(DISTINCT (${get('subject_model', 'VARCHAR')}, "__state"))` : '0'} AS probe_decisions`);
   countParts.push(`${table === 'aggregates' ? 'count(*)' : '0'} AS aggregates`);
   countParts.push(`${table === 'episodes' ? `max(${get('epoch', 'INTEGER')})` : 'NULL'} AS max_epoch`);
   const countsSql = `SELECT ${countParts.join(', ')} FROM ${q(stage)}`;
@@ -471,6 +486,19 @@ export function resolvePlan(
     } else if (table === 'probe_answers') {
       const correct = provided.has('correct') ? get('correct', 'BOOLEAN') : `coalesce(${get('answer', 'VARCHAR')} = ${get('expected', 'VARCHAR')}, false)`;
       out.probe_answers = [selectOf('probe_answers', { ...base('probe_answers'), state_id: '"__state"', correct })];
+      if (decisions) {
+        const decision = get('decision', 'VARCHAR');
+        const d = selectOf('probe_decisions', {
+          state_id: '"__state"',
+          subject_model: get('subject_model', 'VARCHAR'),
+          scenario_id: get('scenario_id', 'VARCHAR'),
+          epoch: get('epoch', 'INTEGER'),
+          chosen_action: decision,
+          gold_actions: goldList,
+          correct: `coalesce(list_contains(${goldList}, ${decision}), false)`,
+        });
+        out.probe_decisions = [`SELECT DISTINCT * FROM (${d})`];
+      }
     } else {
       out.aggregates = [
         `SELECT ${fileColumns('aggregates')

@@ -75,6 +75,8 @@ export interface ReportContext {
   /** Truncated episodes a run may have and still pass the gate (`--allow-truncated`). */
   allowTruncated: number;
   log: (line: string) => void;
+  /** State ids flagged by `--exclude-states` (the probe section's sensitivity table); undefined when none. */
+  excludeStates?: string[];
   /** Plain rows of `sql`; untrusted values (model names, scorers, ids) go in `params` as `$name`. */
   q(sql: string, params?: SqlParams): Promise<Record<string, Plain>[]>;
   arrow(sql: string, params?: SqlParams): Promise<Table>;

@@ -61,7 +61,9 @@ export function limitations(s: SummaryResult, r: ResultsSection, j: JudgesSectio
           ? ` (the sufficiency check compared nothing here: each of the ${fmtCount(p.sufficiency.states)} distinct states is alone in its group).`
           : p.sufficiency && p.sufficiency.sufficient
             ? ' (here the probe set passed the sufficiency check on the observed states, which is evidence, not proof).'
-            : '.'),
+            : p.sufficiency
+              ? ` (here the probe set failed the sufficiency check: ${fmtCount(p.sufficiency.counterexample_states)} states in ${fmtCount(p.sufficiency.counterexamples.length)} groups share their correct answers but no correct action, so facts-right, action-wrong outcomes cannot be read as decision errors).`
+              : '.'),
     );
   } else {
     out.push('No paired probes are stored, so errors cannot be split into misreading versus acting wrongly on correct reading.');

@@ -8,14 +8,20 @@
  * accuracy and coverage (unanswerable probes count as wrong), code composition against the
  * subject's own decision on the same states, with intervals that resample whole states; ambiguous
  * states apart (no single correct action: in no decision or composition denominator); and probe
- * sufficiency over the distinct states, grouped by the decision rule and the correct answers,
- * saying plainly when it compared nothing. Calibration (expected calibration error and a
+ * sufficiency over the distinct states by the paper's criterion (within a family, grouped by the
+ * correct answers alone; `sufficiencyText`), saying plainly what cannot be concluded when it
+ * fails or compared nothing. Calibration (expected calibration error and a
  * reliability table, `expectedCalibrationError`) where the decisions carry option probabilities,
  * on the non-ambiguous states.
  */
 import { expectedCalibrationError, type CalibrationBin } from '../../stats/index.ts';
 import { byText, cell, code, fixed, fmtCount, pct, pctInterval, pp, ppInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
+import { sufficiencyText } from '../probe-sufficiency-text.ts';
+import { accuracyForm, renderAccuracyForm, type AccuracyForm } from '../probe-accuracy-form.ts';
+import { createExcludedStates, loadSensitivity, renderSensitivity, type ProbeSensitivity } from '../probe-sensitivity.ts';
+import { loadConcentration, renderConcentration, type ConcentrationReport } from '../probe-concentration.ts';
+import { fallbackLegend, SHOWN_MARK } from '../probe-interval-legend.ts';
 import { float64Column } from '../../store/arrow.ts';
 import { loadProbeTables, probeStateSql, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../probe-tables.ts';
 
@@ -31,6 +37,12 @@ export interface ProbesSection {
   level: number;
   subjects: ProbeSubject[];
   sufficiency: ProbeSufficiencyReport | null;
+  /** Decision accuracy against the share of errors after correct reading, across subjects. */
+  accuracy_form?: AccuracyForm;
+  /** With `--exclude-states`: the headline numbers with and without the flagged states. */
+  sensitivity?: ProbeSensitivity;
+  /** Error concentration across subjects (section 5.3); null when no subject read a state right. */
+  concentration?: ConcentrationReport | null;
   calibration_available: boolean;
 }
 
@@ -73,12 +85,18 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
       s.calibration = { n: e.n, without_probabilities: m - e.n, ece: e.ece, mce: e.maxCalibrationError, bins: e.bins };
     }
   }
-  return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, calibration_available: calibrationAvailable };
+  const concentration = await loadConcentration(ctx.q, { subject: SUBJECT, seed: ctx.seed, permutations: ctx.resamples, level: ctx.level });
+  let sensitivity: ProbeSensitivity | undefined;
+  if (ctx.excludeStates) {
+    await createExcludedStates((sql, params) => ctx.q(sql, params), ctx.excludeStates);
+    sensitivity = await loadSensitivity(ctx.q, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT }, ctx.excludeStates.length);
+  }
+  const accuracy_form = accuracyForm(subjects.map((x) => ({ subject: x.subject, t: x })), { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level });
+  return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, concentration, accuracy_form, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
 }
 
-/** `rate (count/n) [interval]`, the interval marked *cl.* when it resamples states. */
-const shareCell = (s: ShareInterval) =>
-  `${rateCell(s.count, s.n)} ${s.interval.sampling === 'clustered' ? 'cl. ' : ''}${pctInterval(s.interval.lower, s.interval.upper)}`;
+/** `rate (count/n) [interval]`, the interval marked *cl.*, *st.* or *ind.* by what it treats as independent (`stateIntervals`). */
+const shareCell = (s: ShareInterval) => `${rateCell(s.count, s.n)} ${SHOWN_MARK[s.shown] ? `${SHOWN_MARK[s.shown]} ` : ''}${pctInterval(s.interval.lower, s.interval.upper)}`;
 
 export function renderProbes(p: ProbesSection): string {
   const L = Math.round(p.level * 100);
@@ -99,6 +117,7 @@ export function renderProbes(p: ProbesSection): string {
         ? `A state is answered up to ${epochs} times (epochs), and its answers are correlated, so each ${L}% interval (*cl.*) is a percentile cluster bootstrap that resamples whole states; ` +
           `the exact Clopper-Pearson interval, which would treat the answers as independent, is in \`results.json\` (\`exact\`). `
         : `Each state is answered once, so the ${L}% intervals are exact (Clopper-Pearson). `) +
+      fallbackLegend(p) +
       `Ambiguous states have no single correct action: they are in no decision or composition denominator and are reported apart below.\n`,
   );
   out.push(
@@ -161,34 +180,11 @@ export function renderProbes(p: ProbesSection): string {
       ),
     );
   }
-  const suf = p.sufficiency;
   out.push('### Probe sufficiency\n');
-  if (!suf) out.push('No state with probe answers.\n');
-  else {
-    const compared =
-      `${fmtCount(suf.states)} distinct state${suf.states === 1 ? '' : 's'} compared, grouped by ${suf.grouped_by} into ${fmtCount(suf.answer_groups)} group${suf.answer_groups === 1 ? '' : 's'}; ` +
-      `${fmtCount(suf.groups_with_several_states)} group${suf.groups_with_several_states === 1 ? ' holds' : 's hold'} two or more states.`;
-    if (suf.vacuous) {
-      out.push(
-        `**Vacuous**: ${compared} No two states share their correct probe answers${suf.grouped_by.startsWith('decision') ? ' under the same decision rule' : ''} (here every state has its own probes), so there was nothing to compare: ` +
-          `this check says nothing about whether the probes determine the action. (The scenario loader checks each rule by enumerating its answer space instead.)\n`,
-      );
-    } else if (suf.sufficient) {
-      out.push(
-        `**Sufficient** on these states: ${compared} Every group shares a gold action, so correct answers can determine a correct action; a facts-right, action-wrong outcome therefore points at the decision rather than at an unprobed fact. ` +
-          `(No counterexample among these states is evidence, not proof, of sufficiency; and sufficiency does not show that a subject used the facts.)\n`,
-      );
-    } else {
-      out.push(
-        `**Not sufficient**: ${compared} ${suf.counterexamples.length} group${suf.counterexamples.length === 1 ? '' : 's'} of states share their correct probe answers but no gold action, so there facts-right, action-wrong outcomes may reflect unprobed facts. ` +
-          suf.counterexamples
-            .slice(0, 5)
-            .map((c) => `${c.states.slice(0, 3).map(code).join(', ')} (gold sets ${c.gold_sets.map((g) => cell(g.join('/'))).join(' vs ')})`)
-            .join('; ') +
-          '.\n',
-      );
-    }
-  }
+  out.push(p.sufficiency ? `${sufficiencyText(p.sufficiency, { strong: (t) => `**${t}**`, quote: code, text: cell })}\n` : 'No state with probe answers.\n');
+  if (p.concentration !== undefined) out.push(renderConcentration(p.concentration, p.sufficiency));
+  if (p.accuracy_form && p.subjects.length >= 2) out.push(renderAccuracyForm(p.accuracy_form));
+  if (p.sensitivity) out.push(renderSensitivity(p.sensitivity, 'subject'));
   out.push('### Calibration\n');
   if (!p.calibration_available) {
     out.push('No decision in this store carries option probabilities (the endpoints returned no logprobs), so calibration cannot be measured.\n');

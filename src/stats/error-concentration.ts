@@ -1,0 +1,165 @@
+import { dataError } from '../errors.ts';
+import { show } from './arg-checks.ts';
+import { quantile } from './quantile.ts';
+import { createRng } from './rng.ts';
+
+/** One subject: the states where it read every fact right, and among them those it still got wrong. */
+export interface ConcentrationSubject {
+  subject: string;
+  /** States where the subject read every probed fact right (its facts-right states). */
+  factsRight: readonly string[];
+  /** Facts-right states where its action was wrong (facts right, action wrong); a subset of `factsRight`. */
+  errors: readonly string[];
+}
+
+export interface ErrorConcentrationOptions {
+  /** k: a state counts as shared when at least k subjects fail it there (default ceil(subjects / 2)). */
+  minSubjects?: number;
+  seed: number;
+  /** Permutations of the null (default 10,000). */
+  permutations?: number;
+  /** Level of the null band (default 0.95). */
+  level?: number;
+}
+
+export interface ErrorConcentrationResult {
+  subjects: number;
+  minSubjects: number;
+  /** Facts-right, action-wrong errors (subject x state). */
+  errors: number;
+  /** Errors on states that at least k subjects fail. */
+  onShared: number;
+  /** onShared / errors (null with no errors). */
+  observed: number | null;
+  /** States that every subject fails (facts right, action wrong). */
+  statesAllFail: number;
+  null: {
+    permutations: number;
+    seed: number;
+    level: number;
+    mean: number | null;
+    /** Central band of the null shares (type-7 quantiles). */
+    lower: number | null;
+    upper: number | null;
+    /** One-sided: (1 + #{null share >= observed}) / (1 + permutations). */
+    p: number | null;
+    /** Mean number of states every subject fails under the null. */
+    statesAllFailMean: number;
+  };
+  /** The null shares in permutation order (for the figure). */
+  nullShares: number[];
+}
+
+/** Share of errors on states failed by >= k subjects, and the states every subject fails. */
+function shareOnShared(errorSets: readonly (readonly number[])[], states: number, k: number): { on: number; all: number } {
+  const count = new Int32Array(states);
+  for (const e of errorSets) for (const j of e) count[j]++;
+  let on = 0;
+  for (const e of errorSets) for (const j of e) if (count[j] >= k) on++;
+  let all = 0;
+  for (let j = 0; j < states; j++) if (count[j] === errorSets.length) all++;
+  return { on, all };
+}
+
+/**
+ * Error concentration against a permutation null ("Reading Right, Acting Wrong", section 5.3: "56%
+ * fall where at least seven of 14 competent fast systems fail, versus 16% under the permutation
+ * null"). Per state, count the subjects whose outcome there is facts right, action wrong; the
+ * observed statistic is the share of all such errors that fall on states at least k subjects fail.
+ * The null keeps each subject's number of errors and places them uniformly at random, without
+ * replacement, over that subject's own facts-right states (independently across subjects), which
+ * breaks any sharing of hard states between subjects while keeping each subject's error rate and
+ * reading. Reported: the null mean, a central band at `level`, the one-sided permutation p-value
+ * (1 + #{null >= observed}) / (1 + B) (Phipson & Smyth 2010, "Permutation p-values should never be
+ * zero"), and the number of states every subject fails, observed and its null mean.
+ *
+ * Degenerate cases: no errors -> observed, mean, band and p null; fewer than one subject or k
+ * outside [1, subjects] throws.
+ *
+ * Throws `dataError` ('stats.badConcentration') for a malformed subject, an error state that is not
+ * among its facts-right states, a repeated state within a subject, or a bad option.
+ *
+ * @example
+ * errorConcentration([
+ *   { subject: 'a', factsRight: ['s1', 's2'], errors: ['s1'] },
+ *   { subject: 'b', factsRight: ['s1', 's2'], errors: ['s1'] },
+ * ], { seed: 1, minSubjects: 2 }); // observed 1 (both errors on s1); null mean 0.5
+ */
+export function errorConcentration(subjects: readonly ConcentrationSubject[], o: ErrorConcentrationOptions): ErrorConcentrationResult {
+  const bad = (msg: string): never => {
+    throw dataError('stats.badConcentration', `errorConcentration: ${msg}`);
+  };
+  if (!Array.isArray(subjects) || subjects.length === 0) bad(`requires a non-empty array of subjects, got ${show(subjects)}`);
+  const S = subjects.length;
+  const k = o.minSubjects ?? Math.ceil(S / 2);
+  if (!Number.isInteger(k) || k < 1 || k > S) bad(`minSubjects must be an integer in [1, ${S}], got ${show(k)}`);
+  const B = o.permutations ?? 10_000;
+  if (!Number.isInteger(B) || B < 1) bad(`permutations must be a positive integer, got ${show(B)}`);
+  const level = o.level ?? 0.95;
+  if (!(level > 0 && level < 1)) bad(`level must be in (0, 1), got ${show(level)}`);
+  if (!Number.isInteger(o.seed) || o.seed < 0 || o.seed > 0xffffffff) bad(`seed must be an integer in [0, 2^32), got ${show(o.seed)}`);
+  const index = new Map<string, number>();
+  const id = (s: string) => {
+    let j = index.get(s);
+    if (j === undefined) index.set(s, (j = index.size));
+    return j;
+  };
+  const right: number[][] = [];
+  const observedSets: number[][] = [];
+  subjects.forEach((x, i) => {
+    if (!x || !Array.isArray(x.factsRight) || !Array.isArray(x.errors)) bad(`subjects[${i}] needs factsRight and errors arrays`);
+    const fr = new Set(x.factsRight);
+    if (fr.size !== x.factsRight.length) bad(`subjects[${i}] (${show(x.subject)}) repeats a facts-right state`);
+    const er = new Set(x.errors);
+    if (er.size !== x.errors.length) bad(`subjects[${i}] (${show(x.subject)}) repeats an error state`);
+    for (const e of er) if (!fr.has(e)) bad(`subjects[${i}] (${show(x.subject)}) has error state ${show(e)} that is not among its facts-right states`);
+    right.push([...fr].map(id));
+    observedSets.push([...er].map(id));
+  });
+  const states = index.size;
+  const errors = observedSets.reduce((a, e) => a + e.length, 0);
+  const obs = shareOnShared(observedSets, states, k);
+  const rng = createRng(o.seed);
+  const nullShares: number[] = [];
+  let ge = 0;
+  let allSum = 0;
+  const scratch = right.map((r) => r.slice());
+  for (let b = 0; b < B; b++) {
+    // Partial Fisher-Yates: each subject's first e_s entries are a uniform e_s-subset of its facts-right states.
+    const sets = scratch.map((r, s) => {
+      const e = observedSets[s].length;
+      for (let i = 0; i < e; i++) {
+        const j = i + rng.int(r.length - i);
+        [r[i], r[j]] = [r[j], r[i]];
+      }
+      return r.slice(0, e);
+    });
+    const x = shareOnShared(sets, states, k);
+    allSum += x.all;
+    if (errors > 0) {
+      nullShares.push(x.on / errors);
+      if (x.on >= obs.on) ge++;
+    }
+  }
+  const has = errors > 0;
+  const a = (1 - level) / 2;
+  return {
+    subjects: S,
+    minSubjects: k,
+    errors,
+    onShared: obs.on,
+    observed: has ? obs.on / errors : null,
+    statesAllFail: obs.all,
+    null: {
+      permutations: B,
+      seed: o.seed,
+      level,
+      mean: has ? nullShares.reduce((s, v) => s + v, 0) / B : null,
+      lower: has ? quantile(nullShares, a) : null,
+      upper: has ? quantile(nullShares, 1 - a) : null,
+      p: has ? (1 + ge) / (1 + B) : null,
+      statesAllFailMean: allSum / B,
+    },
+    nullShares,
+  };
+}
