@@ -162,3 +162,6 @@ export {
 } from './clustered-paired-standard-error.ts';
 export { pairedClusterBootstrap, type PairedClusterBootstrapResult } from './paired-cluster-bootstrap.ts';
 export { clusterBootstrapTotals } from './cluster-bootstrap-totals.ts';
+
+// Decisions: non-inferiority, power and sample size, ranking (standoff compare / plan / rank)
+export { nonInferiorityTest, type NonInferiorityTest } from './non-inferiority-test.ts';
