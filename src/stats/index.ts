@@ -165,3 +165,9 @@ export { clusterBootstrapTotals } from './cluster-bootstrap-totals.ts';
 
 // Decisions: non-inferiority, power and sample size, ranking (standoff compare / plan / rank)
 export { nonInferiorityTest, type NonInferiorityTest } from './non-inferiority-test.ts';
+export { noncentralTCdf } from './noncentral-t-cdf.ts';
+export { twoProportionPower, twoProportionSampleSize, twoProportionMde, type TwoProportionDesign } from './two-proportion-power.ts';
+export { tTestPower, tTestSampleSize, tTestMde, type TTestDesign, type TTestType } from './t-test-power.ts';
+export { designEffect } from './design-effect.ts';
+export { intraclassCorrelation } from './intraclass-correlation.ts';
+export { solveIncreasing } from './solve-increasing.ts';
