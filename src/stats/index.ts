@@ -171,3 +171,6 @@ export { tTestPower, tTestSampleSize, tTestMde, type TTestDesign, type TTestType
 export { designEffect } from './design-effect.ts';
 export { intraclassCorrelation } from './intraclass-correlation.ts';
 export { solveIncreasing } from './solve-increasing.ts';
+export { bootstrapRanks, type RankTask, type SubjectRanks } from './bootstrap-ranks.ts';
+export { compactLetterDisplay } from './compact-letter-display.ts';
+export { bradleyTerry, type Preference, type BradleyTerryFit } from './bradley-terry.ts';
