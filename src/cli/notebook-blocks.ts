@@ -18,7 +18,7 @@ import { withSink, type ResultSink } from './output.ts';
 import { usageLine } from './program.ts';
 
 /** The commands a `standoff` block may run. */
-export const NOTEBOOK_COMMANDS = ['ci exact', 'ci bootstrap', 'ci paired', 'agreement', 'judges', 'probes'] as const;
+export const NOTEBOOK_COMMANDS = ['ci exact', 'ci bootstrap', 'ci paired', 'agreement', 'judges', 'probes', 'compare', 'rank', 'plan'] as const;
 
 /** Options the notebook decides, and why a block may not give them. */
 export const NOTEBOOK_OWNED_OPTIONS: Readonly<Record<string, string>> = {
@@ -27,6 +27,9 @@ export const NOTEBOOK_OWNED_OPTIONS: Readonly<Record<string, string>> = {
   format: 'a block prints Markdown tables',
   json: 'a block prints Markdown tables',
   input: 'a notebook reads only its store: ingest the file first (standoff ingest csv FILE --traces DIR), or run the command with --input outside the notebook',
+  baselineTraces: 'a notebook reads only its store (compare two stores outside the notebook)',
+  preferences: 'a notebook reads only its store (run rank --preferences outside the notebook)',
+  out: 'a block writes no files (plan --out: run it outside the notebook)',
 };
 
 /** Finds the command a block's words name (the longest path of subcommand names). */

@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { action, collect, withExamples } from '../program.ts';
 import { formatOption, levelOption, resamplingOptions } from '../options.ts';
-import { printResult, printText } from '../output.ts';
+import { currentSink, printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 
 const REDUCE = ['mean', 'median', 'mode', 'max', 'min', 'at_least_one'] as const;
@@ -60,7 +60,8 @@ export function registerCompare(program: Command): void {
         printResult(rows, o.format);
         if (o.format === 'table') process.stderr.write(`standoff: ${r.candidate.ref} vs ${r.baseline.ref}: ${r.failed ? `--fail-on ${r.fail_on} holds (exit ${EXIT_FAIL_ON})` : r.fail_on ? `--fail-on ${r.fail_on} does not hold` : `${r.rows.length} comparison(s)`}\n`);
       }
-      if (r.failed) process.exitCode = EXIT_FAIL_ON;
+      // A notebook block reports the verdict in its output; only the command line exits 6.
+      if (r.failed && !currentSink().rethrow) process.exitCode = EXIT_FAIL_ON;
     }),
   );
   withExamples(

@@ -46,7 +46,7 @@ export function registerPlan(program: Command): void {
     .option('--power <p>', 'target power', parseNumberArg('--power'), 0.8)
     .option('--alpha <a>', 'two-sided significance level', parseNumberArg('--alpha'), 0.05)
     .option('--items <n>', 'items run: print the MDE at this many', parseIntArg('--items'))
-    .option('--traces <dir>', 'pilot: trace store of a pilot run (with --metric, --a, --b)')
+    .option('--traces <dir>', 'pilot: trace store of a pilot run (with --metric, --a, --b)', 'traces')
     .option('--metric <name>', 'pilot: the metric')
     .option('--a <subject>', 'pilot: the baseline subject (or run:ID)')
     .option('--b <subject>', 'pilot: the candidate subject (or run:ID)')
@@ -64,7 +64,7 @@ export function registerPlan(program: Command): void {
       let result: object;
       let curve: ((items: number) => number) | null = null;
       let needed: number | null;
-      if (o.traces || o.metric || o.a || o.b) {
+      if (o.metric || o.a || o.b) {
         if (!o.traces || !o.metric || !o.a || !o.b) throw usageError('plan.missingArg', 'a pilot needs --traces, --metric, --a and --b');
         const { loadPilot } = await import('../../decide/load-plan.ts');
         const r = await loadPilot({ traces: o.traces, metric: o.metric, a: o.a, b: o.b, task: o.task, reduce: o.reduce, effect, power: o.power, alpha: o.alpha, seed: o.seed, resamples: o.resamples });
