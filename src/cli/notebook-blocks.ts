@@ -57,7 +57,7 @@ export async function runStandoffBlock(words: string[], ctx: StandoffBlockContex
   }
   cmd.hook('preAction', (_hooked, actionCmd) => {
     for (const [key, why] of Object.entries(NOTEBOOK_OWNED_OPTIONS)) {
-      if (actionCmd.getOptionValueSource(key) === 'cli') throw usageError('notebook.badCommand', `${ctx.where}: --${key} is not allowed in a standoff block: ${why}`);
+      if (actionCmd.getOptionValueSource(key) === 'cli') throw usageError('notebook.badCommand', `${ctx.where}: --${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is not allowed in a standoff block: ${why}`);
     }
     const set = (key: string, value: unknown, onlyDefault: boolean) => {
       if (!hasOption(actionCmd, key) || (onlyDefault && actionCmd.getOptionValueSource(key) === 'cli')) return;
