@@ -5,34 +5,31 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { withStore, resolveMetric } from '../report/ci.ts';
-import { loadMetric, type Reducer } from '../report/metrics.ts';
-import { float64Column } from '../store/arrow.ts';
+import type { Reducer } from '../report/metrics.ts';
 import { query } from '../store/duckdb.ts';
 import { dataError, usageError } from '../errors.ts';
 import { buildSide, parseSideRef, type MetricRow, type Side, type SideRef } from './side.ts';
 import { compareSides, type CompareSettings, type CompareSummary } from './compare.ts';
 
-/** run_id -> suite (the task) of the store's runs. */
-async function suites(conn: DuckDBConnection): Promise<Map<string, string>> {
-  const r = await query(conn, 'SELECT run_id, suite FROM runs');
-  return new Map(r.rows.map((row) => [String(row.run_id), row.suite === null ? '(no suite)' : String(row.suite)]));
-}
-
-/** The metric's measured rows of a store, with the task of each. */
-export async function loadMetricRows(conn: DuckDBConnection, traces: string, metric: string, reduce?: Reducer): Promise<MetricRow[]> {
+/**
+ * The metric's measured rows of a store (optionally only one run's or one subject's), with the
+ * task (the run's suite) of each. Columns come straight from DuckDB (no Arrow, no row objects on
+ * the DuckDB side); the side's filter is a bound parameter.
+ */
+export async function loadMetricRows(conn: DuckDBConnection, traces: string, metric: string, reduce?: Reducer, side?: SideRef): Promise<MetricRow[]> {
   const resolved = await resolveMetric(conn, { traces }, { metric, reduce });
-  const table = await loadMetric(conn, resolved.def);
-  const suite = await suites(conn);
-  const run = table.getChild('run_id')!;
-  const subj = table.getChild('subject_model')!;
-  const scen = table.getChild('scenario_id')!;
-  const ep = table.getChild('epoch')!;
-  const val = float64Column(table, 'value');
-  const out: MetricRow[] = [];
-  for (let i = 0; i < table.numRows; i++) {
-    const e = ep.get(i);
-    const r = String(run.get(i));
-    out.push({ run_id: r, subject_model: String(subj.get(i)), suite: suite.get(r) ?? '(no suite)', scenario_id: String(scen.get(i)), epoch: e === null ? null : Number(e), value: val[i] });
+  const m = resolved.def;
+  const where = side ? ` AND m.${side.kind === 'run' ? 'run_id' : 'subject_model'} = $decide_side` : '';
+  const sql = `SELECT m.run_id, m.subject_model, coalesce(r.suite, '(no suite)') AS suite, m.scenario_id, CAST(m.epoch AS INTEGER) AS epoch, CAST(m.value AS DOUBLE) AS value
+    FROM (${m.sql}) m LEFT JOIN runs r USING (run_id) WHERE m.value IS NOT NULL${where} ORDER BY m.subject_model, m.scenario_id, m.epoch, m.episode_id`;
+  const params = { ...(m.params ?? {}), ...(side ? { decide_side: side.value } : {}) };
+  const reader = Object.keys(params).length ? await conn.runAndReadAll(sql, params) : await conn.runAndReadAll(sql);
+  const cols = reader.getColumnsJS();
+  if (cols.length < 6 || !cols[5]) return []; // no rows: DuckDB gives no column vectors
+  const [run, subj, suite, scen, ep, val] = cols as [string[], string[], string[], unknown[], (number | null)[], number[]];
+  const out: MetricRow[] = new Array(val.length);
+  for (let i = 0; i < val.length; i++) {
+    out[i] = { run_id: run[i], subject_model: subj[i], suite: suite[i], scenario_id: String(scen[i]), epoch: ep[i] === null ? null : Number(ep[i]), value: Number(val[i]) };
   }
   return out;
 }
@@ -43,9 +40,9 @@ export async function loadSides(o: { baseline: SideRef; candidate: SideRef; trac
     withStore({ traces, ...(ref.kind === 'run' ? { runs: [ref.value] } : {}) }, async (conn) => {
       const out: Side[] = [];
       for (const m of o.metrics) {
-        const rows = await loadMetricRows(conn, traces, m, o.reduce);
-        if (ref.kind === 'subject' && !rows.some((r) => r.subject_model === ref.value)) {
-          const names = [...new Set(rows.map((r) => r.subject_model))].sort();
+        const rows = await loadMetricRows(conn, traces, m, o.reduce, ref);
+        if (ref.kind === 'subject' && rows.length === 0) {
+          const names = (await query(conn, 'SELECT DISTINCT subject_model FROM episodes ORDER BY 1')).rows.map((r) => String(r.subject_model));
           throw dataError('compare.noSubject', `${ref.label} has no ${m} values in ${traces} (subjects: ${names.join(', ') || 'none'})`);
         }
         out.push(buildSide(ref, m, rows, traces));

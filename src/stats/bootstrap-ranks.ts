@@ -2,6 +2,7 @@ import { dataError } from '../errors.ts';
 import { show } from './arg-checks.ts';
 import { quantile } from './quantile.ts';
 import { createRng } from './rng.ts';
+import { sampleMultinomialRaw } from './multinomial-sample.ts';
 
 /**
  * One task's data for `bootstrapRanks`: per subject s and cluster c (an item with its epochs),
@@ -35,6 +36,10 @@ export interface SubjectRanks {
  * rate"), then the ranks and win rates are averaged over tasks. Intervals are the (1 - level) / 2
  * and (1 + level) / 2 quantiles (R type 7) of the bootstrap distributions.
  *
+ * Clusters identical for every subject (common with 0/1 metrics) are merged and their draw counts
+ * taken from one multinomial (`sampleMultinomialRaw`), which is the same distribution as drawing
+ * the clusters one by one.
+ *
  * Source: Hall & Miller (2009), "Using the bootstrap to quantify the authority of an empirical
  * ranking", Annals of Statistics 37(6) (the percentile bootstrap of ranks); the clusters are
  * resampled as in `clusterBootstrap` (Davison & Hinkley 1997, sec. 3.8). A subject with no
@@ -59,15 +64,31 @@ export function bootstrapRanks(tasks: RankTask[], subjects: number, o: { resampl
   const winRate = new Float64Array(B * subjects);
   const s = new Float64Array(subjects);
   const n = new Float64Array(subjects);
+  const patterns = tasks.map((t) => distinctClusters(t, subjects));
+  const draws = patterns.map((p) => (p ? new Float64Array(p.weights.length) : null));
   for (let b = 0; b < B; b++) {
     tasks.forEach((t, k) => {
       s.fill(0);
       n.fill(0);
-      for (let i = 0; i < t.clusters; i++) {
-        const c = rng.int(t.clusters);
-        for (let j = 0; j < subjects; j++) {
-          s[j] += t.sums[j * t.clusters + c];
-          n[j] += t.counts[j * t.clusters + c];
+      const p = patterns[k];
+      if (p) {
+        // As many draws of C clusters: how often each distinct cluster is drawn is multinomial.
+        const d = draws[k]!;
+        sampleMultinomialRaw(rng, t.clusters, p.weights, t.clusters, d);
+        for (let c = 0; c < d.length; c++) {
+          if (d[c] === 0) continue;
+          for (let j = 0; j < subjects; j++) {
+            s[j] += d[c] * p.sums[j * d.length + c];
+            n[j] += d[c] * p.counts[j * d.length + c];
+          }
+        }
+      } else {
+        for (let i = 0; i < t.clusters; i++) {
+          const c = rng.int(t.clusters);
+          for (let j = 0; j < subjects; j++) {
+            s[j] += t.sums[j * t.clusters + c];
+            n[j] += t.counts[j * t.clusters + c];
+          }
         }
       }
       for (let j = 0; j < subjects; j++) means[k][b * subjects + j] = n[j] > 0 ? s[j] / n[j] : NaN;
@@ -103,6 +124,38 @@ export function bootstrapRanks(tasks: RankTask[], subjects: number, o: { resampl
       mean_rank: pointMean[j], mean_rank_lower: mrl, mean_rank_upper: mru, win_rate: pointWin[j], win_rate_lower: wl, win_rate_upper: wu,
     };
   });
+}
+
+/**
+ * Clusters with identical sums and counts for every subject, merged with their multiplicity (0/1
+ * metrics have few distinct clusters); null when merging saves little (drawing clusters one by one
+ * is then as fast).
+ */
+function distinctClusters(t: RankTask, S: number): { weights: Float64Array; sums: Float64Array; counts: Float64Array } | null {
+  const idx = new Map<string, number>();
+  const first: number[] = [];
+  const w: number[] = [];
+  for (let c = 0; c < t.clusters; c++) {
+    let key = '';
+    for (let j = 0; j < S; j++) key += `${t.sums[j * t.clusters + c]},${t.counts[j * t.clusters + c]};`;
+    const k = idx.get(key);
+    if (k === undefined) {
+      idx.set(key, first.length);
+      first.push(c);
+      w.push(1);
+    } else w[k]++;
+    if (first.length > t.clusters / 4 && first.length > 64) return null;
+  }
+  const K = first.length;
+  const sums = new Float64Array(S * K);
+  const counts = new Float64Array(S * K);
+  first.forEach((c, k) => {
+    for (let j = 0; j < S; j++) {
+      sums[j * K + k] = t.sums[j * t.clusters + c];
+      counts[j * K + k] = t.counts[j * t.clusters + c];
+    }
+  });
+  return { weights: Float64Array.from(w), sums, counts };
 }
 
 function pointMeans(t: RankTask, subjects: number): Float64Array {
