@@ -104,7 +104,8 @@ const showItem = (k: string) => k.replace('\u0000', ' epoch ').replace(/ epoch $
 
 /** The paired analysis of one metric on one task (before the family's adjustment). */
 export function compareTask(metric: string, task: string, base: TaskValues, cand: TaskValues, s: CompareSettings): ComparisonRow {
-  const keys = [...base.values.keys()].filter((k) => cand.values.has(k)).sort();
+  // In the loaders' order (scenario, epoch), so the result does not depend on which side was read first.
+  const keys = [...base.values.keys()].filter((k) => cand.values.has(k));
   const onlyB = base.values.size - keys.length;
   const onlyC = cand.values.size - keys.length;
   const a = Float64Array.from(keys, (k) => cand.values.get(k)!);

@@ -20,16 +20,19 @@ export async function loadMetricRows(conn: DuckDBConnection, traces: string, met
   const resolved = await resolveMetric(conn, { traces }, { metric, reduce });
   const m = resolved.def;
   const where = side ? ` AND m.${side.kind === 'run' ? 'run_id' : 'subject_model'} = $decide_side` : '';
-  const sql = `SELECT m.run_id, m.subject_model, coalesce(r.suite, '(no suite)') AS suite, m.scenario_id, CAST(m.epoch AS INTEGER) AS epoch, CAST(m.value AS DOUBLE) AS value
-    FROM (${m.sql}) m LEFT JOIN runs r USING (run_id) WHERE m.value IS NOT NULL${where} ORDER BY m.subject_model, m.scenario_id, m.epoch, m.episode_id`;
   const params = { ...(m.params ?? {}), ...(side ? { decide_side: side.value } : {}) };
-  const reader = Object.keys(params).length ? await conn.runAndReadAll(sql, params) : await conn.runAndReadAll(sql);
-  const cols = reader.getColumnsJS();
-  if (cols.length < 6 || !cols[5]) return []; // no rows: DuckDB gives no column vectors
-  const [run, subj, suite, scen, ep, val] = cols as [string[], string[], string[], unknown[], (number | null)[], number[]];
+  const run = async (sql: string) => (Object.keys(params).length ? conn.runAndReadAll(sql, params) : conn.runAndReadAll(sql));
+  // The few (run, subject, suite) combinations once, then each row's combination as a small integer.
+  const base = `SELECT m.*, dense_rank() OVER (ORDER BY m.run_id, m.subject_model) - 1 AS decide_code FROM (${m.sql}) m WHERE m.value IS NOT NULL${where}`;
+  const combos = (await run(`SELECT DISTINCT b.decide_code, b.run_id, b.subject_model, coalesce(r.suite, '(no suite)') AS suite FROM (${base}) b LEFT JOIN runs r USING (run_id) ORDER BY 1`)).getRowObjectsJS();
+  const cols = (await run(`SELECT CAST(decide_code AS INTEGER), CAST(scenario_id AS VARCHAR), CAST(epoch AS INTEGER), CAST(value AS DOUBLE) FROM (${base}) ORDER BY subject_model, scenario_id, epoch, episode_id`)).getColumnsJS();
+  if (cols.length < 4 || !cols[3]) return []; // no rows: DuckDB gives no column vectors
+  const [code, scen, ep, val] = cols as [number[], string[], (number | null)[], number[]];
+  const who = combos.map((c) => ({ run_id: String(c.run_id), subject_model: String(c.subject_model), suite: String(c.suite) }));
   const out: MetricRow[] = new Array(val.length);
   for (let i = 0; i < val.length; i++) {
-    out[i] = { run_id: run[i], subject_model: subj[i], suite: suite[i], scenario_id: String(scen[i]), epoch: ep[i] === null ? null : Number(ep[i]), value: Number(val[i]) };
+    const c = who[code[i]];
+    out[i] = { run_id: c.run_id, subject_model: c.subject_model, suite: c.suite, scenario_id: scen[i], epoch: ep[i], value: val[i] };
   }
   return out;
 }
