@@ -4,7 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { action, collect, withExamples } from '../program.ts';
-import { formatOption, levelOption, resamplingOptions } from '../options.ts';
+import { formatOption, levelOption, resamplingOptions, storeOptions } from '../options.ts';
 import { currentSink, printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 
@@ -32,13 +32,13 @@ export function registerCompare(program: Command): void {
     .description('did the candidate get worse? paired difference per metric and task (paired cluster bootstrap CI, clustered p, adjusted p, MDE), a verdict, and exit code 6 when a --fail-on condition holds')
     .option('--baseline <side>', 'run:ID or subject:NAME (in --baseline-traces, default --traces)')
     .option('--candidate <side>', 'run:ID or subject:NAME (in --traces)')
-    .option('--traces <dir>', 'trace store of the candidate (and of the baseline unless --baseline-traces)', 'traces')
     .option('--baseline-traces <dir>', 'trace store of the baseline, when it is another store (another source: lm-eval, Inspect, CSV)')
     .option('--metric <name>', 'metric to compare (repeatable or comma-separated; see standoff ci --list-metrics); higher is better', collect)
     .addOption(new Option('--reduce <reducer>', 'reduce epochs to one value per item before pairing (default: pair item x epoch, clustered by item)').choices(REDUCE))
     .option('--margin <m>', 'non-inferiority margin in the metric\'s units or percentage points (2pp = 0.02): verdicts become non-inferior / not shown non-inferior')
     .addOption(new Option('--fail-on <what>', 'exit 6 when some verdict is worse (or not shown non-inferior) [worse], or any detected change [any]').choices(['worse', 'any']))
     .addOption(new Option('--adjust <method>', 'p adjustment over the metrics x tasks compared').choices(['holm', 'bh', 'none']).default('holm'));
+  storeOptions(cmd, { runs: false }); // --traces: the candidate's store (and the baseline's unless --baseline-traces)
   formatOption(cmd);
   levelOption(cmd);
   resamplingOptions(cmd);

@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import { action, parseIntArg, parseNumberArg, usageError, withExamples } from '../program.ts';
-import { formatOption, resamplingOptions } from '../options.ts';
+import { formatOption, resamplingOptions, storeOptions } from '../options.ts';
 import { printResult } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 
@@ -46,13 +46,13 @@ export function registerPlan(program: Command): void {
     .option('--power <p>', 'target power', parseNumberArg('--power'), 0.8)
     .option('--alpha <a>', 'two-sided significance level', parseNumberArg('--alpha'), 0.05)
     .option('--items <n>', 'items run: print the MDE at this many', parseIntArg('--items'))
-    .option('--traces <dir>', 'pilot: trace store of a pilot run (with --metric, --a, --b)', 'traces')
     .option('--metric <name>', 'pilot: the metric')
     .option('--a <subject>', 'pilot: the baseline subject (or run:ID)')
     .option('--b <subject>', 'pilot: the candidate subject (or run:ID)')
     .option('--task <t>', 'pilot: the task (run suite), when the store holds several')
     .addOption(new Option('--reduce <reducer>', 'pilot: reduce epochs per item first').choices(['mean', 'median', 'mode', 'max', 'min', 'at_least_one']))
     .option('--out <file.svg>', 'write the power curve (power against items) as SVG');
+  storeOptions(cmd, { runs: false }); // --traces: the pilot's store (with --metric, --a, --b)
   formatOption(cmd);
   resamplingOptions(cmd);
   cmd.action(
@@ -65,7 +65,7 @@ export function registerPlan(program: Command): void {
       let curve: ((items: number) => number) | null = null;
       let needed: number | null;
       if (o.metric || o.a || o.b) {
-        if (!o.traces || !o.metric || !o.a || !o.b) throw usageError('plan.missingArg', 'a pilot needs --traces, --metric, --a and --b');
+        if (!o.traces || !o.metric || !o.a || !o.b) throw usageError('plan.missingArg', 'a pilot needs --metric, --a and --b (its store: --traces, default ./traces)');
         const { loadPilot } = await import('../../decide/load-plan.ts');
         const r = await loadPilot({ traces: o.traces, metric: o.metric, a: o.a, b: o.b, task: o.task, reduce: o.reduce, effect, power: o.power, alpha: o.alpha, seed: o.seed, resamples: o.resamples });
         const { pairedPower } = await import('../../stats/index.ts');
