@@ -4,7 +4,7 @@
  * DuckDB COPY). Each bench runs in its own process, so memory figures are not inflated by the
  * benches before it. Benches write to temp directories, use only 127.0.0.1, and never assert:
  * they report. Names: stats, alpha, ingest-csv, ingest-inspect, ingest-inspect-large, runner, report,
- * cli (default: all).
+ * cli, decide (default: all).
  * A machine busy with other work gives noisy figures; the same-run ratios are the stable part.
  * Results: bench/out/<name>.json.
  */
@@ -21,6 +21,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   runner: async () => (await import('./runner.ts')).benchRunner(),
   report: async () => (await import('./report.ts')).benchReport(),
   cli: async () => (await import('./cli.ts')).benchCli(),
+  decide: async () => (await import('./decide.ts')).benchDecide(),
 };
 
 const yesNo = (ok: boolean) => (ok ? 'ok' : 'MISSED');

@@ -9,6 +9,7 @@
  * | 3    | data (bad input file, row or value; a statistic on invalid data) |
  * | 4    | store or I/O (missing store, unreadable or corrupt Parquet, unwritable output) |
  * | 5    | endpoint: a model endpoint failed (the endpoint check before a run, `--max-errors` reached, or episodes that ended in error) |
+ * | 6    | `standoff compare --fail-on`: the condition holds (a detected regression, or not shown non-inferior) |
  * | 130  | interrupted (SIGINT) |
  *
  * Messages are lower-case, one line, and name the file, row, column or argument at fault.
@@ -23,6 +24,13 @@ export const EXIT_CODES: Record<ExitKind, number> = {
   endpoint: 5,
   interrupted: 130,
 };
+
+/**
+ * `standoff compare --fail-on worse|any` exits with this when the condition holds: not an error
+ * (the comparison ran and printed), so it is no ExitKind; distinct from 2/3/4/5/130 so CI can
+ * tell a detected regression from a broken gate.
+ */
+export const EXIT_FAIL_ON = 6;
 
 export class StandoffError extends Error {
   readonly code: string;

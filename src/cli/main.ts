@@ -13,6 +13,9 @@ import { registerCi } from './commands/ci.ts';
 import { registerIngest } from './commands/ingest.ts';
 import { registerRun } from './commands/run.ts';
 import { registerReport } from './commands/report.ts';
+import { registerCompare } from './commands/compare.ts';
+import { registerPlan } from './commands/plan.ts';
+import { registerRank } from './commands/rank.ts';
 import { STANDOFF_VERSION } from '../version.ts';
 import { usageLine } from './program.ts';
 
@@ -40,7 +43,10 @@ export function buildProgram(output: { writeOut?: (s: string) => void; writeErr?
   registerIngest(program);
   registerReport(program);
   registerRun(program);
-  program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data (also a failed gate), 4 store/IO, 5 endpoint (standoff run), 130 interrupted.\nEvery command has --help with examples.\n`);
+  registerCompare(program);
+  registerPlan(program);
+  registerRank(program);
+  program.addHelpText('after', `\nExit codes: 0 ok, 1 internal error, 2 usage/config, 3 data (also a failed gate), 4 store/IO, 5 endpoint (standoff run), 6 a compare --fail-on condition holds, 130 interrupted.\nEvery command has --help with examples.\n`);
   return program;
 }
 

@@ -24,7 +24,7 @@ import { withSink, type ResultSink } from './output.ts';
 import { usageLine } from './program.ts';
 
 /** The commands a `standoff` block may run. */
-export const NOTEBOOK_COMMANDS = ['ci exact', 'ci bootstrap', 'ci paired', 'agreement', 'judges', 'probes'] as const;
+export const NOTEBOOK_COMMANDS = ['ci exact', 'ci bootstrap', 'ci paired', 'agreement', 'judges', 'probes', 'compare', 'rank', 'plan'] as const;
 
 /** Options the notebook decides, and why a block may not give them. */
 export const NOTEBOOK_OWNED_OPTIONS: Readonly<Record<string, string>> = {
@@ -33,6 +33,9 @@ export const NOTEBOOK_OWNED_OPTIONS: Readonly<Record<string, string>> = {
   format: 'a block prints Markdown tables',
   json: 'a block prints Markdown tables',
   input: 'a notebook reads only its store: ingest the file first (standoff ingest csv FILE --traces DIR), or run the command with --input outside the notebook',
+  baselineTraces: 'a notebook reads only its store (compare two stores outside the notebook)',
+  preferences: 'a notebook reads only its store (run rank --preferences outside the notebook)',
+  out: 'a block writes no files (plan --out: run it outside the notebook)',
 };
 
 /** Finds the command a block's words name (the longest path of subcommand names). */
@@ -96,7 +99,7 @@ export async function runStandoffBlock(words: string[], ctx: StandoffBlockContex
   }
   cmd.hook('preAction', (_hooked, actionCmd) => {
     for (const [key, why] of Object.entries(NOTEBOOK_OWNED_OPTIONS)) {
-      if (actionCmd.getOptionValueSource(key) === 'cli') throw usageError('notebook.badCommand', `${ctx.where}: --${key} is not allowed in a standoff block: ${why}`);
+      if (actionCmd.getOptionValueSource(key) === 'cli') throw usageError('notebook.badCommand', `${ctx.where}: --${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is not allowed in a standoff block: ${why}`);
     }
     confineBlockPaths(actionCmd, ctx.traces, ctx.where);
     const set = (key: string, value: unknown, onlyDefault: boolean) => {

@@ -170,3 +170,15 @@ export {
 } from './clustered-paired-standard-error.ts';
 export { pairedClusterBootstrap, type PairedClusterBootstrapResult } from './paired-cluster-bootstrap.ts';
 export { clusterBootstrapTotals } from './cluster-bootstrap-totals.ts';
+
+// Decisions: non-inferiority, power and sample size, ranking (standoff compare / plan / rank)
+export { nonInferiorityTest, type NonInferiorityTest } from './non-inferiority-test.ts';
+export { noncentralTCdf } from './noncentral-t-cdf.ts';
+export { twoProportionPower, twoProportionSampleSize, twoProportionMde, type TwoProportionDesign } from './two-proportion-power.ts';
+export { tTestPower, tTestSampleSize, tTestMde, type TTestDesign, type TTestType } from './t-test-power.ts';
+export { designEffect } from './design-effect.ts';
+export { intraclassCorrelation } from './intraclass-correlation.ts';
+export { solveIncreasing } from './solve-increasing.ts';
+export { bootstrapRanks, type RankTask, type SubjectRanks } from './bootstrap-ranks.ts';
+export { compactLetterDisplay } from './compact-letter-display.ts';
+export { bradleyTerry, type Preference, type BradleyTerryFit } from './bradley-terry.ts';

@@ -62,6 +62,19 @@ describe('shipped notebooks', () => {
     expect(md).toContain('_(no rows)_'); // the synthetic store has no transcripts
   }, 60_000);
 
+  it('decide-with-evidence.md runs: compare verdicts, rank tiers, plan from the pilot', async () => {
+    const out = join(root, 'nb');
+    const r = await runNotebook(join(ROOT, 'notebooks', 'decide-with-evidence.md'), { traces: store, out, resamples: 300 });
+    expect(r.blocks).toEqual({ sql: 0, 'vega-lite': 0, standoff: 6 });
+    const md = readFileSync(r.output, 'utf8');
+    expect(md).toContain('### standoff compare: subject:sim:hasty vs subject:sim:careful');
+    expect(md).toContain('**Result: fail** (--fail-on worse)');
+    expect(md).toMatch(/\| gathered_evidence \| standoff-o1 \| \d+ \| .* \| ❌ worse \|/);
+    expect(md).toMatch(/\| task \| subject \| observations \| estimate \| lower \| upper \| rank \| rank_lower \| rank_upper \| tier \|/);
+    expect(md).toMatch(/\| paired-proportion \| .* \| 307 \|/);
+    expect(process.exitCode ?? 0).toBe(0); // a failing --fail-on inside a notebook does not set the exit code
+  }, 60_000);
+
   it('is deterministic: the same notebook twice gives the same bytes', async () => {
     const a = join(root, 'det-a');
     const b = join(root, 'det-b');
@@ -142,7 +155,10 @@ describe('blocks', () => {
 
   it('an unsupported or malformed standoff block: notebook.badCommand (usage), with the reason', async () => {
     const cases: [string, RegExp][] = [
-      ['ci wilson --metric gathered_evidence', /unsupported standoff block "ci wilson --metric gathered_evidence"; a block runs one of: ci exact, ci bootstrap, ci paired, agreement, judges, probes$/],
+      ['ci wilson --metric gathered_evidence', /unsupported standoff block "ci wilson --metric gathered_evidence"; a block runs one of: ci exact, ci bootstrap, ci paired, agreement, judges, probes, compare, rank, plan$/],
+      ['compare --baseline subject:sim:careful --candidate subject:sim:hasty --metric gathered_evidence --baseline-traces other', /--baseline-traces is not allowed in a standoff block: a notebook reads only its store/],
+      ['rank --preferences prefs.csv', /--preferences is not allowed in a standoff block/],
+      ['plan --baseline 0.7 --effect -5pp --out plan.svg', /--out is not allowed in a standoff block: a block writes no files/],
       ['sql "SELECT 1"', /unsupported standoff block/],
       ['ci exact --metric gathered_evidence --traces other', /--traces is not allowed in a standoff block: the notebook's store is used/],
       ['ci exact --metric gathered_evidence --format csv', /--format is not allowed in a standoff block/],
