@@ -84,6 +84,8 @@ export interface BuildReportOptions {
   allowJudgeErrors?: number;
   /** Episodes cut off at the token limit a run may have and still pass the gate (default 0). */
   allowTruncated?: number;
+  /** Required scores nobody measured (blank cells) a run may hold and still pass the gate (default 0). */
+  allowMissing?: number;
   /** Progress lines: true writes them to stderr; a function receives them. */
   progress?: boolean | ((line: string) => void);
   /** index.html's bounds (defaults: DATA_BUDGET_BYTES, SET_LIST_CAP, MAX_EMBEDDED_EPISODES in html/load-episodes.ts). */
@@ -95,7 +97,7 @@ export interface BuildReportOptions {
 export interface ReportResults {
   schema: string;
   standoff_version: string;
-  options: { seed: number; resamples: number; level: number; allow_judge_errors: number; allow_truncated: number; runs: string[] };
+  options: { seed: number; resamples: number; level: number; allow_judge_errors: number; allow_truncated: number; allow_missing: number; runs: string[] };
   inputs: RunHash[];
   summary: Omit<SummaryResult, 'hashes' | 'gate'>;
   gate: SummaryResult['gate'];
@@ -137,19 +139,21 @@ const OWNED = new Set(['REPORT.md', 'results.json', 'index.html', 'figures']);
 /** Directories that may live in the output directory and are carried over (notebook output). */
 const CARRIED_DIRS = new Set(['notebooks']);
 
-function checkOptions(o: BuildReportOptions): { seed: number; resamples: number; level: number; allowJudgeErrors: number; allowTruncated: number } {
+function checkOptions(o: BuildReportOptions): { seed: number; resamples: number; level: number; allowJudgeErrors: number; allowTruncated: number; allowMissing: number } {
   const seed = o.seed ?? DEFAULT_REPORT_SEED;
   const resamples = o.resamples ?? DEFAULT_RESAMPLES;
   const level = o.level ?? DEFAULT_LEVEL;
   const allowJudgeErrors = o.allowJudgeErrors ?? 0;
   const allowTruncated = o.allowTruncated ?? 0;
+  const allowMissing = o.allowMissing ?? 0;
   if (typeof o.traces !== 'string' || o.traces === '') throw reportError('badOption', 'usage', 'report build needs --traces DIR');
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw reportError('badOption', 'usage', `--seed must be an integer in [0, 4294967295], got ${seed}`);
   if (!Number.isInteger(resamples) || resamples < 100 || resamples > 10_000_000) throw reportError('badOption', 'usage', `--resamples must be an integer in [100, 10000000], got ${resamples}`);
   if (!(typeof level === 'number' && level > 0.5 && level < 1)) throw reportError('badOption', 'usage', `--level must be a number in (0.5, 1), got ${level}`);
   if (!Number.isInteger(allowJudgeErrors) || allowJudgeErrors < 0) throw reportError('badOption', 'usage', `--allow-judge-errors must be a non-negative integer, got ${allowJudgeErrors}`);
   if (!Number.isInteger(allowTruncated) || allowTruncated < 0) throw reportError('badOption', 'usage', `--allow-truncated must be a non-negative integer, got ${allowTruncated}`);
-  return { seed, resamples, level, allowJudgeErrors, allowTruncated };
+  if (!Number.isInteger(allowMissing) || allowMissing < 0) throw reportError('badOption', 'usage', `--allow-missing must be a non-negative integer, got ${allowMissing}`);
+  return { seed, resamples, level, allowJudgeErrors, allowTruncated, allowMissing };
 }
 
 function logger(progress: BuildReportOptions['progress']): (line: string) => void {
@@ -311,7 +315,7 @@ async function computeSections(ctx: ReportContext, step: (m: string) => void): P
   return {
     schema: RESULTS_SCHEMA,
     standoff_version: STANDOFF_VERSION,
-    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, allow_judge_errors: ctx.allowJudgeErrors, allow_truncated: ctx.allowTruncated, runs: ctx.runIds },
+    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, allow_judge_errors: ctx.allowJudgeErrors, allow_truncated: ctx.allowTruncated, allow_missing: ctx.allowMissing, runs: ctx.runIds },
     inputs: hashes,
     summary: summaryRest,
     gate,
@@ -337,7 +341,7 @@ async function computeGeneric(ctx: ReportContext, slices: string[], step: (m: st
     schema: RESULTS_SCHEMA,
     standoff_version: STANDOFF_VERSION,
     report: 'generic',
-    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, allow_judge_errors: ctx.allowJudgeErrors, allow_truncated: ctx.allowTruncated, runs: ctx.runIds, slices },
+    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, allow_judge_errors: ctx.allowJudgeErrors, allow_truncated: ctx.allowTruncated, allow_missing: ctx.allowMissing, runs: ctx.runIds, slices },
     inputs: hashes,
     summary: summaryRest,
     gate,

@@ -296,7 +296,7 @@ describe('numbers match independent computations', () => {
       const ci2 = clopperPearson(Number(p.k), Number(p.n));
       expect([pa.successes, pa.trials]).toEqual([Number(p.k), Number(p.n)]);
       expect([pa.exact.lower, pa.exact.upper]).toEqual([ci2.lower, ci2.upper]);
-      expect(results.options).toEqual({ seed: 20261129, resamples: RESAMPLES, level: 0.95, allow_judge_errors: 1, allow_truncated: 0, runs: ['synthetic-11'] });
+      expect(results.options).toEqual({ seed: 20261129, resamples: RESAMPLES, level: 0.95, allow_judge_errors: 1, allow_truncated: 0, allow_missing: 0, runs: ['synthetic-11'] });
     } finally {
       s.close();
     }

@@ -74,6 +74,8 @@ export interface ReportContext {
   allowJudgeErrors: number;
   /** Truncated episodes a run may have and still pass the gate (`--allow-truncated`). */
   allowTruncated: number;
+  /** Required scores nobody measured a run may hold and still pass the gate (`--allow-missing`). */
+  allowMissing: number;
   log: (line: string) => void;
   /** Plain rows of `sql`; untrusted values (model names, scorers, ids) go in `params` as `$name`. */
   q(sql: string, params?: SqlParams): Promise<Record<string, Plain>[]>;
@@ -131,7 +133,7 @@ export function findTemperature(config: unknown): number | null {
 
 export async function buildContext(
   store: Store,
-  opts: { seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; log: (line: string) => void; mixedSuites?: boolean },
+  opts: { seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; allowMissing?: number; log: (line: string) => void; mixedSuites?: boolean },
 ): Promise<ReportContext> {
   const conn = store.conn;
   const q = async (sql: string, params?: SqlParams) => (await query(conn, sql, params)).rows;
@@ -195,6 +197,7 @@ export async function buildContext(
     level: opts.level,
     allowJudgeErrors: opts.allowJudgeErrors ?? 0,
     allowTruncated: opts.allowTruncated ?? 0,
+    allowMissing: opts.allowMissing ?? 0,
     log: opts.log,
     q,
     arrow,
