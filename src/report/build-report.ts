@@ -61,8 +61,11 @@ import { buildCountLinks, buildGenericCountLinks, buildIndexHtml } from './html/
 import { loadEpisodeBrowser, loadSubjectSources, type EpisodeBrowserData } from './html/load-episodes.ts';
 import { buildEpisodeSets, buildGenericEpisodeSets, type GenericSubjectSource } from './html/episode-sets.ts';
 import { readHtmlAssets } from './html/read-assets.ts';
-import { genericContents, genericSections, renderGeneric, type GenericSections } from './generic.ts';
-import { isStandoffStore } from './metrics.ts';
+import { genericContents, genericSections, renderGeneric } from './generic.ts';
+import type { GenericReportResults, ReportResults } from './report-results.ts';
+
+export type { GenericReportResults, ReportResults } from './report-results.ts';
+import { isStandoffStore } from '../analysis/metrics.ts';
 
 export const DEFAULT_REPORT_SEED = 20261129;
 export const DEFAULT_RESAMPLES = 10_000;
@@ -92,38 +95,6 @@ export interface BuildReportOptions {
   indexHtml?: { dataBudgetBytes?: number; listCap?: number; maxEpisodes?: number };
   /** Stores that are not a Standoff suite: slice by these episode columns or metadata keys too (`--slice COL`). */
   slices?: string[];
-}
-
-export interface ReportResults {
-  schema: string;
-  standoff_version: string;
-  options: { seed: number; resamples: number; level: number; allow_judge_errors: number; allow_truncated: number; allow_missing: number; runs: string[] };
-  inputs: RunHash[];
-  summary: Omit<SummaryResult, 'hashes' | 'gate'>;
-  gate: SummaryResult['gate'];
-  results: ResultsSection;
-  grounded: GroundedSection;
-  slices: SlicesSection;
-  pairwise: PairwiseSection;
-  judges: JudgesSection;
-  probes: ProbesSection;
-  episodes: EpisodesSection;
-  limitations: string[];
-  figures: { name: string; caption: string; files: string[] }[];
-}
-
-/** results.json of a store that is not a Standoff suite (`generic.ts`). */
-export interface GenericReportResults {
-  schema: string;
-  standoff_version: string;
-  /** 'generic': every scorer is a metric; Standoff's own sections are absent. */
-  report: 'generic';
-  options: ReportResults['options'] & { slices: string[] };
-  inputs: RunHash[];
-  summary: Omit<SummaryResult, 'hashes' | 'gate'>;
-  gate: SummaryResult['gate'];
-  generic: GenericSections;
-  figures: { name: string; caption: string; files: string[] }[];
 }
 
 export interface BuildReportResult<R = ReportResults> {

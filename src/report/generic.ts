@@ -26,10 +26,10 @@ import { query } from '../store/duckdb.ts';
 import { withinTolerance } from '../ingest/lm-eval/reconcile.ts';
 import type { ReportedMetric } from '../ingest/reported-metrics.ts';
 import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, ppInterval, pValue, rateCell, table, byText } from './markdown.ts';
-import { KIND_SQL, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from './metrics.ts';
-import { metricRates, type Interval } from './rates.ts';
-import { MDE_POWER, tryComparePaired } from './paired-comparison.ts';
-import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from './judge-patterns.ts';
+import { KIND_SQL, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from '../analysis/metrics.ts';
+import { metricRates, type Interval } from '../analysis/rates.ts';
+import { MDE_POWER, tryComparePaired } from '../analysis/paired-comparison.ts';
+import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from '../analysis/judge-patterns.ts';
 import type { ReportContext } from './sections/context.ts';
 import type { AlphaLevel } from '../stats/index.ts';
 

@@ -20,7 +20,7 @@
  * values by one rule, {@link KIND_SQL}, which the `metrics` view uses too (`metricsViewSql`).
  *
  * This module is SQL text and the store's metric files only (the store opens the `metrics` view
- * from it); loading a metric's rows as Arrow for the statistics is `src/report/metrics.ts`.
+ * from it); loading a metric's rows as Arrow for the statistics is `src/analysis/metrics.ts`.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';

@@ -9,11 +9,11 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
-import { clusterIntervalFromTotals, DEGENERATE } from '../../src/report/rates.ts';
+import { clusterIntervalFromTotals, DEGENERATE } from '../../src/analysis/rates.ts';
 import { buildReport, type BuildReportResult } from '../../src/report/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
-import { probeStateSql } from '../../src/report/probe-tables.ts';
+import { probeStateSql } from '../../src/analysis/probe-tables.ts';
 import {
   clusterBootstrap,
   pairedClusterBootstrap,

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateStates, type Family } from '../../src/runner/generate.ts';
 import { probeSufficiency } from '../../src/stats/index.ts';
 import { writeRun } from '../../src/store/write-run.ts';
-import { probesFromStore } from '../../src/report/ci.ts';
+import { probesFromStore } from '../../src/analysis/ci.ts';
 import type { EpisodeRow, ProbeAnswerRow, ProbeDecisionRow, RunRow } from '../../src/schema/tables.ts';
 import type { Scenario } from '../../src/schema/scenario.ts';
 

@@ -38,9 +38,9 @@ export function registerReport(program: Command): void {
     .option('--out <path>', 'output directory, or FILE.md', 'reports/notebooks')
     .action(
       action(async (file: string, o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number }) => {
-        const { runNotebook } = await import('../../report/notebook.ts');
+        const { runNotebook } = await import('../../notebook/notebook.ts');
         const { runStandoffBlock } = await import('../notebook-blocks.ts');
-        const { resolveNotebook } = await import('../../report/shipped-notebooks.ts');
+        const { resolveNotebook } = await import('../../notebook/shipped-notebooks.ts');
         const r = await runNotebook(resolveNotebook(file), { traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, progress: true, standoff: runStandoffBlock });
         const b = r.blocks;
         const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
@@ -58,7 +58,7 @@ export function registerReport(program: Command): void {
     .description('the notebooks shipped with Standoff (run one by name: standoff notebook run NAME)')
     .action(
       action(async (o: { format: Format }) => {
-        const { listShippedNotebooks } = await import('../../report/shipped-notebooks.ts');
+        const { listShippedNotebooks } = await import('../../notebook/shipped-notebooks.ts');
         printResult(listShippedNotebooks(), o.format);
       }),
     );

@@ -17,7 +17,7 @@ import { openStore, type Store } from '../../store/open-store.ts';
 import { query, quoteLiteral, type Plain, type SqlParams } from '../../store/duckdb.ts';
 import { queryArrow } from '../../store/arrow.ts';
 import { isDirectory, listCommittedRuns } from '../../store/write-run.ts';
-import { metricSql } from '../metrics.ts';
+import { metricSql } from '../../analysis/metrics.ts';
 import { byText } from '../markdown.ts';
 
 /** DuckDB worker threads for the report (pinned; nothing in the report depends on it). */

@@ -17,7 +17,7 @@ import { expectedCalibrationError, type CalibrationBin } from '../../stats/index
 import { byText, cell, code, fixed, fmtCount, pct, pctInterval, pp, ppInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
 import { float64Column } from '../../store/arrow.ts';
-import { loadProbeTables, probeStateSql, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../probe-tables.ts';
+import { loadProbeTables, probeStateSql, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../../analysis/probe-tables.ts';
 
 export const CALIBRATION_BINS = 10;
 
