@@ -45,3 +45,6 @@ export interface GenericReportResults {
   figures: { name: string; caption: string; files: string[] }[];
 }
 
+
+/** results.json's schema tag. */
+export const RESULTS_SCHEMA = 'standoff-report/1';
