@@ -26,7 +26,7 @@ import { query } from '../store/duckdb.ts';
 import { withinTolerance } from '../ingest/lm-eval/reconcile.ts';
 import type { ReportedMetric } from '../ingest/reported-metrics.ts';
 import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, ppInterval, pValue, rateCell, table, byText } from './markdown.ts';
-import { KIND_SQL, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from '../analysis/metrics.ts';
+import { KIND_SQL, ORDINAL_MAX_LEVELS, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from '../analysis/metrics.ts';
 import { metricRates, type Interval } from '../analysis/rates.ts';
 import { MDE_POWER, tryComparePaired } from '../analysis/paired-comparison.ts';
 import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from '../analysis/judge-patterns.ts';
@@ -39,6 +39,8 @@ export interface ScorerInfo {
   /** Its metric name (`standoff ci --metric`): the scorer's, or `score:NAME` when a built-in has that name. */
   metric: string;
   kind: MetricKind | null;
+  /** Why the report reads it as that kind (the evidence: values, or what the log declares). */
+  kind_reason: string;
 }
 
 export interface ScorerResult {
@@ -114,14 +116,27 @@ export interface Reconciliation {
   diff: number | null;
   reported_stderr: number | null;
   recomputed_stderr: number | null;
-  status: 'ok' | 'FLAG' | 'not recomputed';
+  status: 'ok' | 'FLAG' | 'not recomputed' | 'checked at ingest';
   note: string;
+}
+
+/** A metric the log computed over the whole corpus (lm-eval f1, bleu ...): one number, no per-sample values. */
+export interface CorpusMetric {
+  suite: string;
+  subject: string;
+  run_id: string;
+  metric: string;
+  filter: string | null;
+  value: number | null;
+  stderr: number | null;
 }
 
 export interface GenericSections {
   suites: string[];
   scorers: ScorerInfo[];
   results: ScorerResult[];
+  /** Corpus-level metrics: in the results, with no per-sample interval. */
+  corpus: CorpusMetric[];
   pairwise: { comparisons: GenericComparison[]; power: number; alpha: number };
   judges: GenericJudges[];
   slices: { dimensions: string[]; rows: GenericSlice[] };
@@ -148,13 +163,15 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
   await materialize(ctx);
   const o = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples };
   const suites = [...new Set(ctx.runs.map((r) => r.suite))].sort(byText);
-  const scorers: ScorerInfo[] = (await ctx.q(`SELECT suite, scorer, ${KIND_SQL} AS kind FROM g_obs WHERE NOT noanswer GROUP BY ALL ORDER BY suite, scorer`)).map((r) => ({
+  const declared = declaredBinary(ctx);
+  const scorers: ScorerInfo[] = (
+    await ctx.q(`SELECT suite, scorer, ${KIND_SQL} AS kind, list(DISTINCT value ORDER BY value) FILTER (WHERE value IN (0, 1)) AS levels01 FROM g_obs WHERE NOT noanswer GROUP BY ALL ORDER BY suite, scorer`)
+  ).map((r) => ({
     suite: String(r.suite),
     scorer: String(r.scorer),
     metric: scorerMetricName(String(r.scorer)),
-    kind: (r.kind as MetricKind | null) ?? null,
+    ...kindFromEvidence((r.kind as MetricKind | null) ?? null, ((r.levels01 as number[] | null) ?? []).map(Number), declared.get(`${r.suite}\u0000${r.scorer}`)),
   }));
-  const kindOf = new Map(scorers.map((s) => [`${s.suite}\u0000${s.scorer}`, s.kind]));
 
   // Results: exact where 0/1, the bootstrap over items always (it is the honest one when epochs repeat).
   const rates = await metricRates(ctx.q, `SELECT suite, scorer, subject, scenario_id, value FROM g_obs WHERE NOT noanswer`, ['suite', 'scorer', 'subject'], 'scenario_id', { ...o, clusterLabel: 'scenario_id' });
@@ -182,7 +199,8 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
         noanswer: noans.get(key) ?? 0,
         clusters: r?.clusters ?? 0,
         max_per_item: r?.max_per_cluster ?? 0,
-        exact: r?.exact ?? null,
+        // Exact (Clopper-Pearson) only for a binary scorer: a 0.0 of a continuous score is no rate.
+        exact: info.kind === 'binary' ? (r?.exact ?? null) : null,
         bootstrap: r?.cluster ?? null,
       });
     }
@@ -243,12 +261,64 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
     suites,
     scorers,
     results,
+    corpus: await corpusMetrics(ctx),
     pairwise: { comparisons, power: MDE_POWER, alpha },
     judges: await judgesOf(ctx),
     slices: await slicesOf(ctx, opts.slices ?? []),
     reconciliation: await reconcile(ctx),
     samples: await samplesOf(ctx),
   };
+}
+
+/** Metrics whose reporting declares a 0/1 scorer: Inspect's accuracy over C/I, lm-eval's acc, acc_norm, exact_match. */
+const BINARY_METRICS = new Set(['accuracy', 'acc', 'acc_norm', 'exact_match']);
+
+/** (suite, scorer) -> the metric by which the log declares the scorer 0/1. */
+function declaredBinary(ctx: ReportContext): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const run of ctx.runs) {
+    const reported = (run.config?.reported_metrics ?? null) as ReportedMetric[] | null;
+    if (!Array.isArray(reported)) continue;
+    for (const m of reported) if (m.scorer && !m.group && BINARY_METRICS.has(m.metric)) out.set(`${run.suite}\u0000${m.scorer}`, m.metric);
+  }
+  return out;
+}
+
+/**
+ * A scorer's kind from evidence: binary when the log declares it (`declaredBy`) or its values hold
+ * both 0 and 1; values that are all 0 (or all 1) with no declaration are `bounded` (a continuous
+ * score that happened to be 0 is no rate); else the values' kind (`KIND_SQL`).
+ */
+export function kindFromEvidence(valuesKind: MetricKind | null, levels01: number[], declaredBy: string | undefined): { kind: MetricKind | null; kind_reason: string } {
+  if (valuesKind === null) return { kind: null, kind_reason: 'no value measured' };
+  if (valuesKind === 'binary') {
+    if (declaredBy) return { kind: 'binary', kind_reason: `the log reports ${declaredBy} for it` };
+    if (levels01.length === 2) return { kind: 'binary', kind_reason: 'its values hold both 0 and 1' };
+    return { kind: 'bounded', kind_reason: `every value is ${levels01[0]} and the log does not declare it 0/1: not read as a rate` };
+  }
+  const why: Record<Exclude<MetricKind, 'binary'>, string> = {
+    bounded: 'values in [0, 1], not only 0 and 1',
+    ordinal: `integers with at most ${ORDINAL_MAX_LEVELS} levels`,
+    continuous: 'values that are neither 0/1, in [0, 1], nor few integers',
+  };
+  return { kind: valuesKind, kind_reason: why[valuesKind] };
+}
+
+/** Corpus-level metrics the logs report (no per-sample scorer, not a group), per run's subject. */
+async function corpusMetrics(ctx: ReportContext): Promise<CorpusMetric[]> {
+  const subjects = await ctx.q(`SELECT DISTINCT suite, run_id, subject FROM g_subject ORDER BY suite, run_id, subject`);
+  const out: CorpusMetric[] = [];
+  for (const run of ctx.runs) {
+    const reported = (run.config?.reported_metrics ?? null) as ReportedMetric[] | null;
+    if (!Array.isArray(reported)) continue;
+    for (const m of reported) {
+      if (m.scorer || m.group) continue;
+      for (const s of subjects.filter((x) => x.run_id === run.run_id)) {
+        out.push({ suite: run.suite, subject: String(s.subject), run_id: run.run_id, metric: m.metric, filter: m.filter, value: m.value, stderr: m.stderr });
+      }
+    }
+  }
+  return out.sort((a, b) => byText(a.suite, b.suite) || byText(a.metric, b.metric) || byText(a.filter ?? '', b.filter ?? '') || byText(a.subject, b.subject));
 }
 
 const MEASURE: Record<MetricKind, AlphaLevel> = { binary: 'nominal', ordinal: 'ordinal', bounded: 'interval', continuous: 'interval' };
@@ -313,14 +383,21 @@ async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSe
  */
 async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
   const out: Reconciliation[] = [];
+  const modelOf = new Map((await ctx.q(`SELECT run_id, min(subject_model) AS m FROM episodes GROUP BY run_id`)).map((r) => [String(r.run_id), String(r.m)]));
+  const groupsSeen = new Set<string>();
   for (const run of ctx.runs) {
     const reported = (run.config?.reported_metrics ?? null) as ReportedMetric[] | null;
     if (!Array.isArray(reported)) continue;
     for (const m of reported) {
+      // A group's aggregate is in every subtask run's log: shown once per model.
+      const groupKey = JSON.stringify([m.task, m.metric, m.filter, modelOf.get(run.run_id) ?? '', m.value]);
+      if (m.group && groupsSeen.has(groupKey)) continue;
+      if (m.group) groupsSeen.add(groupKey);
       const row: Reconciliation = { run_id: run.run_id, task: m.task, metric: m.metric, filter: m.filter, scorer: m.scorer, reducer: m.reducer ?? null, reported: m.value, recomputed: null, n: null, diff: null, reported_stderr: m.stderr, recomputed_stderr: null, status: 'not recomputed', note: '' };
       out.push(row);
       if (m.group) {
-        row.note = 'group aggregate over subtasks (checked at ingest)';
+        row.status = 'checked at ingest';
+        row.note = `group aggregate over ${m.subtasks?.length ?? 'its'} subtasks, recomputed from them at ingest (standoff ingest lm-eval flags a difference)`;
         continue;
       }
       if (!m.scorer) {
@@ -428,6 +505,17 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
       (repeated ? `, which resamples whole items with all their epochs (*cluster*): epochs of one item are correlated, so it is the interval to read where they repeat` : '') +
       `. Not measured (NULL) and NOANSWER samples are in no denominator and are counted. Every number is in \`results.json\` (\`generic.results\`).\n`,
   );
+  if (g.scorers.length) out.push(`Kinds, from the evidence: ${g.scorers.map((x) => `${several ? `${cell(x.suite)} ` : ''}${code(x.metric)} ${x.kind ?? 'not measured'} (${cell(x.kind_reason)})`).join('; ')}.\n`);
+  if (g.corpus.length) {
+    out.push(`Corpus-level metrics (the log computed each over the whole task: one number, no per-sample values; \`runs.config.reported_metrics\`):\n`);
+    out.push(
+      table(
+        [...(several ? ['Task'] : []), 'Metric', 'Filter', 'Subject model', 'Value', `${L}% interval`],
+        g.corpus.map((c) => [...(several ? [cell(c.suite)] : []), cell(c.metric), cell(c.filter ?? '—'), cell(c.subject), fixed(c.value, 4), 'no per-sample interval (corpus-level)']),
+        [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'l'],
+      ),
+    );
+  }
 
   n++;
   out.push(`## ${n}. Pairwise subject comparisons per scorer\n`);

@@ -65,7 +65,17 @@ export interface GateCheck {
 
 export interface SummaryResult {
   runs: RunSummaryRow[];
-  totals: { runs: number; subjects: number; judges: number; scenarios: number; samples: number; epochs: number[] };
+  totals: {
+    runs: number;
+    /** Subjects, each counted once (with several tasks: distinct subject models). */
+    subjects: number;
+    judges: number;
+    scenarios: number;
+    samples: number;
+    epochs: number[];
+    /** With several tasks (suites): items per task; item ids of different tasks are not one item. */
+    tasks?: { task: string; items: number }[];
+  };
   subjects: string[];
   judges: string[];
   hashes: RunHash[];
@@ -167,9 +177,22 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
   const [tot] = await ctx.q(`SELECT CAST(count(DISTINCT scenario_id) AS BIGINT) AS scenarios, CAST(count(*) AS BIGINT) AS samples FROM episodes`);
   const judges = [...new Set(runs.flatMap((r) => r.judges))].sort(byText);
   const epochs = [...new Set(runs.map((r) => r.epochs ?? r.epochs_observed))].sort((a, b) => a - b);
+  const suites = [...new Set(runs.map((r) => r.suite))].sort(byText);
+  const several = suites.length > 1;
+  const tasks = several
+    ? (await ctx.q(`SELECT r.suite AS task, CAST(count(DISTINCT e.scenario_id) AS BIGINT) AS items FROM episodes e JOIN runs r USING (run_id) GROUP BY ALL ORDER BY task`)).map((r) => ({ task: String(r.task), items: Number(r.items) }))
+    : undefined;
   return {
     runs,
-    totals: { runs: runs.length, subjects: ctx.subjects.length, judges: judges.length, scenarios: Number(tot.scenarios), samples: Number(tot.samples), epochs },
+    totals: {
+      runs: runs.length,
+      subjects: several ? new Set(runs.flatMap((r) => r.subjects)).size : ctx.subjects.length,
+      judges: judges.length,
+      scenarios: several ? tasks!.reduce((a, t) => a + t.items, 0) : Number(tot.scenarios),
+      samples: Number(tot.samples),
+      epochs,
+      ...(tasks ? { tasks } : {}),
+    },
     subjects: ctx.subjects,
     judges,
     hashes,
@@ -243,10 +266,10 @@ export function renderGate(s: SummaryResult): string {
 export function renderSummary(s: SummaryResult, opts: { seed: number; resamples: number; level: number }): string {
   const out: string[] = ['## 1. Run summary\n'];
   const t = s.totals;
-  out.push(
-    `${t.runs} run${t.runs === 1 ? '' : 's'}, ${t.subjects} subject${t.subjects === 1 ? '' : 's'}, ${t.judges} judge${t.judges === 1 ? '' : 's'}, ` +
-      `${fmtCount(t.scenarios)} scenario${t.scenarios === 1 ? '' : 's'}, ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per scenario, ${fmtCount(t.samples)} samples in all.\n`,
-  );
+  const items = t.tasks
+    ? `${t.tasks.length} tasks (items per task: ${t.tasks.map((x) => `${cell(x.task)} ${fmtCount(x.items)}`).join(', ')}), ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per item`
+    : `${fmtCount(t.scenarios)} scenario${t.scenarios === 1 ? '' : 's'}, ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per scenario`;
+  out.push(`${t.runs} run${t.runs === 1 ? '' : 's'}, ${t.subjects} subject${t.subjects === 1 ? '' : 's'}, ${t.judges} judge${t.judges === 1 ? '' : 's'}, ${items}, ${fmtCount(t.samples)} samples in all.\n`);
   out.push(
     table(
       ['Run', 'Suite', 'Source', 'Status', 'Subjects', 'Judges', 'Scenarios', 'Epochs', 'Temperature', 'Prompt', 'Run seed', 'Samples', 'SHA-256 (Parquet)'],
