@@ -517,6 +517,7 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
     );
   }
 
+  out.push('<!-- figure:scorer-forest -->\n', '<!-- figure:task-heatmap -->\n');
   n++;
   out.push(`## ${n}. Pairwise subject comparisons per scorer\n`);
   const cmp = g.pairwise.comparisons;
@@ -554,6 +555,7 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
     );
   }
 
+  out.push('<!-- figure:paired-differences -->\n');
   if (g.judges.length) {
     n++;
     out.push(`## ${n}. Judges and agreement\n`);

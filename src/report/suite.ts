@@ -83,6 +83,9 @@ export interface ReportSuite<R extends Record<string, unknown> = Record<string, 
   figureOrder?: string[];
 }
 
+/** Where a section wants figure `name` placed in its Markdown (removed when there is no such figure). */
+export const figureMark = (name: string): string => `<!-- figure:${name} -->`;
+
 /** Markdown linking a figure's PNG, SVG and spec (placed under its section). */
 export const figureLink = (f: FigureSpec | undefined): string =>
   f ? `![${f.caption}](figures/${f.name}.png)\n\n<sub>Figure: [SVG](figures/${f.name}.svg) · [Vega-Lite spec with data](figures/${f.name}.vl.json)</sub>\n` : '';
@@ -115,6 +118,16 @@ export function renderSections(suite: ReportSuite, input: RenderInput, figures: 
   return suite.sections().map((s) => {
     const v = input.all[s.key];
     const mine = sectionFigures(s, input);
-    return [s.render(v, input), ...mine.map((f) => figureLink(figures.find((x) => x.name === f.name)))].filter(Boolean).join('\n');
+    // A figure goes where the section marks it (`<!-- figure:NAME -->`), else under the section.
+    let md = s.render(v, input);
+    const after: string[] = [];
+    for (const f of mine) {
+      const link = figureLink(figures.find((x) => x.name === f.name));
+      const mark = figureMark(f.name);
+      if (md.includes(mark)) md = md.replace(mark, link);
+      else after.push(link);
+    }
+    md = md.replace(/<!-- figure:[a-z0-9-]+ -->\n?/g, '');
+    return [md, ...after].filter(Boolean).join('\n');
   });
 }

@@ -14,6 +14,7 @@ import { genericContents, genericSections, renderGeneric, type GenericSections }
 import { buildGenericCountLinks } from '../html/build-index-html.ts';
 import { buildGenericEpisodeSets, type GenericSubjectSource } from '../html/episode-sets.ts';
 import type { ReportContext } from '../sections/context.ts';
+import { coreFigures } from '../core-figures.ts';
 import type { RenderInput, ReportSuite, SuiteSection } from '../suite.ts';
 
 /** Section 1 of every report: the run summary (runs, subjects, hashes) with the structural gate. */
@@ -30,6 +31,7 @@ export const genericSection: SuiteSection<GenericSections> = {
   step: 'results, pairwise comparisons, judges, slices, reconciliation, samples',
   compute: ({ ctx, slices }) => genericSections(ctx, { slices }),
   render: (v, i) => renderGeneric(v, i.ctx.level, 2),
+  figures: (v, i) => coreFigures(v, i.ctx.level),
 };
 
 /** Any store that is not one Standoff suite: every scorer is a metric. */

@@ -1,0 +1,83 @@
+/**
+ * Issue 21 point 2: figures for every store. A researcher's CSV (4 models, 2 scorers) gets a
+ * forest per scorer and a forest of paired differences with the Holm-significant ones filled; a
+ * store of several lm-eval tasks gets the subject x task heatmap. Each figure's data are the
+ * report's numbers (results.json), the files are Vega-Lite + SVG + PNG, index.html embeds them,
+ * and a second build writes the same bytes.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, ROOT } from '../helpers/cli.ts';
+import { writeNaturalCsv } from '../helpers/natural-csv.ts';
+
+let dir: string;
+const ok = (args: string[]) => {
+  const r = runCli(args);
+  expect(r.code, r.stderr).toBe(0);
+};
+const build = (traces: string, out: string) => ok(['report', 'build', '--traces', traces, '--out', join(dir, out), '--resamples', '200', '--quiet']);
+const read = (out: string, f: string) => readFileSync(join(dir, out, f));
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'standoff-core-figures-'));
+  writeNaturalCsv(join(dir, 'r.csv'));
+  ok(['ingest', 'csv', join(dir, 'r.csv'), '--traces', join(dir, 'S'), '--run-id', 'r1', '--subject', 'model', '--item', 'sample_id', '--epoch', 'epoch', '--scores', 'correct,quality', '--judge-columns', 'judge_a,judge_b,judge_c', '--judged-scorer', 'quality']);
+  build(join(dir, 'S'), 'a');
+  build(join(dir, 'S'), 'b');
+  for (const name of ['asdiv-0.4.3', 'negotiationtom', 'gsm8k']) ok(['ingest', 'lm-eval', join(ROOT, 'tests', 'fixtures', 'lm-eval', name), '--traces', join(dir, 'L')]);
+  build(join(dir, 'L'), 'l');
+}, 300_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('core figures on any store', { timeout: 120_000 }, () => {
+  it('a CSV store: forest per scorer and paired differences, in three formats, linked and embedded', () => {
+    const files = readdirSync(join(dir, 'a', 'figures')).sort();
+    expect(files).toEqual(['paired-differences.png', 'paired-differences.svg', 'paired-differences.vl.json', 'scorer-forest.png', 'scorer-forest.svg', 'scorer-forest.vl.json']);
+    const md = read('a', 'REPORT.md').toString();
+    expect(md.indexOf('figures/scorer-forest.png')).toBeGreaterThan(md.indexOf('## 2. Results'));
+    expect(md.indexOf('figures/scorer-forest.png')).toBeLessThan(md.indexOf('## 3. Pairwise'));
+    expect(md.indexOf('figures/paired-differences.png')).toBeGreaterThan(md.indexOf('## 3. Pairwise'));
+    expect(md).not.toMatch(/<!-- figure:/);
+    const html = read('a', 'index.html').toString();
+    expect(html).toContain('id="vega-scorer-forest"');
+    expect(html).toContain('id="vega-paired-differences"');
+    expect(read('a', 'figures/scorer-forest.png').subarray(1, 4).toString()).toBe('PNG');
+  });
+
+  it("the figures' data are the report's numbers; filled = Holm p < alpha", () => {
+    const json = JSON.parse(read('a', 'results.json').toString());
+    const forest = JSON.parse(read('a', 'figures/scorer-forest.vl.json').toString()).data.values;
+    for (const r of json.generic.results) {
+      const k = r.kind === 'binary' ? 100 : 1;
+      const f = forest.find((v: { panel: string; subject: string }) => v.subject === r.subject && v.panel.startsWith(r.scorer));
+      expect(f.estimate).toBeCloseTo(r.estimate * k, 3);
+      expect(f.lower).toBeCloseTo(r.bootstrap.lower * k, 3);
+      expect(f.upper).toBeCloseTo(r.bootstrap.upper * k, 3);
+    }
+    const paired = JSON.parse(read('a', 'figures/paired-differences.vl.json').toString()).data.values;
+    expect(paired.length).toBe(json.generic.pairwise.comparisons.length);
+    for (const c of json.generic.pairwise.comparisons) {
+      const p = paired.find((v: { pair: string; panel: string }) => v.pair === `${c.a} − ${c.b}` && v.panel.startsWith(c.scorer));
+      expect(p.holm.startsWith('Holm p <')).toBe(c.p_holm < json.generic.pairwise.alpha);
+    }
+    // Both kinds occur in this store: a figure that cannot tell them apart would fail here.
+    expect(new Set(paired.map((p: { holm: string }) => p.holm)).size).toBe(2);
+  });
+
+  it('deterministic: a second build writes the same bytes', () => {
+    for (const f of ['scorer-forest.vl.json', 'scorer-forest.svg', 'scorer-forest.png', 'paired-differences.svg', 'paired-differences.png']) {
+      expect(read('b', `figures/${f}`).equals(read('a', `figures/${f}`)), f).toBe(true);
+    }
+    expect(read('b', 'REPORT.md').equals(read('a', 'REPORT.md'))).toBe(true);
+  });
+
+  it('several tasks: the subject x task heatmap, one cell per subject, task and scorer', () => {
+    const json = JSON.parse(read('l', 'results.json').toString());
+    const heat = JSON.parse(read('l', 'figures/task-heatmap.vl.json').toString()).data.values;
+    const want = json.generic.results.filter((r: { estimate: number | null; kind: string }) => r.estimate !== null && (r.kind === 'binary' || r.kind === 'bounded'));
+    expect(heat.length).toBe(want.length);
+    expect(heat.find((v: { task: string; subject: string }) => v.task === 'asdiv · acc' && v.subject === 'meta-llama/Meta-Llama-3-8B-Instruct').value).toBe(100);
+  });
+});
