@@ -52,6 +52,7 @@ import { isStandoffStore } from '../analysis/metrics.ts';
 import { computeSuite, renderSections, suiteFigures, type RenderInput, type ReportSuite, type StoreFacts } from './suite.ts';
 import { standoffO1Suite } from './suites/standoff-o1.ts';
 import { coreSuite } from './suites/core.ts';
+import { ADJUST_METHODS, type Adjust } from './generic.ts';
 import type { GenericReportResults, ReportResults } from './report-results.ts';
 
 export type { GenericReportResults, ReportResults } from './report-results.ts';
@@ -86,6 +87,8 @@ export interface BuildReportOptions {
   indexHtml?: { dataBudgetBytes?: number; listCap?: number; maxEpisodes?: number };
   /** Stores that are not a Standoff suite: slice by these episode columns or metadata keys too (`--slice COL`). */
   slices?: string[];
+  /** Pairwise p-value adjustment within each task x scorer family (`--adjust`, default holm; the core sections). */
+  adjust?: Adjust;
 }
 
 export interface BuildReportResult<R = ReportResults> {
@@ -218,7 +221,10 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
     step(`${ctx.runIds.length} run${ctx.runIds.length === 1 ? '' : 's'}, ${ctx.subjects.length} subject${ctx.subjects.length === 1 ? '' : 's'} loaded`);
     tmp = await prepareOutput(out);
     const slices = options.slices ?? [];
-    const values = await computeSuite(suite as ReportSuite, { ctx, slices }, step);
+    const adjust = options.adjust ?? 'holm';
+    if (!ADJUST_METHODS.includes(adjust)) throw reportError('badOption', 'usage', `--adjust must be one of ${ADJUST_METHODS.join(', ')}, got ${adjust}`);
+    if (standoff && options.adjust !== undefined && options.adjust !== 'holm') throw reportError('badOption', 'usage', '--adjust is for the core sections; the Standoff suite\'s pairwise table is Holm-adjusted over its comparisons');
+    const values = await computeSuite(suite as ReportSuite, { ctx, slices, adjust }, step);
     const results = (suite as ReportSuite).results(ctx, values, slices);
     const input: RenderInput = { ctx, all: values };
     const figures = suiteFigures(suite as ReportSuite, input);

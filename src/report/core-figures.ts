@@ -56,9 +56,12 @@ export function scorerForest(g: GenericSections, level: number): FigureSpec | nu
   };
 }
 
-/** Paired differences A − B with their intervals per scorer; filled: Holm-adjusted p below alpha. */
+/** Paired differences A − B with their intervals per scorer; filled: the adjusted p (`--adjust`, within task x scorer) below alpha. */
 export function pairedForest(g: GenericSections, level: number): FigureSpec | null {
   const alpha = g.pairwise.alpha;
+  const method = g.pairwise.adjust === 'bh' ? 'BH' : g.pairwise.adjust === 'none' ? 'unadjusted' : 'Holm';
+  const sig = `${method} p < ${alpha}`;
+  const notSig = g.pairwise.adjust === 'none' ? `p ≥ ${alpha}` : `not significant after ${method}`;
   const values = g.pairwise.comparisons
     .filter((c) => c.difference !== null)
     .map((c) => {
@@ -69,8 +72,8 @@ export function pairedForest(g: GenericSections, level: number): FigureSpec | nu
         difference: round(c.difference, k),
         lower: round(c.lower, k),
         upper: round(c.upper, k),
-        p_holm: c.p_holm,
-        holm: c.p_holm !== null && c.p_holm < alpha ? `Holm p < ${alpha}` : 'not significant after Holm',
+        p_adjusted: c.p_adjusted ?? c.p_value,
+        significant: (c.p_adjusted ?? (g.pairwise.adjust === 'none' ? c.p_value : null)) !== null && (c.p_adjusted ?? c.p_value)! < alpha ? sig : notSig,
       };
     })
     .sort((a, b) => byText(a.panel, b.panel) || byText(a.pair, b.pair));
@@ -79,10 +82,10 @@ export function pairedForest(g: GenericSections, level: number): FigureSpec | nu
   const panels = [...new Set(values.map((v) => v.panel))];
   return {
     name: 'paired-differences',
-    caption: `Paired differences A − B per scorer with ${L}% paired bootstrap intervals; a filled dot: significant after Holm's adjustment (α = ${alpha}); dashed line at 0: no difference.`,
+    caption: `Paired differences A − B per scorer with ${L}% paired bootstrap intervals; a filled dot: ${sig} (adjusted within each task and scorer); dashed line at 0: no difference.`,
     spec: {
       $schema: SCHEMA,
-      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by item × epoch; line: ${L}% interval; filled: Holm p < ${alpha}` },
+      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by item × epoch; line: ${L}% interval; filled: ${sig}` },
       data: { values },
       facet: { field: 'panel', type: 'nominal', title: null, sort: panels, header },
       columns: wrapColumns(520, panels.length),
@@ -98,8 +101,8 @@ export function pairedForest(g: GenericSections, level: number): FigureSpec | nu
             encoding: {
               y: { field: 'pair', type: 'nominal' },
               x: { field: 'difference', type: 'quantitative' },
-              fill: { field: 'holm', type: 'nominal', title: null, scale: { domain: [`Holm p < ${alpha}`, 'not significant after Holm'], range: ['#0b3a5c', 'white'] } },
-              tooltip: [{ field: 'pair' }, { field: 'difference' }, { field: 'lower' }, { field: 'upper' }, { field: 'p_holm' }],
+              fill: { field: 'significant', type: 'nominal', title: null, scale: { domain: [sig, notSig], range: ['#0b3a5c', 'white'] } },
+              tooltip: [{ field: 'pair' }, { field: 'difference' }, { field: 'lower' }, { field: 'upper' }, { field: 'p_adjusted' }],
             },
           },
         ],

@@ -21,7 +21,7 @@
  * Scorer names and metadata keys never enter SQL text: every scorer is read at once from the
  * tables and split in JS, and metadata keys are read as data (`json_keys`, `->>`).
  */
-import { cltStandardError, holm } from '../stats/index.ts';
+import { benjaminiHochberg, cltStandardError, holm } from '../stats/index.ts';
 import { query } from '../store/duckdb.ts';
 import { withinTolerance } from '../ingest/lm-eval/reconcile.ts';
 import type { ReportedMetric } from '../ingest/reported-metrics.ts';
@@ -80,10 +80,18 @@ export interface GenericComparison {
   se: number | null;
   correlation: number | null;
   p_value: number | null;
+  /** Holm within the comparison's family (its task and scorer). */
   p_holm: number | null;
+  /** Adjusted by the report's `--adjust` method within the family (null with `none`). */
+  p_adjusted: number | null;
   mde: number | null;
   note?: string;
 }
+
+/** Multiple-comparison adjustment of the pairwise p-values (`--adjust`). */
+export type Adjust = 'holm' | 'bh' | 'none';
+export const ADJUST_METHODS: readonly Adjust[] = ['holm', 'bh', 'none'];
+export const ADJUST_LABEL: Record<Adjust, string> = { holm: 'Holm', bh: 'Benjamini-Hochberg', none: 'none' };
 
 export interface GenericJudges {
   scorer: string;
@@ -137,7 +145,14 @@ export interface GenericSections {
   results: ScorerResult[];
   /** Corpus-level metrics: in the results, with no per-sample interval. */
   corpus: CorpusMetric[];
-  pairwise: { comparisons: GenericComparison[]; power: number; alpha: number };
+  pairwise: {
+    comparisons: GenericComparison[];
+    power: number;
+    alpha: number;
+    adjust: Adjust;
+    /** The family each adjustment runs within: the comparisons of one task (suite) and one scorer. */
+    family: 'task x scorer';
+  };
   judges: GenericJudges[];
   slices: { dimensions: string[]; rows: GenericSlice[] };
   reconciliation: Reconciliation[];
@@ -159,7 +174,8 @@ async function materialize(ctx: ReportContext): Promise<void> {
     FROM (${SCORER_ROWS}) o JOIN g_subject g USING (run_id, subject_model)`);
 }
 
-export async function genericSections(ctx: ReportContext, opts: { slices?: string[] } = {}): Promise<GenericSections> {
+export async function genericSections(ctx: ReportContext, opts: { slices?: string[]; adjust?: Adjust } = {}): Promise<GenericSections> {
+  const adjust = opts.adjust ?? 'holm';
   await materialize(ctx);
   const o = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples };
   const suites = [...new Set(ctx.runs.map((r) => r.suite))].sort(byText);
@@ -228,7 +244,7 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
         const A = bySubject.get(subjects[i])!;
         const B = bySubject.get(subjects[j])!;
         const keys = [...A.keys()].filter((k) => B.has(k)).sort(byText);
-        const base: GenericComparison = { suite: info.suite, scorer: info.scorer, kind: info.kind, a: subjects[i], b: subjects[j], pairs: keys.length, clusters: null, sampling: null, mean_a: null, mean_b: null, difference: null, lower: null, upper: null, se: null, correlation: null, p_value: null, p_holm: null, mde: null };
+        const base: GenericComparison = { suite: info.suite, scorer: info.scorer, kind: info.kind, a: subjects[i], b: subjects[j], pairs: keys.length, clusters: null, sampling: null, mean_a: null, mean_b: null, difference: null, lower: null, upper: null, se: null, correlation: null, p_value: null, p_holm: null, p_adjusted: null, mde: null };
         const items = keys.map((k) => A.get(k)!.item);
         const repeated = new Set(items).size < items.length;
         const r = tryComparePaired(Float64Array.from(keys, (k) => A.get(k)!.v), Float64Array.from(keys, (k) => B.get(k)!.v), repeated ? items : null, repeated ? 'scenario_id' : null, o);
@@ -254,15 +270,24 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
       }
     }
   }
-  const adjusted = holm(comparisons.map((c) => c.p_value));
-  comparisons.forEach((c, i) => (c.p_holm = adjusted[i]));
+  // Each family (one task's comparisons on one scorer) is adjusted on its own: unrelated scorers
+  // and tasks do not dilute each other.
+  for (const fam of new Set(comparisons.map((c) => `${c.suite}\u0000${c.scorer}`))) {
+    const mine = comparisons.filter((c) => `${c.suite}\u0000${c.scorer}` === fam);
+    const h = holm(mine.map((c) => c.p_value));
+    const a = adjust === 'bh' ? benjaminiHochberg(mine.map((c) => c.p_value)) : adjust === 'holm' ? h : mine.map(() => null);
+    mine.forEach((c, i) => {
+      c.p_holm = h[i];
+      c.p_adjusted = a[i];
+    });
+  }
 
   return {
     suites,
     scorers,
     results,
     corpus: await corpusMetrics(ctx),
-    pairwise: { comparisons, power: MDE_POWER, alpha },
+    pairwise: { comparisons, power: MDE_POWER, alpha, adjust, family: 'task x scorer' },
     judges: await judgesOf(ctx),
     slices: await slicesOf(ctx, opts.slices ?? []),
     reconciliation: await reconcile(ctx),
@@ -526,12 +551,12 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
     const m = cmp.filter((c) => c.p_value !== null).length;
     out.push(
       `mean(A − B) over samples paired on item × epoch (percentage points for binary scorers). ${L}% interval: paired bootstrap (percentile), clustered on the item where epochs repeat it; ` +
-        `p: two-sided z-test on the paired SE (cluster-robust CR1 where clustered), Holm-adjusted over the ${m} comparisons with a p-value; MDE: the smallest true difference detected with ${Math.round(g.pairwise.power * 100)}% power at α = ${fixed(g.pairwise.alpha, 2)}. ` +
+        `p: two-sided z-test on the paired SE (cluster-robust CR1 where clustered), ${adjustText(g.pairwise.adjust, cmp)}; MDE: the smallest true difference detected with ${Math.round(g.pairwise.power * 100)}% power at α = ${fixed(g.pairwise.alpha, 2)}. ` +
         `Same numbers as \`standoff ci paired --metric NAME --a A --b B\`.\n`,
     );
     out.push(
       table(
-        [...(several ? ['Suite'] : []), 'Scorer', 'A', 'B', 'Pairs', 'A', 'B', 'A − B', `${L}% CI`, 'p', 'p (Holm)', 'MDE'],
+        [...(several ? ['Suite'] : []), 'Scorer', 'A', 'B', 'Pairs', 'A', 'B', 'A − B', `${L}% CI`, 'p', ...(g.pairwise.adjust === 'none' ? [] : [`p (${g.pairwise.adjust === 'bh' ? 'BH' : 'Holm'}, within ${several ? 'task and ' : ''}scorer)`]), 'MDE'],
         cmp.map((c) => {
           const b = isBinary(c.kind);
           const d = (x: number | null) => (b ? pp(x) : x === null ? '—' : (x >= 0 ? '+' : '−') + fixed(Math.abs(x), 3));
@@ -546,11 +571,11 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
             d(c.difference),
             c.lower === null ? cell(c.note ?? '—') : b ? ppInterval(c.lower, c.upper) : numInterval(c.lower, c.upper),
             pValue(c.p_value),
-            pValue(c.p_holm),
+            ...(g.pairwise.adjust === 'none' ? [] : [pValue(c.p_adjusted)]),
             c.mde === null ? '—' : `±${b ? pp(c.mde).replace('+', '') : fixed(c.mde, 3)}`,
           ];
         }),
-        [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', ...(g.pairwise.adjust === 'none' ? [] : ['r' as const]), 'r'],
       ),
     );
   }
@@ -618,6 +643,15 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
     out.push('Errored samples are in no scorer\'s denominator.\n');
   }
   return out.join('\n');
+}
+
+/** What the pairwise table adjusted, and within which family. */
+function adjustText(adjust: Adjust, cmp: GenericComparison[]): string {
+  if (adjust === 'none') return 'not adjusted for multiple comparisons (--adjust none): read each p on its own';
+  const fams = new Map<string, number>();
+  for (const c of cmp) if (c.p_value !== null) fams.set(`${c.suite}\u0000${c.scorer}`, (fams.get(`${c.suite}\u0000${c.scorer}`) ?? 0) + 1);
+  const sizes = [...new Set(fams.values())].sort((a, b) => a - b);
+  return `${ADJUST_LABEL[adjust]}-adjusted within each family of one task and one scorer (${fams.size} famil${fams.size === 1 ? 'y' : 'ies'} of ${sizes.join('/')} comparison${sizes.length === 1 && sizes[0] === 1 ? '' : 's'}; unrelated scorers and tasks do not dilute each other)`;
 }
 
 /** How many numbered sections `renderGeneric` writes after `n0 - 1`. */

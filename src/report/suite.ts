@@ -23,6 +23,7 @@ import type { EpisodeSetDef, SubjectSource } from './html/episode-sets.ts';
 import type { MarkdownHooks } from './html/markdown-html.ts';
 import type { FigureSpec } from './figures.ts';
 import type { ReportContext } from './sections/context.ts';
+import type { Adjust } from './generic.ts';
 
 /** What recognising a suite may look at: facts of the store's data. */
 export interface StoreFacts {
@@ -43,6 +44,8 @@ export interface SectionInput {
   earlier: Readonly<Record<string, unknown>>;
   /** Report options a suite reads (e.g. generic `--slice` columns). */
   slices: string[];
+  /** Multiple-comparison adjustment of pairwise p-values (`--adjust`; default holm). */
+  adjust: Adjust;
 }
 
 /** What a section's `render` and `figures` get. */

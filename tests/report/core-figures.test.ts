@@ -60,10 +60,10 @@ describe('core figures on any store', { timeout: 120_000 }, () => {
     expect(paired.length).toBe(json.generic.pairwise.comparisons.length);
     for (const c of json.generic.pairwise.comparisons) {
       const p = paired.find((v: { pair: string; panel: string }) => v.pair === `${c.a} − ${c.b}` && v.panel.startsWith(c.scorer));
-      expect(p.holm.startsWith('Holm p <')).toBe(c.p_holm < json.generic.pairwise.alpha);
+      expect(p.significant.startsWith('Holm p <')).toBe(c.p_holm < json.generic.pairwise.alpha);
     }
     // Both kinds occur in this store: a figure that cannot tell them apart would fail here.
-    expect(new Set(paired.map((p: { holm: string }) => p.holm)).size).toBe(2);
+    expect(new Set(paired.map((p: { significant: string }) => p.significant)).size).toBe(2);
   });
 
   it('deterministic: a second build writes the same bytes', () => {
@@ -79,5 +79,36 @@ describe('core figures on any store', { timeout: 120_000 }, () => {
     const want = json.generic.results.filter((r: { estimate: number | null; kind: string }) => r.estimate !== null && (r.kind === 'binary' || r.kind === 'bounded'));
     expect(heat.length).toBe(want.length);
     expect(heat.find((v: { task: string; subject: string }) => v.task === 'asdiv · acc' && v.subject === 'meta-llama/Meta-Llama-3-8B-Instruct').value).toBe(100);
+  });
+});
+
+describe('multiple comparisons, stated (--adjust)', { timeout: 240_000 }, () => {
+  it('Holm within each scorer, not across; bh and none on request; the table says which family', async () => {
+    const { holm, benjaminiHochberg } = await import('../../src/stats/index.ts');
+    const json = JSON.parse(read('a', 'results.json').toString());
+    const cmp = json.generic.pairwise.comparisons;
+    expect(json.generic.pairwise).toMatchObject({ adjust: 'holm', family: 'task x scorer' });
+    for (const scorer of ['correct', 'quality']) {
+      const mine = cmp.filter((c: { scorer: string }) => c.scorer === scorer);
+      expect(mine.length).toBe(6);
+      expect(mine.map((c: { p_holm: number }) => c.p_holm)).toEqual(holm(mine.map((c: { p_value: number }) => c.p_value)));
+    }
+    // Across both scorers (12 p-values) Holm would give other numbers: the family matters here.
+    expect(cmp.map((c: { p_holm: number }) => c.p_holm)).not.toEqual(holm(cmp.map((c: { p_value: number }) => c.p_value)));
+    const md = read('a', 'REPORT.md').toString();
+    expect(md).toMatch(/Holm-adjusted within each family of one task and one scorer \(2 families of 6 comparisons/);
+    expect(md).toMatch(/\| p \| p \(Holm, within scorer\) \| MDE \|/);
+
+    ok(['report', 'build', '--traces', join(dir, 'S'), '--out', join(dir, 'bh'), '--resamples', '200', '--quiet', '--adjust', 'bh']);
+    const bh = JSON.parse(read('bh', 'results.json').toString()).generic.pairwise;
+    expect(bh.adjust).toBe('bh');
+    const correct = bh.comparisons.filter((c: { scorer: string }) => c.scorer === 'correct');
+    expect(correct.map((c: { p_adjusted: number }) => c.p_adjusted)).toEqual(benjaminiHochberg(correct.map((c: { p_value: number }) => c.p_value)));
+    ok(['report', 'build', '--traces', join(dir, 'S'), '--out', join(dir, 'none'), '--resamples', '200', '--quiet', '--adjust', 'none']);
+    const none = read('none', 'REPORT.md').toString();
+    expect(none).toMatch(/not adjusted for multiple comparisons \(--adjust none\)/);
+    expect(none).not.toMatch(/p \(Holm/);
+    const bad = runCli(['report', 'build', '--traces', join(dir, 'S'), '--out', join(dir, 'x'), '--adjust', 'bonferroni']);
+    expect(bad.code).toBe(2);
   });
 });

@@ -83,6 +83,9 @@ describe('kinds from evidence', { timeout: 240_000 }, () => {
     expect(kinds.closeness_log[0]).toBe('bounded');
     expect(kinds.closeness_log[1]).toMatch(/every value is 0 and the log does not declare it 0\/1/);
     expect(md).toMatch(/closeness_log \(bounded\)/);
+    // Point 9: a CSV records no temperature, prompt or seed: no such columns; no subject is simulated.
+    expect(md).toMatch(/\| Run \| Suite \| Source \| Status \| Subjects \| Judges \| Scenarios \| Epochs \| Samples \| SHA-256 \(Parquet\) \|/);
+    expect(md).not.toMatch(/Temperature|not recorded|Simulated subjects/);
     expect(md).not.toMatch(/0\.0% \(0\/6\)/);
     const c = json.generic.results.filter((x: { scorer: string }) => x.scorer === 'closeness_log');
     expect(c.every((x: { exact: unknown; estimate: number }) => x.exact === null && x.estimate === 0)).toBe(true);

@@ -71,6 +71,8 @@ describe('one scope: validate without --run checks every run, as the report does
     const gate = one.md.split('\n').filter((l) => l.startsWith('>') && /Structural gate/.test(l));
     expect(gate).toEqual([`> **Structural gate: PASSED** (${one.json.gate.checks.length}/${one.json.gate.checks.length} checks; each check in the run summary below).`]);
     expect(one.md.split('\n').filter((l) => l.startsWith('> ') && /gate/i.test(l)).length).toBe(1);
+    // Point 9: the demo's subjects are simulated, and the first screen says so under the gate.
+    expect(one.md.split('\n')[4]).toBe('> **Simulated subjects**: sim:careful, sim:hasty, sim:thorough (every run) are simulated, not real model output: these numbers show the method, not any model.');
   });
 });
 

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { action, collect, parseIntArg, withExamples } from '../program.ts';
 import { formatOption, levelOption, resamplingOptions, storeOptions } from '../options.ts';
 import { printResult } from '../output.ts';
@@ -13,12 +13,13 @@ export function registerReport(program: Command): void {
     .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) a run may hold and still pass the gate (default 0)', parseIntArg('--allow-judge-errors'))
     .option('--allow-truncated <n>', 'episodes cut off at the token limit a run may have and still pass the gate (default 0)', parseIntArg('--allow-truncated'))
     .option('--allow-missing <n>', 'required scores nobody measured (blank cells, no score row) a run may hold and still pass the gate (default 0)', parseIntArg('--allow-missing'))
+    .addOption(new Option('--adjust <method>', 'pairwise p-values adjusted within each task x scorer family: holm, bh (Benjamini-Hochberg) or none (stores that are not one Standoff suite)').choices(['holm', 'bh', 'none']))
     .option('--quiet', 'no progress lines on stderr')
     .option('--slice <cols>', 'stores that are not a Standoff suite: also slice by these episode columns or sample metadata keys (comma-separated)', collect)
     .action(
-      action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; allowMissing?: number; quiet?: boolean; slice?: string[] }) => {
+      action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; allowMissing?: number; adjust?: 'holm' | 'bh' | 'none'; quiet?: boolean; slice?: string[] }) => {
         const { buildAnyReport } = await import('../../report/build-report.ts');
-        const r = await buildAnyReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, allowJudgeErrors: o.allowJudgeErrors, allowTruncated: o.allowTruncated, allowMissing: o.allowMissing, progress: !o.quiet, slices: o.slice });
+        const r = await buildAnyReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, allowJudgeErrors: o.allowJudgeErrors, allowTruncated: o.allowTruncated, allowMissing: o.allowMissing, adjust: o.adjust, progress: !o.quiet, slices: o.slice });
         process.stdout.write(`wrote ${r.files.length} files to ${o.out} (REPORT.md, index.html, results.json${r.files.some((f) => f.startsWith('figures/')) ? ', figures/' : ''})\n`);
       }),
     );

@@ -263,6 +263,17 @@ export function renderGate(s: SummaryResult): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * A banner under the gate when any subject is simulated (sim: models, synthetic runs): such
+ * numbers show how the pipeline works, not how any model behaves.
+ */
+export function renderSimulatedBanner(s: Pick<SummaryResult, 'runs'>): string {
+  const sim = s.runs.filter((r) => r.simulated);
+  if (sim.length === 0) return '';
+  const subjects = [...new Set(sim.flatMap((r) => r.subjects))].sort(byText);
+  return `> **Simulated subjects**: ${subjects.map(cell).join(', ')} (${sim.length === s.runs.length ? 'every run' : `runs ${sim.map((r) => code(r.run_id)).join(', ')}`}) are simulated, not real model output: these numbers show the method, not any model.\n`;
+}
+
 export function renderSummary(s: SummaryResult, opts: { seed: number; resamples: number; level: number }): string {
   const out: string[] = ['## 1. Run summary\n'];
   const t = s.totals;
@@ -270,27 +281,24 @@ export function renderSummary(s: SummaryResult, opts: { seed: number; resamples:
     ? `${t.tasks.length} tasks (items per task: ${t.tasks.map((x) => `${cell(x.task)} ${fmtCount(x.items)}`).join(', ')}), ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per item`
     : `${fmtCount(t.scenarios)} scenario${t.scenarios === 1 ? '' : 's'}, ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per scenario`;
   out.push(`${t.runs} run${t.runs === 1 ? '' : 's'}, ${t.subjects} subject${t.subjects === 1 ? '' : 's'}, ${t.judges} judge${t.judges === 1 ? '' : 's'}, ${items}, ${fmtCount(t.samples)} samples in all.\n`);
-  out.push(
-    table(
-      ['Run', 'Suite', 'Source', 'Status', 'Subjects', 'Judges', 'Scenarios', 'Epochs', 'Temperature', 'Prompt', 'Run seed', 'Samples', 'SHA-256 (Parquet)'],
-      s.runs.map((r) => [
-        code(r.run_id),
-        cell(r.suite),
-        cell(r.source),
-        cell(r.status),
-        cell(r.subjects.join(', ')),
-        cell(r.judges.join(', ') || 'none'),
-        fmtCount(r.scenarios),
-        String(r.epochs ?? r.epochs_observed),
-        cell(temperatureText(r)),
-        cell(r.prompt ?? 'not recorded'),
-        r.seed === null ? '—' : String(r.seed),
-        fmtCount(r.samples),
-        code(r.sha256.slice(0, 16)),
-      ]),
-      ['l', 'l', 'l', 'l', 'l', 'l', 'r', 'r', 'l', 'l', 'r', 'r', 'l'],
-    ),
-  );
+  // A column no run of the store records (temperature, prompt, seed of a CSV) is left out.
+  const cols: { head: string; align: 'l' | 'r'; cell: (r: RunSummaryRow) => string; applies: boolean }[] = [
+    { head: 'Run', align: 'l', cell: (r) => code(r.run_id), applies: true },
+    { head: 'Suite', align: 'l', cell: (r) => cell(r.suite), applies: true },
+    { head: 'Source', align: 'l', cell: (r) => cell(r.source), applies: true },
+    { head: 'Status', align: 'l', cell: (r) => cell(r.status), applies: true },
+    { head: 'Subjects', align: 'l', cell: (r) => cell(r.subjects.join(', ')), applies: true },
+    { head: 'Judges', align: 'l', cell: (r) => cell(r.judges.join(', ') || 'none'), applies: true },
+    { head: 'Scenarios', align: 'r', cell: (r) => fmtCount(r.scenarios), applies: true },
+    { head: 'Epochs', align: 'r', cell: (r) => String(r.epochs ?? r.epochs_observed), applies: true },
+    { head: 'Temperature', align: 'l', cell: (r) => cell(temperatureText(r)), applies: s.runs.some((r) => r.temperature !== null || Object.keys(r.subject_temperatures).length > 0) },
+    { head: 'Prompt', align: 'l', cell: (r) => cell(r.prompt ?? 'not recorded'), applies: s.runs.some((r) => r.prompt !== null) },
+    { head: 'Run seed', align: 'r', cell: (r) => (r.seed === null ? '—' : String(r.seed)), applies: s.runs.some((r) => r.seed !== null) },
+    { head: 'Samples', align: 'r', cell: (r) => fmtCount(r.samples), applies: true },
+    { head: 'SHA-256 (Parquet)', align: 'l', cell: (r) => code(r.sha256.slice(0, 16)), applies: true },
+  ];
+  const shown = cols.filter((c) => c.applies);
+  out.push(table(shown.map((c) => c.head), s.runs.map((r) => shown.map((c) => c.cell(r))), shown.map((c) => c.align)));
   const prompts = s.runs.filter((r) => r.prompt !== null);
   if (prompts.length) {
     out.push(
