@@ -645,6 +645,32 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
   return out.join('\n');
 }
 
+/** Rows of the first screen's compact results table (the full one is section 2). */
+export const AT_A_GLANCE_ROWS = 12;
+
+/**
+ * The first screen's answer: each subject's estimate and interval per task and scorer, best first
+ * within a scorer, at most {@link AT_A_GLANCE_ROWS} rows (the rest: section 2).
+ */
+export function renderAtAGlance(g: GenericSections, level: number): string {
+  const rows = g.results.filter((r) => r.estimate !== null);
+  if (rows.length === 0) return '';
+  const several = g.suites.length > 1;
+  const order = [...rows].sort((a, b) => byText(a.suite, b.suite) || byText(a.scorer, b.scorer) || (b.estimate ?? 0) - (a.estimate ?? 0) || byText(a.subject, b.subject));
+  const shown = order.slice(0, AT_A_GLANCE_ROWS);
+  const L = Math.round(level * 100);
+  const body = table(
+    [...(several ? ['Task'] : []), 'Scorer', 'Subject model', 'Estimate', `${L}% interval`, 'n'],
+    shown.map((r) => {
+      const i = r.bootstrap?.lower != null ? r.bootstrap : r.exact;
+      return [...(several ? [cell(r.suite)] : []), cell(scorerMetricName(r.scorer)), cell(r.subject), value(r.kind, r.estimate), interval(r.kind, i) ?? '—', fmtCount(r.n)];
+    }),
+    [...(several ? ['l' as const] : []), 'l', 'l', 'r', 'r', 'r'],
+  );
+  const more = order.length > shown.length ? ` (${fmtCount(order.length - shown.length)} more rows in section 2)` : '';
+  return `**At a glance**: each subject's estimate with its ${L}% interval (the bootstrap over items, clustered where epochs repeat them; exact Clopper-Pearson where the bootstrap gives none), best first within a scorer${more}.\n\n${body}`;
+}
+
 /** What the pairwise table adjusted, and within which family. */
 function adjustText(adjust: Adjust, cmp: GenericComparison[]): string {
   if (adjust === 'none') return 'not adjusted for multiple comparisons (--adjust none): read each p on its own';

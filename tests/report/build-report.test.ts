@@ -120,7 +120,9 @@ describe('sections', () => {
     const text = md();
     expect(text).toMatch(/1 run, 3 subjects, 3 judges, 18 scenarios, 5 epochs per scenario, 270 samples/);
     expect(text).toContain('| `synthetic-11` | standoff-o1 | synthetic | success |');
-    expect(text).toMatch(/\| 0\.7 \| not recorded \| 11 \| 270 \|/); // the synthetic run records no prompt variant
+    // The synthetic run records no prompt variant: no Prompt column (issue 21 point 9), not "not recorded".
+    expect(text).toMatch(/\| 0\.7 \| 11 \| 270 \|/);
+    expect(text).not.toMatch(/\| Prompt \|/);
     const r = a.results;
     expect(r.inputs[0].sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(r.inputs[0].files.map((f) => f.path)).toContain('episodes/run_id=synthetic-11/data.parquet');

@@ -48,6 +48,14 @@ describe('tasks first-class: three real lm-eval outputs in one store', { timeout
     expect(r.md).toMatch(/6 runs, 4 subjects, 0 judges, 5 tasks \(items per task: asdiv 12, gsm8k 10, negotiationtom_belief 20/);
   });
 
+  it('the first screen answers: a compact results table right under the gate, before the contents', () => {
+    const glance = r.md.indexOf('**At a glance**');
+    expect(glance).toBeGreaterThan(r.md.indexOf('Structural gate'));
+    expect(glance).toBeLessThan(r.md.indexOf('## Contents'));
+    const qwen = r.json.generic.results.find((x: { suite: string; subject: string }) => x.suite === 'negotiationtom_belief' && x.subject === 'Qwen/Qwen3-8B');
+    expect(r.md.slice(glance, r.md.indexOf('## Contents'))).toContain(`| negotiationtom_belief | acc | Qwen/Qwen3-8B | ${(qwen.estimate * 100).toFixed(1)}% |`);
+  });
+
   it('the group aggregate appears once per metric, checked at ingest, not "not recomputed"', () => {
     const group = r.json.generic.reconciliation.filter((x: { task: string }) => x.task === 'negotiationtom');
     expect(group.map((x: { metric: string }) => x.metric).sort()).toEqual(['acc', 'exact_match', 'macro_f1', 'micro_f1']);

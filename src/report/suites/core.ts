@@ -10,7 +10,7 @@ import { RESULTS_SCHEMA, type GenericReportResults } from '../report-results.ts'
 import { STANDOFF_VERSION } from '../../version.ts';
 import { isStandoffSource } from '../../schema/tables.ts';
 import { renderGate, renderSimulatedBanner, renderSummary, runSummary, type SummaryResult } from '../sections/summary.ts';
-import { genericContents, genericSections, renderGeneric, type GenericSections } from '../generic.ts';
+import { genericContents, genericSections, renderAtAGlance, renderGeneric, type GenericSections } from '../generic.ts';
 import { buildGenericCountLinks } from '../html/build-index-html.ts';
 import { buildGenericEpisodeSets, type GenericSubjectSource } from '../html/episode-sets.ts';
 import type { ReportContext } from '../sections/context.ts';
@@ -80,6 +80,7 @@ function document(ctx: RenderInput['ctx'], r: GenericReportResults, rendered: st
         ? `These runs hold ${suites.length} Standoff suites: each is reported here with the generic sections (every scorer as a metric, a table per suite); Standoff's own sections (the O1 results, grounded vs lucky, slices, probes) report one suite at a time: \`standoff report build --run ID\`.\n`
         : `These runs are not a Standoff suite: every scorer in the store is reported as a metric, and the sections of Standoff's own suite are absent (nothing of theirs was measured).\n`),
   );
+  parts.push(renderAtAGlance(r.generic, ctx.level));
   parts.push('## Contents\n');
   parts.push(['1. [Run summary](#1-run-summary)', ...genericContents(r.generic, 2), `${genericContents(r.generic, 2).length + 2}. [Method notes](#method-notes)`].join('\n') + '\n');
   parts.push(...rendered);
