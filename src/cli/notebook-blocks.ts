@@ -18,7 +18,7 @@ import { realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { CommanderError, type Command } from 'commander';
 import { oneLine, usageError } from '../errors.ts';
-import type { StandoffBlockContext, StandoffBlockOutput } from '../report/notebook.ts';
+import type { StandoffBlockContext, StandoffBlockOutput } from '../notebook/notebook.ts';
 import { buildProgram } from './main.ts';
 import { withSink, type ResultSink } from './output.ts';
 import { usageLine } from './program.ts';

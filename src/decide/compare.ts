@@ -16,7 +16,7 @@
  * also when some verdict is `better` (any detected change).
  */
 import { benjaminiHochberg, cohenKappa, holm, nonInferiorityTest } from '../stats/index.ts';
-import { comparePaired, type PairedComparison } from '../report/paired-comparison.ts';
+import { comparePaired, type PairedComparison } from '../analysis/paired-comparison.ts';
 import { matchTasks, type Side, type TaskValues } from './side.ts';
 
 export const ADJUST = ['holm', 'bh', 'none'] as const;

@@ -5,7 +5,7 @@
  */
 import { usageError } from '../errors.ts';
 import { intraclassCorrelation, minimumDetectableEffect, pairedPower, solveIncreasing } from '../stats/index.ts';
-import type { Reducer } from '../report/metrics.ts';
+import type { Reducer } from '../analysis/metrics.ts';
 import { compareTask } from './compare.ts';
 import { loadSides } from './load-side.ts';
 import { matchTasks, parseSideRef, type TaskValues } from './side.ts';

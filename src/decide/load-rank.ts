@@ -3,9 +3,9 @@
  * run), items keyed as `standoff compare` keys them; and a preferences file for Bradley-Terry.
  */
 import { dataError, usageError } from '../errors.ts';
-import { withStore } from '../report/ci.ts';
-import type { Reducer } from '../report/metrics.ts';
-import { readInputFile, texts } from '../report/input-file.ts';
+import { withStore } from '../analysis/ci.ts';
+import type { Reducer } from '../analysis/metrics.ts';
+import { readInputFile, texts } from '../analysis/input-file.ts';
 import { loadMetricRows } from './load-side.ts';
 import { itemKey, type TaskValues } from './side.ts';
 import { buildRanking, type RankData, type RankResult, type RankSettings } from './rank.ts';

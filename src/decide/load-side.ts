@@ -4,8 +4,8 @@
  * Stores open sandboxed, as every statistics command's.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { withStore, resolveMetric } from '../report/ci.ts';
-import type { Reducer } from '../report/metrics.ts';
+import { withStore, resolveMetric } from '../analysis/ci.ts';
+import type { Reducer } from '../analysis/metrics.ts';
 import { query } from '../store/duckdb.ts';
 import { dataError, usageError } from '../errors.ts';
 import { buildSide, parseSideRef, type MetricRow, type Side, type SideRef } from './side.ts';

@@ -36,7 +36,7 @@
  * seeded with `seed`; SQL returns integer counts and ratios are formed in JS).
  */
 import { MAX_RESAMPLES } from '../stats/index.ts';
-import { loadExcludedStates } from './probe-sensitivity.ts';
+import { loadExcludedStates } from '../analysis/probe-sensitivity.ts';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -44,36 +44,30 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { StandoffError, oneLine } from '../errors.ts';
 import { isOwnerAlive } from '../store/lock.ts';
 import { query } from '../store/duckdb.ts';
-import { isStandoffSource } from '../schema/tables.ts';
-import { STANDOFF_VERSION } from '../version.ts';
-import { cell, code, fmtCount, inertDocument } from './markdown.ts';
 import { renderFigures } from './render-figure.ts';
-import { concentrationFigure } from './figure-concentration.ts';
-import { accuracyFormFigure } from './probe-accuracy-form.ts';
-import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots, type FigureSpec } from './figures.ts';
-import { REPORT_MEMORY_LIMIT, buildContext, materializeObservations, openReportStore, reportError, type ReportContext } from './sections/context.ts';
-import { renderGate, renderSummary, runSummary, type SummaryResult, type RunHash } from './sections/summary.ts';
-import { renderResults, resultsSection, type ResultsSection } from './sections/results.ts';
-import { groundedSection, renderGrounded, type GroundedSection } from './sections/grounded.ts';
-import { renderSlices, slicesSection, type SlicesSection } from './sections/slices.ts';
-import { pairwiseSection, renderPairwise, type PairwiseSection } from './sections/pairwise.ts';
-import { judgesSection, renderJudges, type JudgesSection } from './sections/judges.ts';
-import { probesSection, renderProbes, type ProbesSection } from './sections/probes.ts';
-import { episodesSection, renderEpisodes, type EpisodesSection } from './sections/episodes.ts';
-import { limitations, renderLimitations } from './sections/limitations.ts';
-import { buildCountLinks, buildGenericCountLinks, buildIndexHtml } from './html/build-index-html.ts';
-import { loadEpisodeBrowser, loadSubjectSources, type EpisodeBrowserData } from './html/load-episodes.ts';
-import { buildEpisodeSets, buildGenericEpisodeSets, type GenericSubjectSource } from './html/episode-sets.ts';
+import type { FigureSpec } from './figures.ts';
+import { buildContext, openReportStore, REPORT_MEMORY_LIMIT, reportError, type ReportContext } from './sections/context.ts';
+import { buildIndexHtml } from './html/build-index-html.ts';
+import { loadEpisodeBrowser, type EpisodeBrowserData } from './html/load-episodes.ts';
 import { readHtmlAssets } from './html/read-assets.ts';
-import { genericContents, genericSections, renderGeneric, type GenericSections } from './generic.ts';
-import { isStandoffStore } from './metrics.ts';
+import { isStandoffStore } from '../analysis/metrics.ts';
+import { computeSuite, renderSections, suiteFigures, type RenderInput, type ReportSuite, type StoreFacts } from './suite.ts';
+import { standoffO1Suite } from './suites/standoff-o1.ts';
+import { coreSuite } from './suites/core.ts';
+import { ADJUST_METHODS, type Adjust } from './generic.ts';
+import type { GenericReportResults, ReportResults } from './report-results.ts';
+
+export type { GenericReportResults, ReportResults } from './report-results.ts';
+export { renderReport } from './suites/standoff-o1.ts';
+export { renderGenericReport } from './suites/core.ts';
+export { RESULTS_SCHEMA } from './report-results.ts';
+import { inertDocument } from './markdown.ts';
 import { inertJson, terminalLine } from '../escape.ts';
 
 export const DEFAULT_REPORT_SEED = 20261129;
 export const DEFAULT_RESAMPLES = 10_000;
 export const DEFAULT_LEVEL = 0.95;
 export const DEFAULT_OUT = 'reports';
-export const RESULTS_SCHEMA = 'standoff-report/1';
 
 export interface BuildReportOptions {
   traces: string;
@@ -89,6 +83,8 @@ export interface BuildReportOptions {
   allowJudgeErrors?: number;
   /** Episodes cut off at the token limit a run may have and still pass the gate (default 0). */
   allowTruncated?: number;
+  /** Required scores nobody measured (blank cells) a run may hold and still pass the gate (default 0). */
+  allowMissing?: number;
   /** Progress lines: true writes them to stderr; a function receives them. */
   progress?: boolean | ((line: string) => void);
   /** index.html's bounds (defaults: DATA_BUDGET_BYTES, SET_LIST_CAP, MAX_EMBEDDED_EPISODES in html/load-episodes.ts). */
@@ -97,38 +93,8 @@ export interface BuildReportOptions {
   slices?: string[];
   /** A file of state ids (one per line) to leave out in the probe section's sensitivity table (`--exclude-states FILE`). */
   excludeStates?: string;
-}
-
-export interface ReportResults {
-  schema: string;
-  standoff_version: string;
-  options: { seed: number; resamples: number; level: number; allow_judge_errors: number; allow_truncated: number; runs: string[] };
-  inputs: RunHash[];
-  summary: Omit<SummaryResult, 'hashes' | 'gate'>;
-  gate: SummaryResult['gate'];
-  results: ResultsSection;
-  grounded: GroundedSection;
-  slices: SlicesSection;
-  pairwise: PairwiseSection;
-  judges: JudgesSection;
-  probes: ProbesSection;
-  episodes: EpisodesSection;
-  limitations: string[];
-  figures: { name: string; caption: string; files: string[] }[];
-}
-
-/** results.json of a store that is not a Standoff suite (`generic.ts`). */
-export interface GenericReportResults {
-  schema: string;
-  standoff_version: string;
-  /** 'generic': every scorer is a metric; Standoff's own sections are absent. */
-  report: 'generic';
-  options: ReportResults['options'] & { slices: string[] };
-  inputs: RunHash[];
-  summary: Omit<SummaryResult, 'hashes' | 'gate'>;
-  gate: SummaryResult['gate'];
-  generic: GenericSections;
-  figures: { name: string; caption: string; files: string[] }[];
+  /** Pairwise p-value adjustment within each task x scorer family (`--adjust`, default holm; the core sections). */
+  adjust?: Adjust;
 }
 
 export interface BuildReportResult<R = ReportResults> {
@@ -144,19 +110,21 @@ const OWNED = new Set(['REPORT.md', 'results.json', 'index.html', 'figures']);
 /** Directories that may live in the output directory and are carried over (notebook output). */
 const CARRIED_DIRS = new Set(['notebooks']);
 
-function checkOptions(o: BuildReportOptions): { seed: number; resamples: number; level: number; allowJudgeErrors: number; allowTruncated: number } {
+function checkOptions(o: BuildReportOptions): { seed: number; resamples: number; level: number; allowJudgeErrors: number; allowTruncated: number; allowMissing: number } {
   const seed = o.seed ?? DEFAULT_REPORT_SEED;
   const resamples = o.resamples ?? DEFAULT_RESAMPLES;
   const level = o.level ?? DEFAULT_LEVEL;
   const allowJudgeErrors = o.allowJudgeErrors ?? 0;
   const allowTruncated = o.allowTruncated ?? 0;
+  const allowMissing = o.allowMissing ?? 0;
   if (typeof o.traces !== 'string' || o.traces === '') throw reportError('badOption', 'usage', 'report build needs --traces DIR');
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw reportError('badOption', 'usage', `--seed must be an integer in [0, 4294967295], got ${seed}`);
   if (!Number.isInteger(resamples) || resamples < 100 || resamples > MAX_RESAMPLES) throw reportError('badOption', 'usage', `--resamples must be an integer in [100, ${MAX_RESAMPLES}], got ${resamples}`);
   if (!(typeof level === 'number' && level > 0.5 && level < 1)) throw reportError('badOption', 'usage', `--level must be a number in (0.5, 1), got ${level}`);
   if (!Number.isInteger(allowJudgeErrors) || allowJudgeErrors < 0) throw reportError('badOption', 'usage', `--allow-judge-errors must be a non-negative integer, got ${allowJudgeErrors}`);
   if (!Number.isInteger(allowTruncated) || allowTruncated < 0) throw reportError('badOption', 'usage', `--allow-truncated must be a non-negative integer, got ${allowTruncated}`);
-  return { seed, resamples, level, allowJudgeErrors, allowTruncated };
+  if (!Number.isInteger(allowMissing) || allowMissing < 0) throw reportError('badOption', 'usage', `--allow-missing must be a non-negative integer, got ${allowMissing}`);
+  return { seed, resamples, level, allowJudgeErrors, allowTruncated, allowMissing };
 }
 
 function logger(progress: BuildReportOptions['progress']): (line: string) => void {
@@ -248,12 +216,12 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
   const store = await openReportStore(options.traces, options.runs);
   let tmp: string | null = null;
   try {
-    // One Standoff suite gets Standoff's sections; any other store the generic ones, a table per
-    // suite: imports, and runs of several Standoff suites (whose own sections need one suite at a
-    // time; buildReport, typed for those sections, still refuses them with report.mixedSuites).
-    const standoffStore = await isStandoffStore(store.conn);
-    const [{ suites }] = (await query(store.conn, 'SELECT CAST(count(DISTINCT suite) AS INTEGER) AS suites FROM runs')).rows;
-    const standoff = standoffStore && (Number(suites) === 1 || options.requireStandoff === true);
+    // The suite is recognised by the data: one Standoff suite gets its sections on the core;
+    // any other store (imports, several suites) the core sections, a table per suite. buildReport,
+    // typed for the Standoff sections, refuses the rest (report.notStandoffSuite, report.mixedSuites).
+    const facts = await storeFacts(store.conn);
+    const suite = options.requireStandoff && facts.standoff ? standoffO1Suite : REPORT_SUITES.find((x) => x.recognise(facts))!;
+    const standoff = suite === standoffO1Suite;
     if (standoff && options.slices?.length) throw reportError('badOption', 'usage', '--slice is for stores that are not a Standoff suite (the Standoff report slices by domain, decision type and variant)');
     if (!standoff && options.requireStandoff) throw reportError('notStandoffSuite', 'usage', `the runs of ${options.traces} are not a Standoff suite; buildAnyReport (standoff report build) reports them`);
     if (!standoff && excludeStates) throw reportError('badOption', 'usage', '--exclude-states is for the paired probes of a Standoff suite; this store is reported with the generic sections');
@@ -261,27 +229,22 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
     ctx.excludeStates = excludeStates;
     step(`${ctx.runIds.length} run${ctx.runIds.length === 1 ? '' : 's'}, ${ctx.subjects.length} subject${ctx.subjects.length === 1 ? '' : 's'} loaded`);
     tmp = await prepareOutput(out);
-    if (!standoff) {
-      const results = await computeGeneric(ctx, options.slices ?? [], step);
-      const sources = await loadGenericSubjectSources(ctx);
-      const browser = await loadEpisodeBrowser(ctx.conn, buildGenericEpisodeSets(results.generic, sources), sources, browserBounds(options));
-      step(`episode browser: ${browser.episodes.length} episodes, ${browser.sets.length} counts`);
-      const files = await writeGenericOutputs(tmp, ctx, results, browser, step);
-      await commitOutput(tmp, out);
-      tmp = null;
-      step(`wrote ${files.length} files to ${out}`);
-      return { out: resolve(out), files, results };
-    }
-    const results = await computeSections(ctx, step);
-    const figures = buildFigures(ctx, results);
-    const sources = await loadSubjectSources(ctx.q);
-    const browser = await loadEpisodeBrowser(ctx.conn, buildEpisodeSets(results, sources), sources, browserBounds(options));
+    const slices = options.slices ?? [];
+    const adjust = options.adjust ?? 'holm';
+    if (!ADJUST_METHODS.includes(adjust)) throw reportError('badOption', 'usage', `--adjust must be one of ${ADJUST_METHODS.join(', ')}, got ${adjust}`);
+    if (standoff && options.adjust !== undefined && options.adjust !== 'holm') throw reportError('badOption', 'usage', '--adjust is for the core sections; the Standoff suite\'s pairwise table is Holm-adjusted over its comparisons');
+    const values = await computeSuite(suite as ReportSuite, { ctx, slices, adjust }, step);
+    const results = (suite as ReportSuite).results(ctx, values, slices);
+    const input: RenderInput = { ctx, all: values };
+    const figures = suiteFigures(suite as ReportSuite, input);
+    const sources = await suite.subjectSources(ctx);
+    const browser = await loadEpisodeBrowser(ctx.conn, (suite as ReportSuite).browserSets(results, sources), sources, browserBounds(options));
     step(`episode browser: ${browser.episodes.length} episodes, ${browser.sets.length} counts`);
-    const files = await writeOutputs(tmp, ctx, results, figures, browser, step);
+    const files = await writeOutputs(tmp, ctx, suite as ReportSuite, results, input, figures, browser, step);
     await commitOutput(tmp, out);
     tmp = null;
     step(`wrote ${files.length} files to ${out}`);
-    return { out: resolve(out), files, results };
+    return { out: resolve(out), files, results: results as unknown as ReportResults | GenericReportResults };
   } catch (err) {
     if (err instanceof StandoffError) throw err;
     const e = err as NodeJS.ErrnoException;
@@ -298,214 +261,45 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
   }
 }
 
-async function computeSections(ctx: ReportContext, step: (m: string) => void): Promise<ReportResults> {
-  const summary = await runSummary(ctx);
-  step('run summary and structural gate');
-  await materializeObservations(ctx);
-  step('observations materialized');
-  const results = await resultsSection(ctx);
-  step('results per subject');
-  const grounded = await groundedSection(ctx);
-  step('grounded vs lucky');
-  const slices = await slicesSection(ctx);
-  step('slices');
-  const pairwise = await pairwiseSection(ctx);
-  step('pairwise comparisons');
-  const judges = await judgesSection(ctx);
-  step('judges');
-  const probes = await probesSection(ctx);
-  step('paired probes');
-  const episodes = await episodesSection(ctx);
-  step('invalid and errored episodes');
-  const { hashes, gate, ...summaryRest } = summary;
-  return {
-    schema: RESULTS_SCHEMA,
-    standoff_version: STANDOFF_VERSION,
-    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, allow_judge_errors: ctx.allowJudgeErrors, allow_truncated: ctx.allowTruncated, runs: ctx.runIds },
-    inputs: hashes,
-    summary: summaryRest,
-    gate,
-    results,
-    grounded,
-    slices,
-    pairwise,
-    judges,
-    probes,
-    episodes,
-    limitations: limitations(summary, results, judges, probes, pairwise),
-    figures: [],
-  };
-}
-
-async function computeGeneric(ctx: ReportContext, slices: string[], step: (m: string) => void): Promise<GenericReportResults> {
-  const summary = await runSummary(ctx);
-  step('run summary and structural gate');
-  const generic = await genericSections(ctx, { slices });
-  step('results, pairwise comparisons, judges, slices, reconciliation, samples');
-  const { hashes, gate, ...summaryRest } = summary;
-  return {
-    schema: RESULTS_SCHEMA,
-    standoff_version: STANDOFF_VERSION,
-    report: 'generic',
-    options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, allow_judge_errors: ctx.allowJudgeErrors, allow_truncated: ctx.allowTruncated, runs: ctx.runIds, slices },
-    inputs: hashes,
-    summary: summaryRest,
-    gate,
-    generic,
-    figures: [],
-  };
-}
-
-export function renderGenericReport(ctx: Pick<ReportContext, 'suite' | 'subjects' | 'seed' | 'resamples' | 'level'>, r: GenericReportResults): string {
-  const summary = { ...r.summary, hashes: r.inputs, gate: r.gate } as SummaryResult;
-  const suites = r.generic.suites;
-  const L = Math.round(ctx.level * 100);
-  const parts: string[] = [];
-  parts.push(`# Standoff report: ${suites.map(cell).join(', ')}\n`);
-  parts.push(renderGate(summary));
-  parts.push(
-    `Runs ${r.options.runs.map(code).join(', ')}; ${fmtCount(r.summary.totals.samples)} samples; subjects ${[...new Set(r.generic.samples.map((x) => x.subject))].map(cell).join(', ')}; scorers ${[...new Set(r.generic.scorers.map((s) => s.scorer))].map(cell).join(', ') || 'none'}. ` +
-      `Generated by standoff ${r.standoff_version} (\`standoff report build\`, seed ${ctx.seed}, ${fmtCount(ctx.resamples)} resamples). Every number below is in \`results.json\`. ` +
-      (r.summary.runs.every((x) => isStandoffSource(x.source))
-        ? `These runs hold ${suites.length} Standoff suites: each is reported here with the generic sections (every scorer as a metric, a table per suite); Standoff's own sections (the O1 results, grounded vs lucky, slices, probes) report one suite at a time: \`standoff report build --run ID\`.\n`
-        : `These runs are not a Standoff suite: every scorer in the store is reported as a metric, and the sections of Standoff's own suite are absent (nothing of theirs was measured).\n`),
-  );
-  parts.push('## Contents\n');
-  parts.push(['1. [Run summary](#1-run-summary)', ...genericContents(r.generic, 2), `${genericContents(r.generic, 2).length + 2}. [Method notes](#method-notes)`].join('\n') + '\n');
-  parts.push(renderSummary(summary, ctx));
-  parts.push(renderGeneric(r.generic, ctx.level, 2));
-  parts.push(
-    [
-      '## Method notes\n',
-      `- Sampling unit: the item (\`scenario_id\`). Where epochs repeat an item, its outcomes are correlated, so bootstrap intervals resample whole items and paired comparisons cluster on the item; the exact Clopper-Pearson interval treats every sample as independent and says so.`,
-      `- Kinds: binary (every value 0 or 1), bounded (in [0, 1]), ordinal (integers, at most 10 levels) or continuous, inferred from the measured values (\`standoff ci --list-metrics\`).`,
-      `- Intervals: ${L}%; bootstrap percentile with ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed} (\`standoff ci bootstrap\`); exact: Clopper-Pearson (\`standoff ci exact\`); pairwise: \`standoff ci paired\`, Holm over all comparisons, MDE at 80% power.`,
-      `- Not measured is not failed: a NULL score is counted as not measured and is in no denominator; a quantity nobody measured is absent, never 0.`,
-      `- Reproduce: ${code(`standoff report build --traces <store> ${r.options.runs.map((x) => `--run ${x}`).join(' ')} --seed ${ctx.seed} --resamples ${ctx.resamples}${r.options.slices.map((c) => ` --slice ${c}`).join('')}`)}.`,
-      '',
-    ].join('\n'),
-  );
-  return parts.filter(Boolean).join('\n').replace(/\n{3,}/g, '\n\n');
-}
-
-async function writeGenericOutputs(tmp: string, ctx: ReportContext, r: GenericReportResults, browser: EpisodeBrowserData, step: (m: string) => void): Promise<string[]> {
-  const markdown = inertDocument(renderGenericReport(ctx, r));
-  await writeFile(join(tmp, 'REPORT.md'), markdown);
-  await writeFile(join(tmp, 'results.json'), inertJson(JSON.stringify(r, jsonReplacer, 2)) + '\n');
-  const suite = r.summary.runs[0]?.suite ?? ctx.suite;
-  await writeFile(join(tmp, 'index.html'), buildIndexHtml({ suite, markdown, figures: [], browser, countLinks: (setIndex) => buildGenericCountLinks(r.generic, setIndex) }, await readHtmlAssets()));
-  step('REPORT.md, results.json and index.html written');
-  return ['REPORT.md', 'index.html', 'results.json'];
-}
-
 /** index.html's bounds from the options (each default in html/load-episodes.ts). */
 const browserBounds = (o: BuildReportOptions) => ({ budgetBytes: o.indexHtml?.dataBudgetBytes, listCap: o.indexHtml?.listCap, maxEpisodes: o.indexHtml?.maxEpisodes });
 
-/** The generic report's subject labels (per suite) and the run and model each stands for. */
-async function loadGenericSubjectSources(ctx: ReportContext): Promise<GenericSubjectSource[]> {
-  const rows = await ctx.q(`SELECT suite, subject, run_id, subject_model FROM g_subject ORDER BY suite, subject, run_id, subject_model`);
-  return rows.map((r) => ({ suite: String(r.suite), subject: String(r.subject), run_id: String(r.run_id), subject_model: String(r.subject_model) }));
+/** The suites a report can be, most specific first; the core reports any store. */
+export const REPORT_SUITES: readonly ReportSuite<any>[] = [standoffO1Suite, coreSuite];
+
+/** What recognising a suite looks at (`StoreFacts`). */
+async function storeFacts(conn: ReportContext['conn']): Promise<StoreFacts> {
+  const list = async (sql: string) => (await query(conn, sql)).rows.map((r) => String(r.x));
+  return {
+    sources: await list('SELECT DISTINCT source AS x FROM runs ORDER BY x'),
+    suites: await list('SELECT DISTINCT suite AS x FROM runs ORDER BY x'),
+    scorers: await list('SELECT DISTINCT scorer AS x FROM scores ORDER BY x'),
+    standoff: await isStandoffStore(conn),
+  };
 }
 
-function buildFigures(ctx: ReportContext, r: ReportResults): FigureSpec[] {
-  const figs: (FigureSpec | null)[] = [
-    metricBars(r.results, ctx.subjects, ctx.colours, ctx.level),
-    groundedHeatmap(r.grounded, ctx.subjects),
-    sliceDots(r.slices, ctx.subjects, ctx.colours, ctx.level),
-    r.pairwise.comparisons.some((c) => c.difference !== null) ? forestPlot(r.pairwise, ctx.level) : null,
-    r.probes.available ? probeOutcomes(r.probes, ctx.subjects) : null,
-    r.probes.available ? concentrationFigure(r.probes.concentration) : null,
-    r.probes.available ? accuracyFormFigure(r.probes.accuracy_form, ctx.subjects, ctx.colours) : null,
-    r.probes.available ? reliabilityPlot(r.probes, ctx.subjects, ctx.colours) : null,
-    judgeMatrix(r.judges),
-  ];
-  return figs.filter((f): f is FigureSpec => f !== null);
-}
-
-const figureLink = (f: FigureSpec | undefined) =>
-  f ? `![${f.caption}](figures/${f.name}.png)\n\n<sub>Figure: [SVG](figures/${f.name}.svg) · [Vega-Lite spec with data](figures/${f.name}.vl.json)</sub>\n` : '';
-
-export function renderReport(ctx: Pick<ReportContext, 'suite' | 'subjects' | 'seed' | 'resamples' | 'level'>, r: ReportResults, figures: FigureSpec[]): string {
-  const fig = (name: string) => figureLink(figures.find((f) => f.name === name));
-  const summary = { ...r.summary, hashes: r.inputs, gate: r.gate } as SummaryResult;
-  const parts: string[] = [];
-  parts.push(`# Standoff report: ${cell(r.summary.runs.map((x) => x.suite)[0] ?? ctx.suite)}\n`);
-  parts.push(renderGate(summary));
-  parts.push(
-    `Runs ${r.options.runs.map(code).join(', ')}; ${fmtCount(r.summary.totals.samples)} samples; subjects ${ctx.subjects.map(cell).join(', ')}. ` +
-      `Generated by standoff ${r.standoff_version} (\`standoff report build\`, seed ${ctx.seed}, ${fmtCount(ctx.resamples)} resamples). Every number below is in \`results.json\`.\n`,
-  );
-  parts.push('## Contents\n');
-  parts.push(
-    [
-      '1. [Run summary](#1-run-summary)',
-      '2. [Results per subject](#2-results-per-subject)',
-      '3. [Grounded vs lucky](#3-grounded-vs-lucky)',
-      '4. [Slices](#4-slices)',
-      '5. [Pairwise subject comparisons](#5-pairwise-subject-comparisons)',
-      '6. [Judges](#6-judges)',
-      '7. [Paired probes](#7-paired-probes-reading-vs-acting)',
-      '8. [Invalid and errored episodes](#8-invalid-and-errored-episodes)',
-      '9. [Limitations](#limitations)',
-      '10. [Method notes](#method-notes)',
-    ].join('\n') + '\n',
-  );
-  parts.push(renderSummary(summary, ctx));
-  parts.push(renderResults(r.results, ctx.level));
-  parts.push(fig('results'));
-  parts.push(renderGrounded(r.grounded, ctx.level));
-  parts.push(fig('grounded'));
-  parts.push(renderSlices(r.slices, ctx.subjects, ctx.level));
-  parts.push(fig('slices'));
-  parts.push(renderPairwise(r.pairwise, ctx.level));
-  parts.push(fig('pairwise'));
-  parts.push(renderJudges(r.judges, ctx.level));
-  parts.push(fig('judges'));
-  parts.push(renderProbes(r.probes));
-  parts.push(fig('probes'));
-  parts.push(fig('concentration'));
-  parts.push(fig('accuracy-form'));
-  parts.push(fig('calibration'));
-  parts.push(renderEpisodes(r.episodes));
-  parts.push(renderLimitations(r.limitations));
-  parts.push(methodNotes(ctx, r.options.runs));
-  return parts.filter(Boolean).join('\n').replace(/\n{3,}/g, '\n\n');
-}
-
-function methodNotes(ctx: Pick<ReportContext, 'seed' | 'resamples' | 'level'>, runs: string[]): string {
-  const L = Math.round(ctx.level * 100);
-  return [
-    '## Method notes\n',
-    `- Sampling unit: the scenario (for probes, the distinct decision state). Epochs repeat a scenario and its outcomes are correlated, so every interval and test resamples or clusters on whole scenarios by default; an interval that does not (Clopper-Pearson, judge agreement) says that it treats samples as independent.`,
-    `- Cluster intervals: percentile cluster bootstrap over scenarios (all epochs of a scenario resampled together; ratio estimator; \`clusterBootstrapTotals\` on per-scenario sums), ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed}. For 0/1 data the resampled counts are drawn exactly from their multinomial distribution (\`engine: multinomial\` in results.json), which is the same bootstrap distribution as resampling indices. Same numbers as \`standoff ci bootstrap --metric M --by subject_model\` (it clusters on scenario_id by default).`,
-    `- Exact intervals: two-sided ${L}% Clopper-Pearson (beta quantiles, as R \`binom.test\`); they treat samples as independent (\`standoff ci exact\`).`,
-    `- Pairwise: paired cluster bootstrap of mean(A − B) over scenarios (pairs on scenario × epoch, a scenario's pairs resampled together; percentile); p-values from the z statistic on the cluster-robust (CR1) paired SE, Holm-adjusted; MDE at 80% power and α = ${(1 - ctx.level).toFixed(2)} at that SE (Miller 2024, "Adding Error Bars to Evals"). Same numbers as \`standoff ci paired --metric M --a A --b B\`.`,
-    `- Not measured is not failed: a value nobody measured (no judge verdict, no read_system_log protocol) is NULL, counted as "not measured" and left out of every denominator; the structural gate fails on it (and on ERROR verdicts) unless \`--allow-judge-errors N\` allows them.`,
-    `- Judges: Krippendorff's alpha (nominal) with a percentile bootstrap over samples (\`standoff agreement\`); pair agreement with Clopper-Pearson intervals and Cohen's kappa; alignment medians drop self-judgments (the judge shares the subject's model or family, as recorded in \`judgments.excluded_self\`).`,
-    `- Paired probes: four outcomes, conditional shares and code composition as in Li, Krishnan & Padman, "Reading Right, Acting Wrong" (§2.3, §5.1, §6.1), over distinct states with intervals that resample whole states (\`standoff probes\`); ambiguous states apart; sufficiency per §2.4 and §B.4 (within a family, states grouped by their correct probe answers alone); ECE with 10 equal-width bins (Guo et al. 2017).`,
-    `- Reproduce: ${code(`standoff report build --traces <store> ${runs.map((r) => `--run ${r}`).join(' ')} --seed ${ctx.seed} --resamples ${ctx.resamples}`)} gives byte-identical REPORT.md, results.json and figures; the input hashes are in results.json.`,
-    '',
-  ].join('\n');
-}
-
-async function writeOutputs(tmp: string, ctx: ReportContext, r: ReportResults, figures: FigureSpec[], browser: EpisodeBrowserData, step: (m: string) => void): Promise<string[]> {
+async function writeOutputs(tmp: string, ctx: ReportContext, suite: ReportSuite, r: Record<string, unknown>, input: RenderInput, figures: FigureSpec[], browser: EpisodeBrowserData, step: (m: string) => void): Promise<string[]> {
   const files: string[] = [];
-  await mkdir(join(tmp, 'figures'));
-  const renders = await renderFigures(figures.map((f) => f.spec));
-  for (const [i, f] of figures.entries()) {
-    const rendered = renders[i];
-    await writeFile(join(tmp, 'figures', `${f.name}.vl.json`), inertJson(JSON.stringify(f.spec, null, 2)) + '\n');
-    await writeFile(join(tmp, 'figures', `${f.name}.svg`), rendered.svg.endsWith('\n') ? rendered.svg : rendered.svg + '\n');
-    await writeFile(join(tmp, 'figures', `${f.name}.png`), rendered.png);
-    const names = ['vl.json', 'svg', 'png'].map((x) => `figures/${f.name}.${x}`);
-    files.push(...names);
-    r.figures.push({ name: f.name, caption: f.caption, files: names });
+  const listed = r.figures as { name: string; caption: string; files: string[] }[];
+  if (figures.length) {
+    await mkdir(join(tmp, 'figures'));
+    const renders = await renderFigures(figures.map((f) => f.spec));
+    for (const [i, f] of figures.entries()) {
+      const rendered = renders[i];
+      await writeFile(join(tmp, 'figures', `${f.name}.vl.json`), inertJson(JSON.stringify(f.spec, null, 2)) + '\n');
+      await writeFile(join(tmp, 'figures', `${f.name}.svg`), rendered.svg.endsWith('\n') ? rendered.svg : rendered.svg + '\n');
+      await writeFile(join(tmp, 'figures', `${f.name}.png`), rendered.png);
+      const names = ['vl.json', 'svg', 'png'].map((x) => `figures/${f.name}.${x}`);
+      files.push(...names);
+      listed.push({ name: f.name, caption: f.caption, files: names });
+    }
+    step(`${figures.length} figures rendered`);
   }
-  step(`${figures.length} figures rendered`);
-  const markdown = inertDocument(renderReport(ctx, r, figures));
+  const markdown = inertDocument(suite.document(input.ctx, r, renderSections(suite, input, figures)));
   await writeFile(join(tmp, 'REPORT.md'), markdown);
   await writeFile(join(tmp, 'results.json'), inertJson(JSON.stringify(r, jsonReplacer, 2)) + '\n');
-  await writeFile(join(tmp, 'index.html'), buildIndexHtml({ suite: r.summary.runs[0]?.suite ?? '', markdown, figures, browser, countLinks: (setIndex) => buildCountLinks(r, setIndex) }, await readHtmlAssets()));
+  const runs = (r.summary as { runs: { suite: string }[] }).runs;
+  await writeFile(join(tmp, 'index.html'), buildIndexHtml({ suite: runs[0]?.suite ?? ctx.suite, markdown, figures, browser, countLinks: (setIndex) => suite.countLinks(r, setIndex) }, await readHtmlAssets()));
   step('index.html written');
   files.push('REPORT.md', 'results.json', 'index.html');
   return files.sort();

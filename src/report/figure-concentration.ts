@@ -5,7 +5,7 @@
  * share (a red rule), with the null band shaded.
  */
 import { baseConfig, type FigureSpec } from './figures.ts';
-import type { ConcentrationReport } from './probe-concentration.ts';
+import type { ConcentrationReport } from '../analysis/probe-concentration.ts';
 
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
 const pct100 = (x: number | null) => (x === null ? null : Math.round(x * 1e5) / 1e3);

@@ -21,15 +21,15 @@
  * Scorer names and metadata keys never enter SQL text: every scorer is read at once from the
  * tables and split in JS, and metadata keys are read as data (`json_keys`, `->>`).
  */
-import { cltStandardError, holm } from '../stats/index.ts';
+import { benjaminiHochberg, clopperPearson, cltStandardError, holm } from '../stats/index.ts';
 import { query } from '../store/duckdb.ts';
 import { withinTolerance } from '../ingest/lm-eval/reconcile.ts';
 import type { ReportedMetric } from '../ingest/reported-metrics.ts';
 import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, ppInterval, pValue, rateCell, table, byText } from './markdown.ts';
-import { KIND_SQL, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from './metrics.ts';
-import { metricRates, type Interval } from './rates.ts';
-import { MDE_POWER, tryComparePaired } from './paired-comparison.ts';
-import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from './judge-patterns.ts';
+import { KIND_SQL, ORDINAL_MAX_LEVELS, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from '../analysis/metrics.ts';
+import { metricRates, type Interval } from '../analysis/rates.ts';
+import { MDE_POWER, tryComparePaired } from '../analysis/paired-comparison.ts';
+import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from '../analysis/judge-patterns.ts';
 import type { ReportContext } from './sections/context.ts';
 import type { AlphaLevel } from '../stats/index.ts';
 
@@ -39,6 +39,8 @@ export interface ScorerInfo {
   /** Its metric name (`standoff ci --metric`): the scorer's, or `score:NAME` when a built-in has that name. */
   metric: string;
   kind: MetricKind | null;
+  /** Why the report reads it as that kind (the evidence: values, or what the log declares). */
+  kind_reason: string;
 }
 
 export interface ScorerResult {
@@ -78,16 +80,30 @@ export interface GenericComparison {
   se: number | null;
   correlation: number | null;
   p_value: number | null;
+  /** Holm within the comparison's family (its task and scorer). */
   p_holm: number | null;
+  /** Adjusted by the report's `--adjust` method within the family (null with `none`). */
+  p_adjusted: number | null;
   mde: number | null;
   note?: string;
 }
+
+/** Multiple-comparison adjustment of the pairwise p-values (`--adjust`). */
+export type Adjust = 'holm' | 'bh' | 'none';
+export const ADJUST_METHODS: readonly Adjust[] = ['holm', 'bh', 'none'];
+export const ADJUST_LABEL: Record<Adjust, string> = { holm: 'Holm', bh: 'Benjamini-Hochberg', none: 'none' };
 
 export interface GenericJudges {
   scorer: string;
   kind: MetricKind | null;
   judges: { judge: string; values: number; errors: number }[];
   agreement: AgreementResult | null;
+  /** Each judge's mean and its bias against the panel: mean(judge - panel median) over the samples it graded. */
+  bias: { judge: string; n: number; mean: number; bias: number }[];
+  /** Judge pairs: samples both graded, and on how many they gave the same value. */
+  pairs: { a: string; b: string; n: number; agree: number }[];
+  /** Per subject: the mean over its samples of the panel median. */
+  subjects: { subject: string; n: number; median_mean: number }[];
 }
 
 export interface GenericSlice {
@@ -114,15 +130,35 @@ export interface Reconciliation {
   diff: number | null;
   reported_stderr: number | null;
   recomputed_stderr: number | null;
-  status: 'ok' | 'FLAG' | 'not recomputed';
+  status: 'ok' | 'FLAG' | 'not recomputed' | 'checked at ingest';
   note: string;
+}
+
+/** A metric the log computed over the whole corpus (lm-eval f1, bleu ...): one number, no per-sample values. */
+export interface CorpusMetric {
+  suite: string;
+  subject: string;
+  run_id: string;
+  metric: string;
+  filter: string | null;
+  value: number | null;
+  stderr: number | null;
 }
 
 export interface GenericSections {
   suites: string[];
   scorers: ScorerInfo[];
   results: ScorerResult[];
-  pairwise: { comparisons: GenericComparison[]; power: number; alpha: number };
+  /** Corpus-level metrics: in the results, with no per-sample interval. */
+  corpus: CorpusMetric[];
+  pairwise: {
+    comparisons: GenericComparison[];
+    power: number;
+    alpha: number;
+    adjust: Adjust;
+    /** The family each adjustment runs within: the comparisons of one task (suite) and one scorer. */
+    family: 'task x scorer';
+  };
   judges: GenericJudges[];
   slices: { dimensions: string[]; rows: GenericSlice[] };
   reconciliation: Reconciliation[];
@@ -144,17 +180,20 @@ async function materialize(ctx: ReportContext): Promise<void> {
     FROM (${SCORER_ROWS}) o JOIN g_subject g USING (run_id, subject_model)`);
 }
 
-export async function genericSections(ctx: ReportContext, opts: { slices?: string[] } = {}): Promise<GenericSections> {
+export async function genericSections(ctx: ReportContext, opts: { slices?: string[]; adjust?: Adjust } = {}): Promise<GenericSections> {
+  const adjust = opts.adjust ?? 'holm';
   await materialize(ctx);
   const o = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples };
   const suites = [...new Set(ctx.runs.map((r) => r.suite))].sort(byText);
-  const scorers: ScorerInfo[] = (await ctx.q(`SELECT suite, scorer, ${KIND_SQL} AS kind FROM g_obs WHERE NOT noanswer GROUP BY ALL ORDER BY suite, scorer`)).map((r) => ({
+  const declared = declaredBinary(ctx);
+  const scorers: ScorerInfo[] = (
+    await ctx.q(`SELECT suite, scorer, ${KIND_SQL} AS kind, list(DISTINCT value ORDER BY value) FILTER (WHERE value IN (0, 1)) AS levels01 FROM g_obs WHERE NOT noanswer GROUP BY ALL ORDER BY suite, scorer`)
+  ).map((r) => ({
     suite: String(r.suite),
     scorer: String(r.scorer),
     metric: scorerMetricName(String(r.scorer)),
-    kind: (r.kind as MetricKind | null) ?? null,
+    ...kindFromEvidence((r.kind as MetricKind | null) ?? null, ((r.levels01 as number[] | null) ?? []).map(Number), declared.get(`${r.suite}\u0000${r.scorer}`)),
   }));
-  const kindOf = new Map(scorers.map((s) => [`${s.suite}\u0000${s.scorer}`, s.kind]));
 
   // Results: exact where 0/1, the bootstrap over items always (it is the honest one when epochs repeat).
   const rates = await metricRates(ctx.q, `SELECT suite, scorer, subject, scenario_id, value FROM g_obs WHERE NOT noanswer`, ['suite', 'scorer', 'subject'], 'scenario_id', { ...o, clusterLabel: 'scenario_id' });
@@ -182,7 +221,8 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
         noanswer: noans.get(key) ?? 0,
         clusters: r?.clusters ?? 0,
         max_per_item: r?.max_per_cluster ?? 0,
-        exact: r?.exact ?? null,
+        // Exact (Clopper-Pearson) only for a binary scorer: a 0.0 of a continuous score is no rate.
+        exact: info.kind === 'binary' ? (r?.exact ?? null) : null,
         bootstrap: r?.cluster ?? null,
       });
     }
@@ -210,7 +250,7 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
         const A = bySubject.get(subjects[i])!;
         const B = bySubject.get(subjects[j])!;
         const keys = [...A.keys()].filter((k) => B.has(k)).sort(byText);
-        const base: GenericComparison = { suite: info.suite, scorer: info.scorer, kind: info.kind, a: subjects[i], b: subjects[j], pairs: keys.length, clusters: null, sampling: null, mean_a: null, mean_b: null, difference: null, lower: null, upper: null, se: null, correlation: null, p_value: null, p_holm: null, mde: null };
+        const base: GenericComparison = { suite: info.suite, scorer: info.scorer, kind: info.kind, a: subjects[i], b: subjects[j], pairs: keys.length, clusters: null, sampling: null, mean_a: null, mean_b: null, difference: null, lower: null, upper: null, se: null, correlation: null, p_value: null, p_holm: null, p_adjusted: null, mde: null };
         const items = keys.map((k) => A.get(k)!.item);
         const repeated = new Set(items).size < items.length;
         const r = tryComparePaired(Float64Array.from(keys, (k) => A.get(k)!.v), Float64Array.from(keys, (k) => B.get(k)!.v), repeated ? items : null, repeated ? 'scenario_id' : null, o);
@@ -236,19 +276,80 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
       }
     }
   }
-  const adjusted = holm(comparisons.map((c) => c.p_value));
-  comparisons.forEach((c, i) => (c.p_holm = adjusted[i]));
+  // Each family (one task's comparisons on one scorer) is adjusted on its own: unrelated scorers
+  // and tasks do not dilute each other.
+  for (const fam of new Set(comparisons.map((c) => `${c.suite}\u0000${c.scorer}`))) {
+    const mine = comparisons.filter((c) => `${c.suite}\u0000${c.scorer}` === fam);
+    const h = holm(mine.map((c) => c.p_value));
+    const a = adjust === 'bh' ? benjaminiHochberg(mine.map((c) => c.p_value)) : adjust === 'holm' ? h : mine.map(() => null);
+    mine.forEach((c, i) => {
+      c.p_holm = h[i];
+      c.p_adjusted = a[i];
+    });
+  }
 
   return {
     suites,
     scorers,
     results,
-    pairwise: { comparisons, power: MDE_POWER, alpha },
+    corpus: await corpusMetrics(ctx),
+    pairwise: { comparisons, power: MDE_POWER, alpha, adjust, family: 'task x scorer' },
     judges: await judgesOf(ctx),
     slices: await slicesOf(ctx, opts.slices ?? []),
     reconciliation: await reconcile(ctx),
     samples: await samplesOf(ctx),
   };
+}
+
+/** Metrics whose reporting declares a 0/1 scorer: Inspect's accuracy over C/I, lm-eval's acc, acc_norm, exact_match. */
+const BINARY_METRICS = new Set(['accuracy', 'acc', 'acc_norm', 'exact_match']);
+
+/** (suite, scorer) -> the metric by which the log declares the scorer 0/1. */
+function declaredBinary(ctx: ReportContext): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const run of ctx.runs) {
+    const reported = (run.config?.reported_metrics ?? null) as ReportedMetric[] | null;
+    if (!Array.isArray(reported)) continue;
+    for (const m of reported) if (m.scorer && !m.group && BINARY_METRICS.has(m.metric)) out.set(`${run.suite}\u0000${m.scorer}`, m.metric);
+  }
+  return out;
+}
+
+/**
+ * A scorer's kind from evidence: binary when the log declares it (`declaredBy`) or its values hold
+ * both 0 and 1; values that are all 0 (or all 1) with no declaration are `bounded` (a continuous
+ * score that happened to be 0 is no rate); else the values' kind (`KIND_SQL`).
+ */
+export function kindFromEvidence(valuesKind: MetricKind | null, levels01: number[], declaredBy: string | undefined): { kind: MetricKind | null; kind_reason: string } {
+  if (valuesKind === null) return { kind: null, kind_reason: 'no value measured' };
+  if (valuesKind === 'binary') {
+    if (declaredBy) return { kind: 'binary', kind_reason: `the log reports ${declaredBy} for it` };
+    if (levels01.length === 2) return { kind: 'binary', kind_reason: 'its values hold both 0 and 1' };
+    return { kind: 'bounded', kind_reason: `every value is ${levels01[0]} and the log does not declare it 0/1: not read as a rate` };
+  }
+  const why: Record<Exclude<MetricKind, 'binary'>, string> = {
+    bounded: 'values in [0, 1], not only 0 and 1',
+    ordinal: `integers with at most ${ORDINAL_MAX_LEVELS} levels`,
+    continuous: 'values that are neither 0/1, in [0, 1], nor few integers',
+  };
+  return { kind: valuesKind, kind_reason: why[valuesKind] };
+}
+
+/** Corpus-level metrics the logs report (no per-sample scorer, not a group), per run's subject. */
+async function corpusMetrics(ctx: ReportContext): Promise<CorpusMetric[]> {
+  const subjects = await ctx.q(`SELECT DISTINCT suite, run_id, subject FROM g_subject ORDER BY suite, run_id, subject`);
+  const out: CorpusMetric[] = [];
+  for (const run of ctx.runs) {
+    const reported = (run.config?.reported_metrics ?? null) as ReportedMetric[] | null;
+    if (!Array.isArray(reported)) continue;
+    for (const m of reported) {
+      if (m.scorer || m.group) continue;
+      for (const s of subjects.filter((x) => x.run_id === run.run_id)) {
+        out.push({ suite: run.suite, subject: String(s.subject), run_id: run.run_id, metric: m.metric, filter: m.filter, value: m.value, stderr: m.stderr });
+      }
+    }
+  }
+  return out.sort((a, b) => byText(a.suite, b.suite) || byText(a.metric, b.metric) || byText(a.filter ?? '', b.filter ?? '') || byText(a.subject, b.subject));
 }
 
 const MEASURE: Record<MetricKind, AlphaLevel> = { binary: 'nominal', ordinal: 'ordinal', bounded: 'interval', continuous: 'interval' };
@@ -263,9 +364,34 @@ async function judgesOf(ctx: ReportContext): Promise<GenericJudges[]> {
     const per = p.judges.map((judge, j) => ({ judge, values: p.patterns.reduce((a, x) => a + (x.cells[j].present && x.cells[j].value !== null ? x.count : 0), 0), errors: p.verdicts[j].error }));
     const matrix = patternMatrix(p);
     const agreement = kind && matrix.some((row) => row.some((v) => v !== null)) ? agreementFromCounts(matrix, p.patterns.map((x) => x.count), { level: MEASURE[kind], ciLevel: ctx.level, seed: ctx.seed, resamples: ctx.resamples }) : null;
-    out.push({ scorer, kind, judges: per, agreement });
+    out.push({ scorer, kind, judges: per, agreement, ...(await judgePanel(ctx, scorer)) });
   }
   return out;
+}
+
+/**
+ * Judge bias, pair agreement and per-subject panel medians of one judged scorer, over the
+ * measured values (ERROR verdicts and self-judgments left out). The scorer is bound.
+ */
+async function judgePanel(ctx: ReportContext, scorer: string): Promise<Pick<GenericJudges, 'bias' | 'pairs' | 'subjects'>> {
+  const j = `j AS (SELECT judge_model, run_id, episode_id, value FROM judgments WHERE scorer = $scorer AND value IS NOT NULL AND NOT excluded_self),
+    med AS (SELECT run_id, episode_id, median(value) AS m FROM j GROUP BY ALL)`;
+  const p = { scorer };
+  const bias = await ctx.q(`WITH ${j} SELECT judge_model, CAST(count(*) AS BIGINT) AS n, avg(value) AS mean, avg(value - m) AS bias FROM j JOIN med USING (run_id, episode_id) GROUP BY ALL ORDER BY judge_model`, p);
+  const pairs = await ctx.q(
+    `WITH ${j} SELECT a.judge_model AS a, b.judge_model AS b, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE a.value = b.value) AS BIGINT) AS agree
+     FROM j a JOIN j b ON a.run_id = b.run_id AND a.episode_id = b.episode_id AND a.judge_model < b.judge_model GROUP BY ALL ORDER BY a, b`,
+    p,
+  );
+  const subjects = await ctx.q(
+    `WITH ${j} SELECT g.subject, CAST(count(*) AS BIGINT) AS n, avg(med.m) AS median_mean FROM med JOIN episodes e USING (run_id, episode_id) JOIN g_subject g USING (run_id, subject_model) GROUP BY ALL ORDER BY g.subject`,
+    p,
+  );
+  return {
+    bias: bias.map((r) => ({ judge: String(r.judge_model), n: Number(r.n), mean: Number(r.mean), bias: Number(r.bias) })),
+    pairs: pairs.map((r) => ({ a: String(r.a), b: String(r.b), n: Number(r.n), agree: Number(r.agree) })),
+    subjects: subjects.map((r) => ({ subject: String(r.subject), n: Number(r.n), median_mean: Number(r.median_mean) })),
+  };
 }
 
 /** Slice dimensions: set episode columns, metadata keys with 2-12 levels (fewer than the items), and --slice. */
@@ -313,14 +439,21 @@ async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSe
  */
 async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
   const out: Reconciliation[] = [];
+  const modelOf = new Map((await ctx.q(`SELECT run_id, min(subject_model) AS m FROM episodes GROUP BY run_id`)).map((r) => [String(r.run_id), String(r.m)]));
+  const groupsSeen = new Set<string>();
   for (const run of ctx.runs) {
     const reported = (run.config?.reported_metrics ?? null) as ReportedMetric[] | null;
     if (!Array.isArray(reported)) continue;
     for (const m of reported) {
+      // A group's aggregate is in every subtask run's log: shown once per model.
+      const groupKey = JSON.stringify([m.task, m.metric, m.filter, modelOf.get(run.run_id) ?? '', m.value]);
+      if (m.group && groupsSeen.has(groupKey)) continue;
+      if (m.group) groupsSeen.add(groupKey);
       const row: Reconciliation = { run_id: run.run_id, task: m.task, metric: m.metric, filter: m.filter, scorer: m.scorer, reducer: m.reducer ?? null, reported: m.value, recomputed: null, n: null, diff: null, reported_stderr: m.stderr, recomputed_stderr: null, status: 'not recomputed', note: '' };
       out.push(row);
       if (m.group) {
-        row.note = 'group aggregate over subtasks (checked at ingest)';
+        row.status = 'checked at ingest';
+        row.note = `group aggregate over ${m.subtasks?.length ?? 'its'} subtasks, recomputed from them at ingest (standoff ingest lm-eval flags a difference)`;
         continue;
       }
       if (!m.scorer) {
@@ -428,7 +561,19 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
       (repeated ? `, which resamples whole items with all their epochs (*cluster*): epochs of one item are correlated, so it is the interval to read where they repeat` : '') +
       `. Not measured (NULL) and NOANSWER samples are in no denominator and are counted. Every number is in \`results.json\` (\`generic.results\`).\n`,
   );
+  if (g.scorers.length) out.push(`Kinds, from the evidence: ${g.scorers.map((x) => `${several ? `${cell(x.suite)} ` : ''}${code(x.metric)} ${x.kind ?? 'not measured'} (${cell(x.kind_reason)})`).join('; ')}.\n`);
+  if (g.corpus.length) {
+    out.push(`Corpus-level metrics (the log computed each over the whole task: one number, no per-sample values; \`runs.config.reported_metrics\`):\n`);
+    out.push(
+      table(
+        [...(several ? ['Task'] : []), 'Metric', 'Filter', 'Subject model', 'Value', `${L}% interval`],
+        g.corpus.map((c) => [...(several ? [cell(c.suite)] : []), cell(c.metric), cell(c.filter ?? '—'), cell(c.subject), fixed(c.value, 4), 'no per-sample interval (corpus-level)']),
+        [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'l'],
+      ),
+    );
+  }
 
+  out.push('<!-- figure:scorer-forest -->\n', '<!-- figure:task-heatmap -->\n');
   n++;
   out.push(`## ${n}. Pairwise subject comparisons per scorer\n`);
   const cmp = g.pairwise.comparisons;
@@ -437,12 +582,12 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
     const m = cmp.filter((c) => c.p_value !== null).length;
     out.push(
       `mean(A − B) over samples paired on item × epoch (percentage points for binary scorers). ${L}% interval: paired bootstrap (percentile), clustered on the item where epochs repeat it; ` +
-        `p: two-sided z-test on the paired SE (cluster-robust CR1 where clustered), Holm-adjusted over the ${m} comparisons with a p-value; MDE: the smallest true difference detected with ${Math.round(g.pairwise.power * 100)}% power at α = ${fixed(g.pairwise.alpha, 2)}. ` +
+        `p: two-sided z-test on the paired SE (cluster-robust CR1 where clustered), ${adjustText(g.pairwise.adjust, cmp)}; MDE: the smallest true difference detected with ${Math.round(g.pairwise.power * 100)}% power at α = ${fixed(g.pairwise.alpha, 2)}. ` +
         `Same numbers as \`standoff ci paired --metric NAME --a A --b B\`.\n`,
     );
     out.push(
       table(
-        [...(several ? ['Suite'] : []), 'Scorer', 'A', 'B', 'Pairs', 'A', 'B', 'A − B', `${L}% CI`, 'p', 'p (Holm)', 'MDE'],
+        [...(several ? ['Suite'] : []), 'Scorer', 'A', 'B', 'Pairs', 'A', 'B', 'A − B', `${L}% CI`, 'p', ...(g.pairwise.adjust === 'none' ? [] : [`p (${g.pairwise.adjust === 'bh' ? 'BH' : 'Holm'}, within ${several ? 'task and ' : ''}scorer)`]), 'MDE'],
         cmp.map((c) => {
           const b = isBinary(c.kind);
           const d = (x: number | null) => (b ? pp(x) : x === null ? '—' : (x >= 0 ? '+' : '−') + fixed(Math.abs(x), 3));
@@ -457,21 +602,38 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
             d(c.difference),
             c.lower === null ? cell(c.note ?? '—') : b ? ppInterval(c.lower, c.upper) : numInterval(c.lower, c.upper),
             pValue(c.p_value),
-            pValue(c.p_holm),
+            ...(g.pairwise.adjust === 'none' ? [] : [pValue(c.p_adjusted)]),
             c.mde === null ? '—' : `±${b ? pp(c.mde).replace('+', '') : fixed(c.mde, 3)}`,
           ];
         }),
-        [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', ...(g.pairwise.adjust === 'none' ? [] : ['r' as const]), 'r'],
       ),
     );
   }
 
+  out.push('<!-- figure:paired-differences -->\n');
   if (g.judges.length) {
     n++;
     out.push(`## ${n}. Judges and agreement\n`);
     for (const j of g.judges) {
       out.push(`Scorer ${code(j.scorer)} (${j.kind ?? 'no values'}): ${j.judges.length} judge${j.judges.length === 1 ? '' : 's'}.\n`);
-      out.push(table(['Judge', 'Values', 'ERROR (failed call)'], j.judges.map((x) => [cell(x.judge), fmtCount(x.values), fmtCount(x.errors)]), ['l', 'r', 'r']));
+      out.push(
+        table(
+          ['Judge', 'Values', 'ERROR (failed call)', 'Mean', 'Bias vs panel median'],
+          j.judges.map((x) => {
+            const b = j.bias.find((y) => y.judge === x.judge);
+            return [cell(x.judge), fmtCount(x.values), fmtCount(x.errors), b ? fixed(b.mean, 3) : '—', b ? `${b.bias >= 0 ? '+' : '−'}${fixed(Math.abs(b.bias), 3)}` : '—'];
+          }),
+          ['l', 'r', 'r', 'r', 'r'],
+        ),
+      );
+      if (j.pairs.length) {
+        out.push(`Judge pairs (same value on a sample both graded; the exact interval treats samples as independent):\n`);
+        out.push(table(['Judge A', 'Judge B', 'Samples', 'Same value', `${L}% exact`], j.pairs.map((x) => [cell(x.a), cell(x.b), fmtCount(x.n), rateCell(x.agree, x.n), (() => { const c = clopperPearson(x.agree, x.n, { level }); return pctInterval(c.lower, c.upper); })()]), ['l', 'l', 'r', 'r', 'r']));
+      }
+      if (j.subjects.length) {
+        out.push(`Per subject, the mean of the panel median: ${j.subjects.map((x) => `${cell(x.subject)} ${fixed(x.median_mean, 3)} (n = ${fmtCount(x.n)})`).join('; ')}. Bias: a judge's mean difference from the panel median on the samples it graded (+: more lenient).\n`);
+      }
       const a = j.agreement;
       out.push(
         a && a.alpha !== null
@@ -528,6 +690,41 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
     out.push('Errored samples are in no scorer\'s denominator.\n');
   }
   return out.join('\n');
+}
+
+/** Rows of the first screen's compact results table (the full one is section 2). */
+export const AT_A_GLANCE_ROWS = 12;
+
+/**
+ * The first screen's answer: each subject's estimate and interval per task and scorer, best first
+ * within a scorer, at most {@link AT_A_GLANCE_ROWS} rows (the rest: section 2).
+ */
+export function renderAtAGlance(g: GenericSections, level: number): string {
+  const rows = g.results.filter((r) => r.estimate !== null);
+  if (rows.length === 0) return '';
+  const several = g.suites.length > 1;
+  const order = [...rows].sort((a, b) => byText(a.suite, b.suite) || byText(a.scorer, b.scorer) || (b.estimate ?? 0) - (a.estimate ?? 0) || byText(a.subject, b.subject));
+  const shown = order.slice(0, AT_A_GLANCE_ROWS);
+  const L = Math.round(level * 100);
+  const body = table(
+    [...(several ? ['Task'] : []), 'Scorer', 'Subject model', 'Estimate', `${L}% interval`, 'n'],
+    shown.map((r) => {
+      const i = r.bootstrap?.lower != null ? r.bootstrap : r.exact;
+      return [...(several ? [cell(r.suite)] : []), cell(scorerMetricName(r.scorer)), cell(r.subject), value(r.kind, r.estimate), interval(r.kind, i) ?? '—', fmtCount(r.n)];
+    }),
+    [...(several ? ['l' as const] : []), 'l', 'l', 'r', 'r', 'r'],
+  );
+  const more = order.length > shown.length ? ` (${fmtCount(order.length - shown.length)} more rows in section 2)` : '';
+  return `**At a glance**: each subject's estimate with its ${L}% interval (the bootstrap over items, clustered where epochs repeat them; exact Clopper-Pearson where the bootstrap gives none), best first within a scorer${more}.\n\n${body}`;
+}
+
+/** What the pairwise table adjusted, and within which family. */
+function adjustText(adjust: Adjust, cmp: GenericComparison[]): string {
+  if (adjust === 'none') return 'not adjusted for multiple comparisons (--adjust none): read each p on its own';
+  const fams = new Map<string, number>();
+  for (const c of cmp) if (c.p_value !== null) fams.set(`${c.suite}\u0000${c.scorer}`, (fams.get(`${c.suite}\u0000${c.scorer}`) ?? 0) + 1);
+  const sizes = [...new Set(fams.values())].sort((a, b) => a - b);
+  return `${ADJUST_LABEL[adjust]}-adjusted within each family of one task and one scorer (${fams.size} famil${fams.size === 1 ? 'y' : 'ies'} of ${sizes.join('/')} comparison${sizes.length === 1 && sizes[0] === 1 ? '' : 's'}; unrelated scorers and tasks do not dilute each other)`;
 }
 
 /** How many numbered sections `renderGeneric` writes after `n0 - 1`. */

@@ -17,5 +17,5 @@ export {
   type ReportResults,
   type GenericReportResults,
 } from './build-report.ts';
-export { runNotebook, parseNotebook, MAX_ROWS, NOTEBOOK_BLOCKS, type NotebookOptions, type NotebookResult } from './notebook.ts';
+export { runNotebook, parseNotebook, MAX_ROWS, NOTEBOOK_BLOCKS, type NotebookOptions, type NotebookResult } from '../notebook/notebook.ts';
 export { renderFigure, renderFigures, normalizeIds, fontFiles, FONT_FAMILY, type RenderedFigure, type RenderOptions } from './render-figure.ts';

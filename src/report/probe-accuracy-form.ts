@@ -9,7 +9,7 @@ import { spearmanBootstrap, type SpearmanBootstrapResult } from '../stats/index.
 import type { FigureSpec } from './figures.ts';
 import { baseConfig, subjectScale } from './figures.ts';
 import { cell, fixed, fmtCount, rateCell, table } from './markdown.ts';
-import type { ProbeGroupTable } from './probe-tables.ts';
+import type { ProbeGroupTable } from '../analysis/probe-tables.ts';
 
 export const MIN_SUBJECTS_FOR_RELATION = 3;
 

@@ -3,9 +3,9 @@
  * shows one: where states repeat but every state has the same outcome, the interval is over the
  * distinct states (*st.*), or over the answers as independent samples (*ind.*).
  */
-import type { ShownKind } from './state-interval.ts';
+import type { ShownKind } from '../analysis/state-interval.ts';
 
-export { SHOWN_MARK } from './state-interval.ts';
+export { SHOWN_MARK } from '../analysis/state-interval.ts';
 
 /** Every `shown` kind among the share intervals anywhere in `value` (a section's typed values). */
 export function shownKinds(value: unknown, out = new Set<ShownKind>()): Set<ShownKind> {

@@ -20,7 +20,7 @@
  * values by one rule, {@link KIND_SQL}, which the `metrics` view uses too (`metricsViewSql`).
  *
  * This module is SQL text and the store's metric files only (the store opens the `metrics` view
- * from it); loading a metric's rows as Arrow for the statistics is `src/report/metrics.ts`.
+ * from it); loading a metric's rows as Arrow for the statistics is `src/analysis/metrics.ts`.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
@@ -171,16 +171,28 @@ const METRIC_COLS = METRIC_COLUMNS.join(', ');
 /** The metric name of a scorer: its own, or `score:NAME` when a built-in metric has that name. */
 export const scorerMetricName = (scorer: string) => (Object.hasOwn(METRICS, scorer) ? `score:${scorer}` : scorer);
 
-/** A scorer as a metric: value = scores.value; NOANSWER rows left out (`countNoanswer` counts them); NULL = not measured. */
+/**
+ * Completed episodes of the suites that have scorer `$scorer` but no score row for it on that
+ * episode (a blank CSV cell): not measured, a NULL value. The report counts the same samples.
+ */
+const UNSCORED_ROWS = `SELECT ${EPISODE_COLS}, CAST(NULL AS DOUBLE) AS value FROM episodes e
+  WHERE e.status <> 'error'
+    AND e.run_id IN (SELECT run_id FROM runs WHERE suite IN (SELECT DISTINCT r.suite FROM scores s JOIN runs r USING (run_id) WHERE s.scorer = $scorer))
+    AND NOT EXISTS (SELECT 1 FROM scores s WHERE s.run_id = e.run_id AND s.episode_id = e.episode_id AND s.scorer = $scorer)`;
+
+/**
+ * A scorer as a metric: value = scores.value; NOANSWER rows left out (`countNoanswer` counts them);
+ * NULL = not measured, and so is a completed sample of the scorer's suite without a score row.
+ */
 export function scorerMetric(scorer: string): MetricDef {
   return {
     name: scorerMetricName(scorer),
-    description: `Scorer ${scorer}: scores.value per sample (NOANSWER samples excluded and counted; NULL values not measured; errored samples excluded).`,
+    description: `Scorer ${scorer}: scores.value per sample (NOANSWER samples excluded and counted; NULL values and samples without a score not measured; errored samples excluded).`,
     binary: false,
     source: 'scorer',
     scorer,
     params: { scorer },
-    sql: `SELECT ${METRIC_COLS} FROM (${SCORER_ROWS}) WHERE scorer = $scorer AND NOT noanswer`,
+    sql: `SELECT ${METRIC_COLS} FROM (${SCORER_ROWS}) WHERE scorer = $scorer AND NOT noanswer UNION ALL ${UNSCORED_ROWS}`,
   };
 }
 

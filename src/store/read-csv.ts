@@ -3,7 +3,7 @@
  * named `c0`, `c1`, ... after the header read by `csv-scan.ts`), `strict_mode`, and
  * `store_rejects` (`reject_errors` / `reject_scans` under per-scan names), run next to the byte
  * scan of `csv-scan.ts`. Used by `standoff ingest csv` (src/ingest/ingest-csv.ts) and by every
- * `--input` file (src/report/input-file.ts). Cell conversion is SQL (`csv-values.ts`).
+ * `--input` file (src/analysis/input-file.ts). Cell conversion is SQL (`csv-values.ts`).
  *
  * Problems are collected as `CsvFileProblem`s (file, physical line, field, code, message) from
  * three sources: the scan (quotes, line endings, UTF-8, field size), DuckDB's rejects (ragged rows,

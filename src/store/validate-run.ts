@@ -45,6 +45,11 @@ export interface ValidateOptions {
   allowJudgeErrors?: number;
   /** Episodes cut off at the token limit the run may have and still pass (default 0; `--allow-truncated N`). */
   allowTruncated?: number;
+  /**
+   * Required scores nobody measured (no score row, or a NULL value no failed judge call explains:
+   * a blank CSV cell) the run may hold and still pass (default 0; `--allow-missing N`).
+   */
+  allowMissing?: number;
 }
 
 export interface ValidationCheck {
@@ -76,6 +81,7 @@ export interface GateContext {
   requiredScorers: string[];
   allowJudgeErrors: number;
   allowTruncated: number;
+  allowMissing: number;
 }
 
 export type GateCheck = (g: GateContext) => Promise<ValidationCheck>;
@@ -156,28 +162,38 @@ export async function checkRequiredScorers(g: GateContext): Promise<ValidationCh
   );
   const epCount = g.counts.reduce((a, x) => a + x.n, 0);
   const problems: string[] = [];
-  if (missing.length) {
+  const unmeasured = nulls.filter((r) => !r.judge_error);
+  // Scores nobody measured (no row, or NULL without a failed judge call): within --allow-missing, allowed.
+  const missingTotal = missing.length + unmeasured.length;
+  const withinAllowance = missingTotal > 0 && missingTotal <= g.allowMissing;
+  if (missing.length && !withinAllowance) {
     problems.push(`${missing.length} missing score(s), e.g. ${missing.slice(0, 5).map((r) => `${r.episode_id} lacks ${r.scorer}`).join('; ')}`);
   }
   const { errors } = await judgeErrorCounts(g);
   for (const scorer of required) {
     const mine = nulls.filter((r) => r.scorer === scorer);
     if (mine.length === 0) continue;
-    const unmeasured = mine.filter((r) => !r.judge_error);
-    const byErrors = mine.length - unmeasured.length;
-    if (unmeasured.length) {
-      const noJudge = unmeasured.filter((r) => num(r.verdicts) === 0).length;
+    const notMeasured = mine.filter((r) => !r.judge_error);
+    const byErrors = mine.length - notMeasured.length;
+    if (notMeasured.length && !withinAllowance) {
+      const noJudge = notMeasured.filter((r) => num(r.verdicts) === 0).length;
       problems.push(
-        `${scorer} not measured on ${plural(unmeasured.length, 'completed episode')}` +
-          (noJudge === unmeasured.length ? ' (no judge verdict recorded: a run without judges?)' : noJudge ? ` (${noJudge} without any judge verdict)` : ' (no eligible judge verdict)') +
-          `, e.g. ${unmeasured.slice(0, 3).map((r) => r.episode_id).join(', ')}`,
+        `${scorer} not measured on ${plural(notMeasured.length, 'completed episode')}` +
+          (noJudge === notMeasured.length ? ' (no judge verdict recorded: a run without judges?)' : noJudge ? ` (${noJudge} without any judge verdict)` : ' (no eligible judge verdict)') +
+          `, e.g. ${notMeasured.slice(0, 3).map((r) => r.episode_id).join(', ')}`,
       );
     }
     if (byErrors && errors > g.allowJudgeErrors) {
       problems.push(`${scorer} is NULL on ${plural(byErrors, 'episode')} because every eligible judge call failed (see judge_errors)`);
     }
   }
-  const nullNote = nulls.length && problems.length === 0 ? `; ${plural(nulls.length, 'NULL value')} left by failed judge calls, allowed by --allow-judge-errors ${g.allowJudgeErrors}` : '';
+  if (missingTotal > 0 && !withinAllowance) problems.push(`allowed ${g.allowMissing} missing (--allow-missing N)`);
+  const byJudgeErrors = nulls.length - unmeasured.length;
+  const notes = [
+    withinAllowance ? `${plural(missingTotal, 'score')} not measured, allowed by --allow-missing ${g.allowMissing}` : '',
+    byJudgeErrors && problems.length === 0 ? `${plural(byJudgeErrors, 'NULL value')} left by failed judge calls, allowed by --allow-judge-errors ${g.allowJudgeErrors}` : '',
+  ].filter(Boolean);
+  const nullNote = notes.length ? `; ${notes.join('; ')}` : '';
   return {
     name: 'required_scorers',
     ok: problems.length === 0 && epCount > 0,
@@ -185,7 +201,9 @@ export async function checkRequiredScorers(g: GateContext): Promise<ValidationCh
       ? problems.join('; ')
       : required.length === 0
         ? `no scorer required (${epCount} episodes)`
-        : `${required.join(', ')} present on all ${epCount} episodes and measured on every completed one${nullNote}`,
+        : withinAllowance
+          ? `${required.join(', ')} on ${epCount} episodes${nullNote}`
+          : `${required.join(', ')} present on all ${epCount} episodes and measured on every completed one${nullNote}`,
   };
 }
 
@@ -288,6 +306,9 @@ function checkOptions(opts: ValidateOptions): void {
   if (opts.allowTruncated !== undefined && !(Number.isInteger(opts.allowTruncated) && opts.allowTruncated >= 0)) {
     throw usageError('validate.badAllowTruncated', `--allow-truncated must be a non-negative integer, got ${opts.allowTruncated}`);
   }
+  if (opts.allowMissing !== undefined && !(Number.isInteger(opts.allowMissing) && opts.allowMissing >= 0)) {
+    throw usageError('validate.badAllowMissing', `--allow-missing must be a non-negative integer, got ${opts.allowMissing}`);
+  }
 }
 
 function configuredSubjects(config: unknown): string[] | null {
@@ -339,6 +360,7 @@ export async function validateRun(traces: string, opts: ValidateOptions = {}): P
       requiredScorers: [...(opts.requiredScorers ?? dflt.requiredScorers)],
       allowJudgeErrors: opts.allowJudgeErrors ?? 0,
       allowTruncated: opts.allowTruncated ?? 0,
+      allowMissing: opts.allowMissing ?? 0,
     };
     const checks: ValidationCheck[] = [];
     for (const check of GATE_CHECKS) checks.push(await check(g));
@@ -348,6 +370,122 @@ export async function validateRun(traces: string, opts: ValidateOptions = {}): P
   } finally {
     store.close();
   }
+}
+
+/** A check across the runs of one suite (arms of one comparison), as the report shows it. */
+export interface AcrossRunsCheck extends ValidationCheck {
+  suite: string;
+  /** One line per offending subject or model. */
+  failures: string[];
+}
+
+/** The gate over several runs: every run's checks, then the checks across the runs of each suite. */
+export interface StoreValidationResult {
+  ok: boolean;
+  runs: ValidationResult[];
+  across: AcrossRunsCheck[];
+  /** `<run>: <check>: <detail>` (or `across runs of <suite>: ...`) for every failed check. */
+  failures: string[];
+  verdicts: { total: number; errors: number; allowed: number };
+}
+
+/**
+ * THE gate over a store (what `standoff validate` without `--run` and `standoff report build`
+ * check): {@link validateRun} on each run (`runIds`, default every run in the store), then, per
+ * suite with several runs (arms of one comparison), `sample_counts` (equal samples per subject
+ * across the runs) and `distinct_subject_models` (no subject model in two runs; such a subject is
+ * `model @ run`). Runs of different suites are not arms of one comparison.
+ */
+export async function validateStore(traces: string, opts: Omit<ValidateOptions, 'runId'> & { runIds?: string[] } = {}): Promise<StoreValidationResult> {
+  checkOptions(opts);
+  const { runIds: given, ...rest } = opts;
+  const store = await openStore(traces, { runs: given, requireRuns: true });
+  let runs: { run_id: string; suite: string }[];
+  const across: AcrossRunsCheck[] = [];
+  try {
+    runs = (await query(store.conn, 'SELECT run_id, suite FROM runs ORDER BY run_id')).rows.map((r) => ({ run_id: String(r.run_id), suite: String(r.suite) }));
+    const suites = [...new Set(runs.map((r) => r.suite))].sort();
+    for (const suite of suites) {
+      const ids = runs.filter((r) => r.suite === suite).map((r) => r.run_id);
+      if (ids.length >= 2) across.push(...(await acrossRunsChecks(store.conn, suite, ids, suites.length > 1)));
+    }
+  } finally {
+    store.close();
+  }
+  const results: ValidationResult[] = [];
+  for (const r of runs) results.push(await validateRun(traces, { ...rest, runId: r.run_id }));
+  const failures = [
+    ...results.flatMap((v) => v.failures.map((f) => `${v.runId}: ${f}`)),
+    ...across.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`),
+  ];
+  const verdicts = { total: 0, errors: 0, allowed: opts.allowJudgeErrors ?? 0 };
+  for (const v of results) {
+    verdicts.total += v.verdicts.total;
+    verdicts.errors += v.verdicts.errors;
+  }
+  return { ok: failures.length === 0, runs: results, across, failures, verdicts };
+}
+
+/** `sample_counts` and `distinct_subject_models` across the runs `ids` of one suite. */
+async function acrossRunsChecks(conn: DuckDBConnection, suite: string, ids: string[], mixed: boolean): Promise<AcrossRunsCheck[]> {
+  const label = mixed ? `across runs of ${suite}` : 'across runs';
+  const inRuns = `run_id IN (SELECT unnest(CAST(CAST($runs AS JSON) AS VARCHAR[])))`; // the ids bound, not written in
+  const runsParam = { runs: JSON.stringify(ids) };
+  const counts = (
+    await query(
+      conn,
+      `SELECT CASE WHEN count(*) OVER (PARTITION BY subject_model) > 1 THEN subject_model || ' @ ' || run_id ELSE subject_model END AS subject, n
+       FROM (SELECT run_id, subject_model, CAST(count(*) AS BIGINT) AS n FROM episodes WHERE ${inRuns} GROUP BY ALL) ORDER BY subject`,
+      runsParam,
+    )
+  ).rows.map((r) => ({ subject: String(r.subject), n: num(r.n) }));
+  const sizes = new Set(counts.map((r) => r.n));
+  const dup = (
+    await query(
+      conn,
+      `SELECT subject_model, list(run_id ORDER BY run_id) AS runs FROM (SELECT DISTINCT run_id, subject_model FROM episodes WHERE ${inRuns})
+       GROUP BY subject_model HAVING count(*) > 1 ORDER BY subject_model`,
+      runsParam,
+    )
+  ).rows;
+  const models = new Set(counts.map((r) => r.subject.split(' @ ')[0])).size;
+  const fmt = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return [
+    {
+      suite,
+      name: `sample_counts (${label})`,
+      ok: sizes.size <= 1,
+      detail: sizes.size <= 1 ? `${counts.length} subject arms with ${fmt([...sizes][0] ?? 0)} samples each` : `sample counts differ: ${counts.map((r) => `${r.subject} ${fmt(r.n)}`).join(', ')}`,
+      failures: sizes.size <= 1 ? [] : counts.map((r) => `${r.subject}: ${fmt(r.n)} samples`),
+    },
+    {
+      suite,
+      name: `distinct_subject_models (${label})`,
+      ok: dup.length === 0,
+      detail: dup.length === 0 ? `${models} distinct subject models across ${ids.length} runs` : `${dup.length} model${dup.length === 1 ? '' : 's'} in several runs (reported as model @ run)`,
+      failures: dup.map((r) => `${r.subject_model} appears in runs ${(r.runs as string[]).join(', ')}`),
+    },
+  ];
+}
+
+/** Lines for the CLI over a store: each run's checks (failures first), the checks across runs, the verdict. */
+export function formatStoreValidation(r: StoreValidationResult): string[] {
+  if (r.runs.length === 1 && r.across.length === 0) return formatValidation(r.runs[0]!);
+  const lines: string[] = [];
+  const order = [...r.runs].sort((a, b) => Number(a.ok) - Number(b.ok));
+  for (const v of order) {
+    lines.push(`run ${v.runId}: ${v.ok ? 'passed' : `FAILED ${v.failures.length} check(s)`}`);
+    const checks = [...v.checks].sort((a, b) => Number(a.ok) - Number(b.ok));
+    for (const c of checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
+  }
+  for (const c of r.across) lines.push(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
+  const failedRuns = r.runs.filter((v) => !v.ok).length;
+  lines.push(
+    r.ok
+      ? `${r.runs.length} runs: passed the publication gate`
+      : `${failedRuns} of ${r.runs.length} runs FAILED${r.across.some((c) => !c.ok) ? `; ${r.across.filter((c) => !c.ok).length} check(s) across runs FAILED` : ''}`,
+  );
+  return lines;
 }
 
 /** Lines for the CLI: one per check, then the verdict. */

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRun } from '../../src/store/write-run.ts';
-import { runNotebook } from '../../src/report/notebook.ts';
+import { runNotebook } from '../../src/notebook/notebook.ts';
 import { runStandoffBlock } from '../../src/cli/notebook-blocks.ts';
 import { MAX_RESAMPLES } from '../../src/stats/index.ts';
 import { sampleBundle } from '../helpers/fixtures.ts';

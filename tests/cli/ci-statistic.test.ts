@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, ROOT } from '../helpers/cli.ts';
 import { bootstrapMean, bootstrapStatistic } from '../../src/stats/index.ts';
-import { float64Column, withStore } from '../../src/report/ci.ts';
-import { loadMetric } from '../../src/report/metrics.ts';
+import { float64Column, withStore } from '../../src/analysis/ci.ts';
+import { loadMetric } from '../../src/analysis/metrics.ts';
 
 const ORACLE = JSON.parse(readFileSync(join(ROOT, 'tests', 'oracle', 'statistic-boot.json'), 'utf8'));
 const TRACES = join(ROOT, 'traces');

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestCsv } from '../../src/ingest/ingest-csv.ts';
-import { agreementFromStore, ciExactMetric, judgesFromStore, listStoreMetrics } from '../../src/report/ci.ts';
-import { ciBootstrapInput } from '../../src/report/ci-input.ts';
+import { agreementFromStore, ciExactMetric, judgesFromStore, listStoreMetrics } from '../../src/analysis/ci.ts';
+import { ciBootstrapInput } from '../../src/analysis/ci-input.ts';
 import { runCli } from '../helpers/cli.ts';
 
 const EX = resolve(import.meta.dirname, '../fixtures/csv/exports');

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parallelBootstrapStatistic, defaultThreads, MAX_THREADS } from '../../src/compute/parallel-bootstrap.ts';
 import { bootstrapStatistic, createXoshiro128, type StatisticSpec } from '../../src/stats/index.ts';
-import { comparePaired, comparePairedOnThreads } from '../../src/report/paired-comparison.ts';
+import { comparePaired, comparePairedOnThreads } from '../../src/analysis/paired-comparison.ts';
 
 const g = createXoshiro128(17);
 // 3,000 values x 6,400 resamples = 19.2 million draws: enough for 3 threads (4 million each at

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCsvRun, ingestCsv, IngestError, type IngestCsvOptions } from '../../src/ingest/ingest-csv.ts';
-import { ciExactInput, ciBootstrapInput } from '../../src/report/ci-input.ts';
+import { ciExactInput, ciBootstrapInput } from '../../src/analysis/ci-input.ts';
 import { hashTree } from '../helpers/fixtures.ts';
 import { runCli } from '../helpers/cli.ts';
 

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { probesFromStore } from '../../src/report/ci.ts';
+import { probesFromStore } from '../../src/analysis/ci.ts';
 import { ROOT, runCli } from '../helpers/cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'standoff-csvprobes-'));

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildCsvRun } from '../../src/ingest/ingest-csv.ts';
-import { readInputFile, texts } from '../../src/report/input-file.ts';
+import { readInputFile, texts } from '../../src/analysis/input-file.ts';
 import { createDb, withConnection } from '../../src/store/duckdb.ts';
 import { readCsvHeader, scanCsvFile } from '../../src/store/csv-scan.ts';
 import { combineCsvProblems, readCsvSql, rowCountProblem } from '../../src/store/read-csv.ts';

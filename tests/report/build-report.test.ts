@@ -9,11 +9,11 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
-import { clusterIntervalFromTotals, DEGENERATE } from '../../src/report/rates.ts';
+import { clusterIntervalFromTotals, DEGENERATE } from '../../src/analysis/rates.ts';
 import { buildReport, type BuildReportResult } from '../../src/report/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
-import { probeStateSql } from '../../src/report/probe-tables.ts';
+import { probeStateSql } from '../../src/analysis/probe-tables.ts';
 import {
   clusterBootstrap,
   pairedClusterBootstrap,
@@ -120,7 +120,9 @@ describe('sections', () => {
     const text = md();
     expect(text).toMatch(/1 run, 3 subjects, 3 judges, 18 scenarios, 5 epochs per scenario, 270 samples/);
     expect(text).toContain('| `synthetic-11` | standoff-o1 | synthetic | success |');
-    expect(text).toMatch(/\| 0\.7 \| not recorded \| 11 \| 270 \|/); // the synthetic run records no prompt variant
+    // The synthetic run records no prompt variant: no Prompt column (issue 21 point 9), not "not recorded".
+    expect(text).toMatch(/\| 0\.7 \| 11 \| 270 \|/);
+    expect(text).not.toMatch(/\| Prompt \|/);
     const r = a.results;
     expect(r.inputs[0].sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(r.inputs[0].files.map((f) => f.path)).toContain('episodes/run_id=synthetic-11/data.parquet');
@@ -296,7 +298,7 @@ describe('numbers match independent computations', () => {
       const ci2 = clopperPearson(Number(p.k), Number(p.n));
       expect([pa.successes, pa.trials]).toEqual([Number(p.k), Number(p.n)]);
       expect([pa.exact.lower, pa.exact.upper]).toEqual([ci2.lower, ci2.upper]);
-      expect(results.options).toEqual({ seed: 20261129, resamples: RESAMPLES, level: 0.95, allow_judge_errors: 1, allow_truncated: 0, runs: ['synthetic-11'] });
+      expect(results.options).toEqual({ seed: 20261129, resamples: RESAMPLES, level: 0.95, allow_judge_errors: 1, allow_truncated: 0, allow_missing: 0, runs: ['synthetic-11'] });
     } finally {
       s.close();
     }

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { writeRun } from '../../src/store/write-run.ts';
-import { runNotebook as runNotebookLib, type NotebookOptions } from '../../src/report/notebook.ts';
+import { runNotebook as runNotebookLib, type NotebookOptions } from '../../src/notebook/notebook.ts';
 import { confineBlockPaths, runStandoffBlock } from '../../src/cli/notebook-blocks.ts';
 import { findUnboundedGenerator, MAX_GENERATED_ROWS } from '../../src/report/render-figure.ts';
 import { sampleBundle, hashTree } from '../helpers/fixtures.ts';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { writeRun } from '../../src/store/write-run.ts';
-import { runNotebook } from '../../src/report/notebook.ts';
+import { runNotebook } from '../../src/notebook/notebook.ts';
 import { renderFigure } from '../../src/report/render-figure.ts';
 import { sampleBundle, hashTree } from '../helpers/fixtures.ts';
 

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
-import { parseNotebook, runNotebook as runNotebookLib, splitWords, type NotebookOptions } from '../../src/report/notebook.ts';
+import { parseNotebook, runNotebook as runNotebookLib, splitWords, type NotebookOptions } from '../../src/notebook/notebook.ts';
 import { runStandoffBlock } from '../../src/cli/notebook-blocks.ts';
 import { StandoffError } from '../../src/errors.ts';
 import { ROOT, runCli } from '../helpers/cli.ts';

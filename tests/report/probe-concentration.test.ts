@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { probesFromStore } from '../../src/report/ci.ts';
+import { probesFromStore } from '../../src/analysis/ci.ts';
 import { errorConcentration } from '../../src/stats/index.ts';
 import { ROOT, runCli } from '../helpers/cli.ts';
 

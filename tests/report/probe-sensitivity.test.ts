@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { probesFromStore } from '../../src/report/ci.ts';
-import { parseExcludedStates, renderSensitivity } from '../../src/report/probe-sensitivity.ts';
+import { probesFromStore } from '../../src/analysis/ci.ts';
+import { parseExcludedStates, renderSensitivity } from '../../src/analysis/probe-sensitivity.ts';
 import { ROOT, runCli } from '../helpers/cli.ts';
 
 const traces = join(ROOT, 'traces');

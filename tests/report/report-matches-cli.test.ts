@@ -24,7 +24,7 @@ import { buildProgram } from '../../src/cli/main.ts';
 import { buildReport, type ReportResults } from '../../src/report/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
-import { metricSql } from '../../src/report/metrics.ts';
+import { metricSql } from '../../src/analysis/metrics.ts';
 import { runCli, ROOT } from '../helpers/cli.ts';
 
 const TRACES = join(ROOT, 'traces');

@@ -5,7 +5,7 @@
  * state repeated. Clopper-Pearson values from R 4.x `binom.test(x, n)$conf.int`.
  */
 import { describe, expect, it } from 'vitest';
-import { stateIntervals } from '../../src/report/state-interval.ts';
+import { stateIntervals } from '../../src/analysis/state-interval.ts';
 
 const o = { level: 0.95, seed: 1, resamples: 2000 };
 const states = (...xs: [number, number][]) => xs.map(([count, n]) => ({ count, n }));

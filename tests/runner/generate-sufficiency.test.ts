@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { familyProcedures, generateStates, verifyFamily, type Family } from '../../src/runner/generate.ts';
 import { probeSufficiency } from '../../src/stats/index.ts';
 import { writeRun } from '../../src/store/write-run.ts';
-import { probesFromStore, sufficiencyText } from '../../src/report/ci.ts';
+import { probesFromStore, sufficiencyText } from '../../src/analysis/ci.ts';
 import type { EpisodeRow, ProbeAnswerRow, ProbeDecisionRow, RunRow } from '../../src/schema/tables.ts';
 import type { Scenario } from '../../src/schema/scenario.ts';
 

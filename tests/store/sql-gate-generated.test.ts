@@ -18,7 +18,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { writeRun } from '../../src/store/write-run.ts';
 import { executeReadOnly, openSandboxedStore } from '../../src/store/sql.ts';
 import { sqlMetricFromFile } from '../../src/store/metrics.ts';
-import { runNotebook } from '../../src/report/notebook.ts';
+import { runNotebook } from '../../src/notebook/notebook.ts';
 import { LOCK_FILE } from '../../src/store/lock.ts';
 import type { Store } from '../../src/store/open-store.ts';
 import { sampleBundle, hashTree } from '../helpers/fixtures.ts';

@@ -10,9 +10,9 @@ import { visibleControls } from '../../escape.ts';
 // Libraries load on first use (inside the action), so `standoff --help` and light commands start
 // fast: a command file imports only commander, ../program.ts, ../options.ts and ../output.ts
 // statically, and everything else with `await import(...)` in its action (see src/cli/main.ts).
-const lib = () => import('../../report/ci.ts');
-const bootLib = () => import('../../report/ci-bootstrap.ts');
-const inputLib = () => import('../../report/ci-input.ts');
+const lib = () => import('../../analysis/ci.ts');
+const bootLib = () => import('../../analysis/ci-bootstrap.ts');
+const inputLib = () => import('../../analysis/ci-input.ts');
 
 const MISSING = ['error', 'drop'] as const;
 type Missing = (typeof MISSING)[number];
@@ -89,7 +89,7 @@ export function registerCi(program: Command): void {
       // Without a store (the default --traces absent), the built-in metrics; a --traces that names no store is an error.
       if (!existsSync(opts.traces)) {
         if (ci.getOptionValueSource('traces') === 'cli') throw storeError('store.missing', `trace store ${opts.traces} does not exist (pass --traces DIR, or create runs with standoff run / standoff ingest)`);
-        const { METRICS } = await import('../../report/metrics.ts');
+        const { METRICS } = await import('../../analysis/metrics.ts');
         const rows = Object.values(METRICS).map((m) => ({ metric: m.name, source: 'built-in', kind: null, observations: null, not_measured: null, description: m.description }));
         printResult(opts.format === 'json' ? rows : rows.map((r) => ({ ...r, description: shortDescription(r.description) })), opts.format);
         return;
@@ -133,7 +133,7 @@ export function registerCi(program: Command): void {
         if (o.successes !== undefined || o.trials !== undefined) {
           if (o.successes === undefined || o.trials === undefined) throw usageError('ci.missingArg', '--successes and --trials go together');
           if (o.metric || o.metricSql || o.input) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric');
-          const { ciExactCounts } = await import('../../report/ci-exact.ts');
+          const { ciExactCounts } = await import('../../analysis/ci-exact.ts');
           printResult(ciExactCounts({ successes: o.successes, trials: o.trials, level: o.level, sided }), o.format);
           return;
         }

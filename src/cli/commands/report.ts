@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { action, collect, parseIntArg, withExamples } from '../program.ts';
 import { formatOption, levelOption, resamplingOptions, storeOptions } from '../options.ts';
 import { printResult } from '../output.ts';
@@ -12,13 +12,15 @@ export function registerReport(program: Command): void {
     .option('--out <dir>', 'output directory (replaced atomically)', 'reports')
     .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) a run may hold and still pass the gate (default 0)', parseIntArg('--allow-judge-errors'))
     .option('--allow-truncated <n>', 'episodes cut off at the token limit a run may have and still pass the gate (default 0)', parseIntArg('--allow-truncated'))
+    .option('--allow-missing <n>', 'required scores nobody measured (blank cells, no score row) a run may hold and still pass the gate (default 0)', parseIntArg('--allow-missing'))
+    .addOption(new Option('--adjust <method>', 'pairwise p-values adjusted within each task x scorer family: holm, bh (Benjamini-Hochberg) or none (stores that are not one Standoff suite)').choices(['holm', 'bh', 'none']))
     .option('--quiet', 'no progress lines on stderr')
     .option('--exclude-states <file>', 'state ids (one per line, e.g. from a label audit): the probe section adds the headline numbers with and without them and the largest change')
     .option('--slice <cols>', 'stores that are not a Standoff suite: also slice by these episode columns or sample metadata keys (comma-separated)', collect)
     .action(
-      action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; quiet?: boolean; slice?: string[]; excludeStates?: string }) => {
+      action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; allowMissing?: number; adjust?: 'holm' | 'bh' | 'none'; quiet?: boolean; slice?: string[]; excludeStates?: string }) => {
         const { buildAnyReport } = await import('../../report/build-report.ts');
-        const r = await buildAnyReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, allowJudgeErrors: o.allowJudgeErrors, allowTruncated: o.allowTruncated, progress: !o.quiet, slices: o.slice, excludeStates: o.excludeStates });
+        const r = await buildAnyReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, allowJudgeErrors: o.allowJudgeErrors, allowTruncated: o.allowTruncated, allowMissing: o.allowMissing, adjust: o.adjust, progress: !o.quiet, slices: o.slice, excludeStates: o.excludeStates });
         process.stdout.write(`wrote ${r.files.length} files to ${o.out} (REPORT.md, index.html, results.json${r.files.some((f) => f.startsWith('figures/')) ? ', figures/' : ''})\n`);
       }),
     );
@@ -38,9 +40,9 @@ export function registerReport(program: Command): void {
     .option('--out <path>', 'output directory, or FILE.md', 'reports/notebooks')
     .action(
       action(async (file: string, o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number }) => {
-        const { runNotebook } = await import('../../report/notebook.ts');
+        const { runNotebook } = await import('../../notebook/notebook.ts');
         const { runStandoffBlock } = await import('../notebook-blocks.ts');
-        const { resolveNotebook } = await import('../../report/shipped-notebooks.ts');
+        const { resolveNotebook } = await import('../../notebook/shipped-notebooks.ts');
         const r = await runNotebook(resolveNotebook(file), { traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, progress: true, standoff: runStandoffBlock });
         const b = r.blocks;
         const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
@@ -58,7 +60,7 @@ export function registerReport(program: Command): void {
     .description('the notebooks shipped with Standoff (run one by name: standoff notebook run NAME)')
     .action(
       action(async (o: { format: Format }) => {
-        const { listShippedNotebooks } = await import('../../report/shipped-notebooks.ts');
+        const { listShippedNotebooks } = await import('../../notebook/shipped-notebooks.ts');
         printResult(listShippedNotebooks(), o.format);
       }),
     );

@@ -49,18 +49,23 @@ export function registerRun(program: Command): void {
   const validate = program
     .command('validate')
     .description('the publication gate: run status, sample counts per subject, required scorers on every sample, zero sample errors, distinct subjects, no truncated episodes')
-    .option('--run <id>', 'run to check (default: the most recent)')
+    .option('--run <id>', 'run to check (default: every run in the store, as the report checks them, and the checks across runs of a suite)')
     .option('--expected-samples <n>', 'samples each subject must have', parseIntArg('--expected-samples'))
     .option('--allow-truncated <n>', 'episodes cut off at the token limit the gate accepts (default 0)', parseIntArg('--allow-truncated'))
     .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) the run may hold and still pass (default 0)', parseIntArg('--allow-judge-errors'))
+    .option('--allow-missing <n>', 'required scores nobody measured (blank cells, no score row) a run may hold and still pass (default 0)', parseIntArg('--allow-missing'))
     .action(
-      action(async (o: { traces: string; run?: string; expectedSamples?: number; allowTruncated?: number; allowJudgeErrors?: number; format: Format }) => {
-        const { validateRun, formatValidation } = await import('../../store/validate-run.ts');
-        const r = await validateRun(o.traces, { runId: o.run, expectedSamples: o.expectedSamples, allowTruncated: o.allowTruncated, allowJudgeErrors: o.allowJudgeErrors });
-        printSummary(r, o.format, formatValidation(r), r.checks.map((c) => ({ run_id: r.runId, ...c })));
-        if (!r.ok) throw dataError('validate.failed', `run ${r.runId} failed ${r.failures.length} publication check(s): ${r.failures.map((f) => (typeof f === 'string' ? f : (f as { name: string }).name)).join(', ')}`);
+      action(async (o: { traces: string; run?: string; expectedSamples?: number; allowTruncated?: number; allowJudgeErrors?: number; allowMissing?: number; format: Format }) => {
+        const { validateStore, formatStoreValidation } = await import('../../store/validate-run.ts');
+        const r = await validateStore(o.traces, { runIds: o.run ? [o.run] : undefined, expectedSamples: o.expectedSamples, allowTruncated: o.allowTruncated, allowJudgeErrors: o.allowJudgeErrors, allowMissing: o.allowMissing });
+        const rows = [...r.runs.flatMap((v) => v.checks.map((c) => ({ run_id: v.runId, ...c }))), ...r.across.map(({ failures: _f, suite: _s, ...c }) => ({ run_id: null, ...c }))];
+        printSummary(r, o.format, formatStoreValidation(r), rows);
+        if (!r.ok) {
+          const what = r.runs.length === 1 && r.across.length === 0 ? `run ${r.runs[0]!.runId}` : `${r.runs.filter((v) => !v.ok).length} of ${r.runs.length} runs`;
+          throw dataError('validate.failed', `${what} failed ${r.failures.length} publication check(s): ${(r.runs.length === 1 && r.across.length === 0 ? r.runs[0]!.failures : r.failures).join(', ')}`);
+        }
       }),
     );
   formatOption(storeOptions(validate, { runs: false })); // the shared options (src/cli/options.ts)
-  withExamples(validate, 'standoff validate', 'standoff validate --run demo-s20260810 --expected-samples 90', 'standoff validate --allow-judge-errors 3   # pass despite 3 failed judge calls');
+  withExamples(validate, 'standoff validate', 'standoff validate --run demo-s20260810 --expected-samples 90', 'standoff validate --allow-judge-errors 3   # pass despite 3 failed judge calls', 'standoff validate --allow-missing 8   # pass despite 8 blank score cells');
 }

@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto';
 import { visibleControls } from '../../escape.ts';
 import { quoteLiteral } from '../../store/duckdb.ts';
-import type { ReportResults } from '../build-report.ts';
+import type { ReportResults } from '../report-results.ts';
 import { resultSubjects, type GenericSections } from '../generic.ts';
 import type { FigureSpec } from '../figures.ts';
 import { CLIENT_SCRIPT } from './client-script.ts';

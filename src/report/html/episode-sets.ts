@@ -11,9 +11,9 @@
  * episodes, so a count and the list it opens cannot drift apart.
  */
 import { quoteLiteral } from '../../store/duckdb.ts';
-import type { ReportResults } from '../build-report.ts';
+import type { ReportResults } from '../report-results.ts';
 import type { GenericSections } from '../generic.ts';
-import { metricSql, scorerMetric, scorerMetricName } from '../metrics.ts';
+import { metricSql, scorerMetric, scorerMetricName } from '../../analysis/metrics.ts';
 import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
 
 /** Where a report subject label comes from: one (run, subject_model). */

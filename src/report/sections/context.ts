@@ -17,7 +17,7 @@ import { openStore, type Store } from '../../store/open-store.ts';
 import { query, quoteLiteral, type Plain, type SqlParams } from '../../store/duckdb.ts';
 import { queryArrow } from '../../store/arrow.ts';
 import { listCommittedRuns, storeExists } from '../../store/write-run.ts';
-import { metricSql } from '../metrics.ts';
+import { metricSql } from '../../analysis/metrics.ts';
 import { byText } from '../markdown.ts';
 
 /** DuckDB worker threads for the report (pinned; nothing in the report depends on it). */
@@ -74,6 +74,8 @@ export interface ReportContext {
   allowJudgeErrors: number;
   /** Truncated episodes a run may have and still pass the gate (`--allow-truncated`). */
   allowTruncated: number;
+  /** Required scores nobody measured a run may hold and still pass the gate (`--allow-missing`). */
+  allowMissing: number;
   log: (line: string) => void;
   /** State ids flagged by `--exclude-states` (the probe section's sensitivity table); undefined when none. */
   excludeStates?: string[];
@@ -133,7 +135,7 @@ export function findTemperature(config: unknown): number | null {
 
 export async function buildContext(
   store: Store,
-  opts: { seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; log: (line: string) => void; mixedSuites?: boolean },
+  opts: { seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; allowMissing?: number; log: (line: string) => void; mixedSuites?: boolean },
 ): Promise<ReportContext> {
   const conn = store.conn;
   const q = async (sql: string, params?: SqlParams) => (await query(conn, sql, params)).rows;
@@ -197,6 +199,7 @@ export async function buildContext(
     level: opts.level,
     allowJudgeErrors: opts.allowJudgeErrors ?? 0,
     allowTruncated: opts.allowTruncated ?? 0,
+    allowMissing: opts.allowMissing ?? 0,
     log: opts.log,
     q,
     arrow,

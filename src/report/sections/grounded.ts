@@ -7,10 +7,10 @@
  * the transcript grounds them. Each share comes from `metricRates`: the cluster bootstrap over
  * scenarios where epochs repeat them, and the exact interval (independent samples) beside it.
  */
-import { metricSql } from '../metrics.ts';
+import { metricSql } from '../../analysis/metrics.ts';
 import { cell, code, fmtCount, pctInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
-import { metricRates, type Interval, type Rate } from '../rates.ts';
+import { metricRates, type Interval, type Rate } from '../../analysis/rates.ts';
 
 /** Episodes listed per subject in REPORT.md; results.json keeps up to LIST_JSON. */
 export const LIST_MD = 20;

@@ -23,7 +23,7 @@
 import { judgePairAgreement, leaveOneJudgeOut, medianOfJudges, type JudgePairAgreement } from '../../stats/index.ts';
 import { byText, cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
-import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from '../judge-patterns.ts';
+import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from '../../analysis/judge-patterns.ts';
 
 export const ALIGNMENT_SCORER = 'reasoning_action_alignment';
 

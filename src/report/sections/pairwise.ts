@@ -16,8 +16,8 @@ import { holm } from '../../stats/index.ts';
 import { cell, fixed, fmtCount, pct, pp, ppInterval, pValue, table } from '../markdown.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 import { float64Column } from '../../store/arrow.ts';
-import { MDE_POWER, tryComparePaired } from '../paired-comparison.ts';
-import type { Sampling } from '../rates.ts';
+import { MDE_POWER, tryComparePaired } from '../../analysis/paired-comparison.ts';
+import type { Sampling } from '../../analysis/rates.ts';
 
 export { MDE_POWER };
 export const PAIR_METRICS: MainMetric[] = ['gathered_evidence', 'policy_action', 'alignment'];

@@ -17,13 +17,13 @@
 import { expectedCalibrationError, type CalibrationBin } from '../../stats/index.ts';
 import { byText, cell, code, fixed, fmtCount, pct, pctInterval, pp, ppInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
-import { sufficiencyText } from '../probe-sufficiency-text.ts';
+import { sufficiencyText } from '../../analysis/probe-sufficiency-text.ts';
 import { accuracyForm, renderAccuracyForm, type AccuracyForm } from '../probe-accuracy-form.ts';
-import { createExcludedStates, loadSensitivity, renderSensitivity, type ProbeSensitivity } from '../probe-sensitivity.ts';
-import { loadConcentration, renderConcentration, type ConcentrationReport } from '../probe-concentration.ts';
+import { createExcludedStates, loadSensitivity, renderSensitivity, type ProbeSensitivity } from '../../analysis/probe-sensitivity.ts';
+import { loadConcentration, renderConcentration, type ConcentrationReport } from '../../analysis/probe-concentration.ts';
 import { fallbackLegend, SHOWN_MARK } from '../probe-interval-legend.ts';
 import { float64Column } from '../../store/arrow.ts';
-import { loadProbeTables, probeStateSql, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../probe-tables.ts';
+import { loadProbeTables, probeStateSql, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../../analysis/probe-tables.ts';
 
 export const CALIBRATION_BINS = 10;
 

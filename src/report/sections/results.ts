@@ -15,7 +15,7 @@
  * verdicts (failed judge calls) are counted per subject.
  */
 import { cell, fmtCount, md, pct, pctInterval, rateCell, table } from '../markdown.ts';
-import { DEGENERATE, metricRates, type Interval, type Rate } from '../rates.ts';
+import { DEGENERATE, metricRates, type Interval, type Rate } from '../../analysis/rates.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 
 export interface MetricResult {

@@ -7,7 +7,7 @@
  * scenarios, so its cluster interval is crude, and the text says so.
  */
 import { cell, fmtCount, pct, pctInterval, rateCell, table } from '../markdown.ts';
-import { metricRates, type Interval } from '../rates.ts';
+import { metricRates, type Interval } from '../../analysis/rates.ts';
 import { METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 
 export const SLICE_DIMENSIONS = ['domain', 'decision_type', 'variant'] as const;

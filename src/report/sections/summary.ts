@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { TABLE_NAMES } from '../../schema/tables.ts';
 import { partitionDir } from '../../store/write-run.ts';
 import { byText, cell, code, fmtCount, table } from '../markdown.ts';
-import { validateRun } from '../../store/validate-run.ts';
+import { validateStore } from '../../store/validate-run.ts';
 import type { ReportContext } from './context.ts';
 
 export interface RunHash {
@@ -56,6 +56,8 @@ export interface RunSummaryRow {
 
 export interface GateCheck {
   check: string;
+  /** The run checked; null for a check across the runs of a suite. */
+  run: string | null;
   passed: boolean;
   detail: string;
   failures: string[];
@@ -63,7 +65,17 @@ export interface GateCheck {
 
 export interface SummaryResult {
   runs: RunSummaryRow[];
-  totals: { runs: number; subjects: number; judges: number; scenarios: number; samples: number; epochs: number[] };
+  totals: {
+    runs: number;
+    /** Subjects, each counted once (with several tasks: distinct subject models). */
+    subjects: number;
+    judges: number;
+    scenarios: number;
+    samples: number;
+    epochs: number[];
+    /** With several tasks (suites): items per task; item ids of different tasks are not one item. */
+    tasks?: { task: string; items: number }[];
+  };
   subjects: string[];
   judges: string[];
   hashes: RunHash[];
@@ -165,9 +177,22 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
   const [tot] = await ctx.q(`SELECT CAST(count(DISTINCT scenario_id) AS BIGINT) AS scenarios, CAST(count(*) AS BIGINT) AS samples FROM episodes`);
   const judges = [...new Set(runs.flatMap((r) => r.judges))].sort(byText);
   const epochs = [...new Set(runs.map((r) => r.epochs ?? r.epochs_observed))].sort((a, b) => a - b);
+  const suites = [...new Set(runs.map((r) => r.suite))].sort(byText);
+  const several = suites.length > 1;
+  const tasks = several
+    ? (await ctx.q(`SELECT r.suite AS task, CAST(count(DISTINCT e.scenario_id) AS BIGINT) AS items FROM episodes e JOIN runs r USING (run_id) GROUP BY ALL ORDER BY task`)).map((r) => ({ task: String(r.task), items: Number(r.items) }))
+    : undefined;
   return {
     runs,
-    totals: { runs: runs.length, subjects: ctx.subjects.length, judges: judges.length, scenarios: Number(tot.scenarios), samples: Number(tot.samples), epochs },
+    totals: {
+      runs: runs.length,
+      subjects: several ? new Set(runs.flatMap((r) => r.subjects)).size : ctx.subjects.length,
+      judges: judges.length,
+      scenarios: several ? tasks!.reduce((a, t) => a + t.items, 0) : Number(tot.scenarios),
+      samples: Number(tot.samples),
+      epochs,
+      ...(tasks ? { tasks } : {}),
+    },
     subjects: ctx.subjects,
     judges,
     hashes,
@@ -176,49 +201,16 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
 }
 
 async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promise<SummaryResult['gate']> {
-  const checks: GateCheck[] = [];
+  // The project's publication gate over the reported runs (src/store/validate-run.ts), with the
+  // suite's defaults decided there: the same verdict as `standoff validate` on these runs.
+  const v = await validateStore(ctx.storeDir, { runIds: runs.map((r) => r.run_id), allowJudgeErrors: ctx.allowJudgeErrors, allowTruncated: ctx.allowTruncated, allowMissing: ctx.allowMissing });
   const several = runs.length > 1;
-  const verdicts = { total: 0, errors: 0, allowed: ctx.allowJudgeErrors };
-  // The project's publication gate (src/store/validate-run.ts), run by run, with the suite's
-  // defaults decided there (the same verdict as `standoff validate --run R`).
-  for (const r of runs) {
-    const v = await validateRun(ctx.storeDir, { runId: r.run_id, allowJudgeErrors: ctx.allowJudgeErrors, allowTruncated: ctx.allowTruncated });
-    for (const c of v.checks) {
-      checks.push({ check: several ? `${c.name} (${r.run_id})` : c.name, passed: c.ok, detail: c.detail, failures: c.ok ? [] : [c.detail] });
-    }
-    verdicts.total += v.verdicts.total;
-    verdicts.errors += v.verdicts.errors;
+  const checks: GateCheck[] = [];
+  for (const r of v.runs) {
+    for (const c of r.checks) checks.push({ check: several ? `${c.name} (${r.runId})` : c.name, run: r.runId, passed: c.ok, detail: c.detail, failures: c.ok ? [] : [c.detail] });
   }
-  // Across runs (arms of one comparison): equal sample counts and distinct subject models, per
-  // suite (runs of different suites are not arms of one comparison; only other stores mix suites).
-  const suites = [...new Set(runs.map((r) => r.suite))].sort();
-  for (const suite of suites) {
-    const ids = runs.filter((r) => r.suite === suite).map((r) => r.run_id);
-    if (ids.length < 2) continue;
-    const label = suites.length > 1 ? `across runs of ${suite}` : 'across runs';
-    const inRuns = `run_id IN (SELECT unnest(CAST(CAST($runs AS JSON) AS VARCHAR[])))`; // the ids bound, not written in
-    const runsParam = { runs: JSON.stringify(ids) };
-    const counts = await ctx.q(`
-      SELECT s.subject, CAST(count(*) AS BIGINT) AS n FROM episodes e JOIN r_subject s USING (run_id, subject_model) WHERE e.${inRuns} GROUP BY ALL ORDER BY s.subject`, runsParam);
-    const sizes = new Set(counts.map((r) => Number(r.n)));
-    checks.push({
-      check: `sample_counts (${label})`,
-      passed: sizes.size <= 1,
-      detail: sizes.size <= 1 ? `${counts.length} subject arms with ${fmtCount([...sizes][0] ?? 0)} samples each` : `sample counts differ: ${counts.map((r) => `${r.subject} ${fmtCount(Number(r.n))}`).join(', ')}`,
-      failures: sizes.size <= 1 ? [] : counts.map((r) => `${r.subject}: ${fmtCount(Number(r.n))} samples`),
-    });
-    const dup = await ctx.q(`
-      SELECT subject_model, list(run_id ORDER BY run_id) AS runs FROM (SELECT DISTINCT run_id, subject_model FROM episodes WHERE ${inRuns})
-      GROUP BY subject_model HAVING count(*) > 1 ORDER BY subject_model`, runsParam);
-    const models = suites.length > 1 ? new Set(counts.map((r) => String(r.subject))).size : ctx.subjects.length;
-    checks.push({
-      check: `distinct_subject_models (${label})`,
-      passed: dup.length === 0,
-      detail: dup.length === 0 ? `${models} distinct subject models across ${ids.length} runs` : `${dup.length} model${dup.length === 1 ? '' : 's'} in several runs (reported as model @ run)`,
-      failures: dup.map((r) => `${r.subject_model} appears in runs ${(r.runs as string[]).join(', ')}`),
-    });
-  }
-  return { passed: checks.every((c) => c.passed), checks, judge_verdicts: verdicts };
+  for (const c of v.across) checks.push({ check: c.name, run: null, passed: c.ok, detail: c.detail, failures: c.failures });
+  return { passed: v.ok, checks, judge_verdicts: v.verdicts };
 }
 
 function promptVariant(config: Record<string, unknown> | null): string | null {
@@ -234,53 +226,79 @@ function temperatureText(r: RunSummaryRow): string {
   return r.temperature === null ? 'not recorded' : String(r.temperature);
 }
 
+/**
+ * The gate at the top of the report. Passed: one line. Failed: a list grouped by run, failed runs
+ * (and within a run, failed checks) first; a passing run's checks are one line.
+ */
 export function renderGate(s: SummaryResult): string {
   const g = s.gate;
-  const lines: string[] = [];
-  if (g.passed) {
-    lines.push(`> **Structural gate: PASSED** (${g.checks.length}/${g.checks.length} checks). ${g.checks.map((c) => cell(c.detail)).join('; ')}.`);
-  } else {
-    const failed = g.checks.filter((c) => !c.passed);
-    lines.push(`> **Structural gate: FAILED** (${failed.length} of ${g.checks.length} checks failed). Treat the numbers below as diagnostics, not results.`);
-    lines.push('>');
-    for (const c of g.checks) {
-      lines.push(`> - ${c.passed ? 'pass' : '**FAIL**'}: ${cell(c.check)} — ${cell(c.detail)}`);
-      const extra = c.failures.filter((f) => f !== c.detail);
-      for (const f of extra.slice(0, 20)) lines.push(`>   - ${cell(f)}`);
-      if (extra.length > 20) lines.push(`>   - … and ${extra.length - 20} more (results.json)`);
-    }
+  const runs = [...new Set(g.checks.map((c) => c.run).filter((r): r is string => r !== null))];
+  const across = g.checks.filter((c) => c.run === null);
+  const over = runs.length > 1 ? ` over ${runs.length} runs` : '';
+  if (g.passed) return `> **Structural gate: PASSED** (${g.checks.length}/${g.checks.length} checks${over}; each check in the run summary below).\n`;
+  const failed = g.checks.filter((c) => !c.passed);
+  const lines = [`> **Structural gate: FAILED** (${failed.length} of ${g.checks.length} checks failed${over}). Treat the numbers below as diagnostics, not results.`, '>'];
+  const item = (c: GateCheck, indent: string) => {
+    lines.push(`>${indent} - ${c.passed ? 'pass' : '**FAIL**'}: ${cell(c.run === null || runs.length <= 1 ? c.check : c.check.replace(` (${c.run})`, ''))} — ${cell(c.detail)}`);
+    const extra = c.failures.filter((f) => f !== c.detail);
+    for (const f of extra.slice(0, 20)) lines.push(`>${indent}   - ${cell(f)}`);
+    if (extra.length > 20) lines.push(`>${indent}   - … and ${extra.length - 20} more (results.json)`);
+  };
+  const failedFirst = (a: GateCheck, b: GateCheck) => Number(a.passed) - Number(b.passed);
+  if (runs.length <= 1) {
+    for (const c of [...g.checks].sort(failedFirst)) item(c, '');
+    return lines.join('\n') + '\n';
   }
+  // Failed runs (each with its failed checks), failed checks across runs, then what passed.
+  const byRun = runs.map((run) => ({ run, checks: g.checks.filter((c) => c.run === run) }));
+  for (const { run, checks } of byRun.filter((x) => x.checks.some((c) => !c.passed))) {
+    const bad = checks.filter((c) => !c.passed);
+    lines.push(`> - run ${code(run)}: **FAILED** ${bad.length} of ${checks.length} checks`);
+    for (const c of bad) item(c, '  ');
+    lines.push(`>   - passed: ${checks.filter((c) => c.passed).map((c) => cell(c.check.replace(` (${run})`, ''))).join(', ') || 'none'}`);
+  }
+  for (const c of across.filter((x) => !x.passed)) item(c, '');
+  for (const { run, checks } of byRun.filter((x) => x.checks.every((c) => c.passed))) lines.push(`> - run ${code(run)}: passed (${checks.length}/${checks.length} checks)`);
+  for (const c of across.filter((x) => x.passed)) item(c, '');
   return lines.join('\n') + '\n';
+}
+
+/**
+ * A banner under the gate when any subject is simulated (sim: models, synthetic runs): such
+ * numbers show how the pipeline works, not how any model behaves.
+ */
+export function renderSimulatedBanner(s: Pick<SummaryResult, 'runs'>): string {
+  const sim = s.runs.filter((r) => r.simulated);
+  if (sim.length === 0) return '';
+  const subjects = [...new Set(sim.flatMap((r) => r.subjects))].sort(byText);
+  return `> **Simulated subjects**: ${subjects.map(cell).join(', ')} (${sim.length === s.runs.length ? 'every run' : `runs ${sim.map((r) => code(r.run_id)).join(', ')}`}) are simulated, not real model output: these numbers show the method, not any model.\n`;
 }
 
 export function renderSummary(s: SummaryResult, opts: { seed: number; resamples: number; level: number }): string {
   const out: string[] = ['## 1. Run summary\n'];
   const t = s.totals;
-  out.push(
-    `${t.runs} run${t.runs === 1 ? '' : 's'}, ${t.subjects} subject${t.subjects === 1 ? '' : 's'}, ${t.judges} judge${t.judges === 1 ? '' : 's'}, ` +
-      `${fmtCount(t.scenarios)} scenario${t.scenarios === 1 ? '' : 's'}, ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per scenario, ${fmtCount(t.samples)} samples in all.\n`,
-  );
-  out.push(
-    table(
-      ['Run', 'Suite', 'Source', 'Status', 'Subjects', 'Judges', 'Scenarios', 'Epochs', 'Temperature', 'Prompt', 'Run seed', 'Samples', 'SHA-256 (Parquet)'],
-      s.runs.map((r) => [
-        code(r.run_id),
-        cell(r.suite),
-        cell(r.source),
-        cell(r.status),
-        cell(r.subjects.join(', ')),
-        cell(r.judges.join(', ') || 'none'),
-        fmtCount(r.scenarios),
-        String(r.epochs ?? r.epochs_observed),
-        cell(temperatureText(r)),
-        cell(r.prompt ?? 'not recorded'),
-        r.seed === null ? '—' : String(r.seed),
-        fmtCount(r.samples),
-        code(r.sha256.slice(0, 16)),
-      ]),
-      ['l', 'l', 'l', 'l', 'l', 'l', 'r', 'r', 'l', 'l', 'r', 'r', 'l'],
-    ),
-  );
+  const items = t.tasks
+    ? `${t.tasks.length} tasks (items per task: ${t.tasks.map((x) => `${cell(x.task)} ${fmtCount(x.items)}`).join(', ')}), ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per item`
+    : `${fmtCount(t.scenarios)} scenario${t.scenarios === 1 ? '' : 's'}, ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per scenario`;
+  out.push(`${t.runs} run${t.runs === 1 ? '' : 's'}, ${t.subjects} subject${t.subjects === 1 ? '' : 's'}, ${t.judges} judge${t.judges === 1 ? '' : 's'}, ${items}, ${fmtCount(t.samples)} samples in all.\n`);
+  // A column no run of the store records (temperature, prompt, seed of a CSV) is left out.
+  const cols: { head: string; align: 'l' | 'r'; cell: (r: RunSummaryRow) => string; applies: boolean }[] = [
+    { head: 'Run', align: 'l', cell: (r) => code(r.run_id), applies: true },
+    { head: 'Suite', align: 'l', cell: (r) => cell(r.suite), applies: true },
+    { head: 'Source', align: 'l', cell: (r) => cell(r.source), applies: true },
+    { head: 'Status', align: 'l', cell: (r) => cell(r.status), applies: true },
+    { head: 'Subjects', align: 'l', cell: (r) => cell(r.subjects.join(', ')), applies: true },
+    { head: 'Judges', align: 'l', cell: (r) => cell(r.judges.join(', ') || 'none'), applies: true },
+    { head: 'Scenarios', align: 'r', cell: (r) => fmtCount(r.scenarios), applies: true },
+    { head: 'Epochs', align: 'r', cell: (r) => String(r.epochs ?? r.epochs_observed), applies: true },
+    { head: 'Temperature', align: 'l', cell: (r) => cell(temperatureText(r)), applies: s.runs.some((r) => r.temperature !== null || Object.keys(r.subject_temperatures).length > 0) },
+    { head: 'Prompt', align: 'l', cell: (r) => cell(r.prompt ?? 'not recorded'), applies: s.runs.some((r) => r.prompt !== null) },
+    { head: 'Run seed', align: 'r', cell: (r) => (r.seed === null ? '—' : String(r.seed)), applies: s.runs.some((r) => r.seed !== null) },
+    { head: 'Samples', align: 'r', cell: (r) => fmtCount(r.samples), applies: true },
+    { head: 'SHA-256 (Parquet)', align: 'l', cell: (r) => code(r.sha256.slice(0, 16)), applies: true },
+  ];
+  const shown = cols.filter((c) => c.applies);
+  out.push(table(shown.map((c) => c.head), s.runs.map((r) => shown.map((c) => c.cell(r))), shown.map((c) => c.align)));
   const prompts = s.runs.filter((r) => r.prompt !== null);
   if (prompts.length) {
     out.push(

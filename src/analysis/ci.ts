@@ -4,7 +4,7 @@
  * vectors come into JS) or from a CSV/Parquet `--input` file, and calls `src/stats`.
  * Every function returns plain, documented JSON-ready objects.
  */
-import { accuracyForm, type AccuracyForm } from './probe-accuracy-form.ts';
+import { accuracyForm, type AccuracyForm } from '../report/probe-accuracy-form.ts';
 import { createExcludedStates, loadSensitivity, type ProbeSensitivity } from './probe-sensitivity.ts';
 import { loadConcentration, type ConcentrationReport } from './probe-concentration.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';

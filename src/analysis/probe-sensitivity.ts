@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { dataError, storeError } from '../errors.ts';
 import type { Plain, SqlParams } from '../store/duckdb.ts';
-import { cell, fmtCount, pct, pp, table } from './markdown.ts';
+import { cell, fmtCount, pct, pp, table } from '../report/markdown.ts';
 import { loadProbeTables, type ProbeGroupTable, type ProbeTableOptions } from './probe-tables.ts';
 
 /** One id per line; blank lines and lines starting with `#` are ignored; surrounding spaces trimmed. */

@@ -8,7 +8,7 @@
  *   sql`'s query gate and sandbox (`src/store/sql-gate.ts`: plain reads only; no EXPLAIN ANALYZE,
  *   COPY, ATTACH, SET, no function that writes). Besides the store's tables there is a
  *   view `metrics` (metric, kind, run_id, subject_model, scenario_id, epoch, domain, decision_type,
- *   variant, episode_id, value) with every metric of the store (`src/report/metrics.ts`: built-in,
+ *   variant, episode_id, value) with every metric of the store (`src/analysis/metrics.ts`: built-in,
  *   one per scorer, `<store>/metrics/*.sql`), the same view `standoff sql` sees. The result is
  *   rendered as a Markdown table (at most {@link MAX_ROWS} rows; the rest are counted).
  * - `vega-lite`: a Vega-Lite spec (JSON). Without `data`, it gets the previous `sql` block's rows
@@ -32,10 +32,10 @@ import { openStore } from '../store/open-store.ts';
 import { type Plain, type QueryResult } from '../store/duckdb.ts';
 import { executeReadOnly } from '../store/sql.ts';
 import { toMarkdown } from '../store/format.ts';
-import { cell, inertDocument } from './markdown.ts';
-import { renderFigure } from './render-figure.ts';
-import { baseConfig } from './figures.ts';
-import { DEFAULT_REPORT_SEED, DEFAULT_RESAMPLES, DEFAULT_LEVEL, type BuildReportOptions } from './build-report.ts';
+import { cell, inertDocument } from '../report/markdown.ts';
+import { renderFigure } from '../report/render-figure.ts';
+import { baseConfig } from '../report/figures.ts';
+import { DEFAULT_REPORT_SEED, DEFAULT_RESAMPLES, DEFAULT_LEVEL, type BuildReportOptions } from '../report/build-report.ts';
 import { inertJson, terminalLine } from '../escape.ts';
 
 export const MAX_ROWS = 200;

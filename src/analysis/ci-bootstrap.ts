@@ -223,7 +223,8 @@ function storeCluster(cluster: string | false | undefined, reduced = false): str
 }
 
 export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
-  if (o.input) return (await import('./ci-input.ts')).ciBootstrapInput({ ...o, cluster: o.cluster || undefined });
+  // A file is ci-input.ts's (ciBootstrapInput), which builds on this module: no import back.
+  if (o.input) throw usageError('ci.conflict', 'ciBootstrap reads the store; an --input file is ciBootstrapInput (src/analysis/ci-input.ts)');
   if (!o.metric && !o.metricSql) throw usageError('ci.missingArg', 'give --metric NAME (see standoff ci --list-metrics), --metric-sql FILE, or --input FILE --value COL');
   o = { ...o, statistic: statisticOf(o), threads: checkThreads(o.threads) };
   const by = o.by ?? [];
@@ -371,11 +372,7 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
   o = { ...o, statistic: parseStatistic(typeof o.statistic === 'object' ? statisticLabel(o.statistic) : o.statistic, ['mean', 'median']), threads: checkThreads(o.threads) };
   if (!o.a || !o.b) throw usageError('ci.missingArg', 'ci paired needs --a and --b');
   if (o.a === o.b) throw usageError('ci.sameArms', `--a and --b are both "${o.a}"`);
-  if (o.input) {
-    const r = await (await import('./ci-input.ts')).ciPairedInput({ ...o, cluster: o.cluster || undefined });
-    if (Array.isArray(r)) throw usageError('ci.conflict', 'ciPaired gives one comparison; use ciPairedInput for --by');
-    return r;
-  }
+  if (o.input) throw usageError('ci.conflict', 'ciPaired reads the store; an --input file is ciPairedInput (src/analysis/ci-input.ts)');
   if (!o.metric && !o.metricSql) throw usageError('ci.missingArg', 'give --metric NAME, --metric-sql FILE, or --input FILE --item COL --arm COL --value COL');
   const cluster = storeCluster(o.cluster, o.reduce !== undefined);
   return withStore(src, async (conn) => {

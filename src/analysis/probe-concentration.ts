@@ -14,7 +14,7 @@ import { errorConcentration, type ErrorConcentrationResult } from '../stats/inde
 import type { Plain } from '../store/duckdb.ts';
 import { usageError } from '../errors.ts';
 import { probeStateSql, type ProbeSufficiencyReport, type ProbeTableOptions } from './probe-tables.ts';
-import { pct } from './markdown.ts';
+import { pct } from '../report/markdown.ts';
 import { pointsAtDecision } from './probe-sufficiency-text.ts';
 
 export interface ConcentrationOptions {

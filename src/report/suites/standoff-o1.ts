@@ -1,0 +1,177 @@
+/**
+ * The Standoff O1 suite's report (the runner's runs and synthetic bench data): run summary and
+ * gate, results per subject, grounded vs lucky, slices, pairwise comparisons, judges, paired probes,
+ * invalid and errored episodes, limitations; method notes. Recognised by the data: every run's
+ * source is a Standoff one (`standoff`, `synthetic`) and they are one suite.
+ */
+import { cell, code, fmtCount } from '../markdown.ts';
+import { concentrationFigure } from '../figure-concentration.ts';
+import { accuracyFormFigure } from '../probe-accuracy-form.ts';
+import { RESULTS_SCHEMA } from '../report-results.ts';
+import { STANDOFF_VERSION } from '../../version.ts';
+import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots } from '../figures.ts';
+import { materializeObservations, type ReportContext } from '../sections/context.ts';
+import { renderGate, renderSimulatedBanner, type SummaryResult } from '../sections/summary.ts';
+import { renderResults, resultsSection, type ResultsSection } from '../sections/results.ts';
+import { groundedSection, renderGrounded, type GroundedSection } from '../sections/grounded.ts';
+import { renderSlices, slicesSection, type SlicesSection } from '../sections/slices.ts';
+import { pairwiseSection, renderPairwise, type PairwiseSection } from '../sections/pairwise.ts';
+import { judgesSection, renderJudges, type JudgesSection } from '../sections/judges.ts';
+import { probesSection, renderProbes, type ProbesSection } from '../sections/probes.ts';
+import { episodesSection, renderEpisodes, type EpisodesSection } from '../sections/episodes.ts';
+import { limitations, renderLimitations } from '../sections/limitations.ts';
+import { buildCountLinks } from '../html/build-index-html.ts';
+import { buildEpisodeSets } from '../html/episode-sets.ts';
+import { loadSubjectSources } from '../html/load-episodes.ts';
+import type { ReportResults } from '../report-results.ts';
+import type { RenderInput, ReportSuite, SuiteSection } from '../suite.ts';
+import { summarySection } from './core.ts';
+
+type Ctx = RenderInput['ctx'];
+const lvl = (i: RenderInput) => i.ctx.level;
+
+const results: SuiteSection<ResultsSection> = {
+  key: 'results',
+  step: 'results per subject',
+  compute: async ({ ctx }) => {
+    await materializeObservations(ctx);
+    return resultsSection(ctx);
+  },
+  render: (v, i) => renderResults(v, lvl(i)),
+  figures: (v, i) => [metricBars(v, i.ctx.subjects, i.ctx.colours, i.ctx.level)],
+};
+const grounded: SuiteSection<GroundedSection> = {
+  key: 'grounded',
+  step: 'grounded vs lucky',
+  compute: ({ ctx }) => groundedSection(ctx),
+  render: (v, i) => renderGrounded(v, lvl(i)),
+  figures: (v, i) => [groundedHeatmap(v, i.ctx.subjects)],
+};
+const slices: SuiteSection<SlicesSection> = {
+  key: 'slices',
+  step: 'slices',
+  compute: ({ ctx }) => slicesSection(ctx),
+  render: (v, i) => renderSlices(v, i.ctx.subjects, lvl(i)),
+  figures: (v, i) => [sliceDots(v, i.ctx.subjects, i.ctx.colours, i.ctx.level)],
+};
+const pairwise: SuiteSection<PairwiseSection> = {
+  key: 'pairwise',
+  step: 'pairwise comparisons',
+  compute: ({ ctx }) => pairwiseSection(ctx),
+  render: (v, i) => renderPairwise(v, lvl(i)),
+  figures: (v, i) => (v.comparisons.some((c) => c.difference !== null) ? [forestPlot(v, i.ctx.level)] : []),
+};
+const judges: SuiteSection<JudgesSection> = {
+  key: 'judges',
+  step: 'judges',
+  compute: ({ ctx }) => judgesSection(ctx),
+  render: (v, i) => renderJudges(v, lvl(i)),
+  figures: (v) => [judgeMatrix(v)],
+};
+const probes: SuiteSection<ProbesSection> = {
+  key: 'probes',
+  step: 'paired probes',
+  compute: ({ ctx }) => probesSection(ctx),
+  render: (v) => renderProbes(v),
+  figures: (v, i) =>
+    v.available
+      ? [probeOutcomes(v, i.ctx.subjects), concentrationFigure(v.concentration), accuracyFormFigure(v.accuracy_form, i.ctx.subjects, i.ctx.colours), reliabilityPlot(v, i.ctx.subjects, i.ctx.colours)]
+      : [],
+};
+const episodes: SuiteSection<EpisodesSection> = {
+  key: 'episodes',
+  step: 'invalid and errored episodes',
+  compute: ({ ctx }) => episodesSection(ctx),
+  render: (v) => renderEpisodes(v),
+};
+const limitationsSection: SuiteSection<string[]> = {
+  key: 'limitations',
+  compute: async ({ earlier: e }) =>
+    limitations(e.summary as SummaryResult, e.results as ResultsSection, e.judges as JudgesSection, e.probes as ProbesSection, e.pairwise as PairwiseSection),
+  render: (v) => renderLimitations(v),
+};
+
+export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown>> = {
+  id: 'standoff-o1',
+  recognise: (f) => f.standoff && f.suites.length === 1,
+  sections: () => [summarySection, results, grounded, slices, pairwise, judges, probes, episodes, limitationsSection],
+  figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'probes', 'concentration', 'accuracy-form', 'calibration', 'judges'],
+  results(ctx: ReportContext, v: Record<string, unknown>) {
+    const { hashes, gate, ...summary } = v.summary as SummaryResult;
+    const r: ReportResults = {
+      schema: RESULTS_SCHEMA,
+      standoff_version: STANDOFF_VERSION,
+      options: { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level, allow_judge_errors: ctx.allowJudgeErrors, allow_truncated: ctx.allowTruncated, allow_missing: ctx.allowMissing, runs: ctx.runIds },
+      inputs: hashes,
+      summary,
+      gate,
+      results: v.results as ResultsSection,
+      grounded: v.grounded as GroundedSection,
+      slices: v.slices as SlicesSection,
+      pairwise: v.pairwise as PairwiseSection,
+      judges: v.judges as JudgesSection,
+      probes: v.probes as ProbesSection,
+      episodes: v.episodes as EpisodesSection,
+      limitations: v.limitations as string[],
+      figures: [],
+    };
+    return r as ReportResults & Record<string, unknown>;
+  },
+  document: (ctx, r, rendered) => document(ctx, r, rendered),
+  browserSets: (r, sources) => buildEpisodeSets(r, sources),
+  countLinks: (r, setIndex) => buildCountLinks(r, setIndex),
+  subjectSources: (ctx) => loadSubjectSources(ctx.q),
+};
+
+/** REPORT.md of the Standoff suite (what `renderReport` wrote): the frame around the rendered sections. */
+export function renderReport(ctx: Ctx, r: ReportResults, rendered: string[]): string {
+  return document(ctx, r, rendered);
+}
+
+function document(ctx: RenderInput['ctx'], r: ReportResults, rendered: string[]): string {
+  const summary = { ...r.summary, hashes: r.inputs, gate: r.gate } as SummaryResult;
+  const parts: string[] = [];
+  parts.push(`# Standoff report: ${cell(r.summary.runs.map((x) => x.suite)[0] ?? ctx.suite)}\n`);
+  parts.push(renderGate(summary));
+  parts.push(renderSimulatedBanner(summary));
+  parts.push(
+    `Runs ${r.options.runs.map(code).join(', ')}; ${fmtCount(r.summary.totals.samples)} samples; subjects ${ctx.subjects.map(cell).join(', ')}. ` +
+      `Generated by standoff ${r.standoff_version} (\`standoff report build\`, seed ${ctx.seed}, ${fmtCount(ctx.resamples)} resamples). Every number below is in \`results.json\`.\n`,
+  );
+  parts.push('## Contents\n');
+  parts.push(
+    [
+      '1. [Run summary](#1-run-summary)',
+      '2. [Results per subject](#2-results-per-subject)',
+      '3. [Grounded vs lucky](#3-grounded-vs-lucky)',
+      '4. [Slices](#4-slices)',
+      '5. [Pairwise subject comparisons](#5-pairwise-subject-comparisons)',
+      '6. [Judges](#6-judges)',
+      '7. [Paired probes](#7-paired-probes-reading-vs-acting)',
+      '8. [Invalid and errored episodes](#8-invalid-and-errored-episodes)',
+      '9. [Limitations](#limitations)',
+      '10. [Method notes](#method-notes)',
+    ].join('\n') + '\n',
+  );
+  parts.push(...rendered);
+  parts.push(methodNotes(ctx, r.options.runs));
+  return parts.filter(Boolean).join('\n').replace(/\n{3,}/g, '\n\n');
+}
+
+
+function methodNotes(ctx: Pick<ReportContext, 'seed' | 'resamples' | 'level'>, runs: string[]): string {
+  const L = Math.round(ctx.level * 100);
+  return [
+    '## Method notes\n',
+    `- Sampling unit: the scenario (for probes, the distinct decision state). Epochs repeat a scenario and its outcomes are correlated, so every interval and test resamples or clusters on whole scenarios by default; an interval that does not (Clopper-Pearson, judge agreement) says that it treats samples as independent.`,
+    `- Cluster intervals: percentile cluster bootstrap over scenarios (all epochs of a scenario resampled together; ratio estimator; \`clusterBootstrapTotals\` on per-scenario sums), ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed}. For 0/1 data the resampled counts are drawn exactly from their multinomial distribution (\`engine: multinomial\` in results.json), which is the same bootstrap distribution as resampling indices. Same numbers as \`standoff ci bootstrap --metric M --by subject_model\` (it clusters on scenario_id by default).`,
+    `- Exact intervals: two-sided ${L}% Clopper-Pearson (beta quantiles, as R \`binom.test\`); they treat samples as independent (\`standoff ci exact\`).`,
+    `- Pairwise: paired cluster bootstrap of mean(A − B) over scenarios (pairs on scenario × epoch, a scenario's pairs resampled together; percentile); p-values from the z statistic on the cluster-robust (CR1) paired SE, Holm-adjusted; MDE at 80% power and α = ${(1 - ctx.level).toFixed(2)} at that SE (Miller 2024, "Adding Error Bars to Evals"). Same numbers as \`standoff ci paired --metric M --a A --b B\`.`,
+    `- Not measured is not failed: a value nobody measured (no judge verdict, no read_system_log protocol) is NULL, counted as "not measured" and left out of every denominator; the structural gate fails on it (and on ERROR verdicts) unless \`--allow-judge-errors N\` allows them.`,
+    `- Judges: Krippendorff's alpha (nominal) with a percentile bootstrap over samples (\`standoff agreement\`); pair agreement with Clopper-Pearson intervals and Cohen's kappa; alignment medians drop self-judgments (the judge shares the subject's model or family, as recorded in \`judgments.excluded_self\`).`,
+    `- Paired probes: four outcomes, conditional shares and code composition as in Li, Krishnan & Padman, "Reading Right, Acting Wrong" (§2.3, §5.1, §6.1), over distinct states with intervals that resample whole states (\`standoff probes\`); ambiguous states apart; sufficiency per §2.4 and §B.4 (within a family, states grouped by their correct probe answers alone); ECE with 10 equal-width bins (Guo et al. 2017).`,
+    `- Reproduce: ${code(`standoff report build --traces <store> ${runs.map((r) => `--run ${r}`).join(' ')} --seed ${ctx.seed} --resamples ${ctx.resamples}`)} gives byte-identical REPORT.md, results.json and figures; the input hashes are in results.json.`,
+    '',
+  ].join('\n');
+}
+
