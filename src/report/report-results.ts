@@ -3,6 +3,7 @@
  * one's. Types only, so the renderers (html/*) and the builder (build-report.ts) share them
  * without importing each other.
  */
+import type { RankingSection } from './sections/ranking.ts';
 import type { SummaryResult, RunHash } from './sections/summary.ts';
 import type { ResultsSection } from './sections/results.ts';
 import type { GroundedSection } from './sections/grounded.ts';
@@ -24,6 +25,8 @@ export interface ReportResults {
   grounded: GroundedSection;
   slices: SlicesSection;
   pairwise: PairwiseSection;
+  /** Ranks, rank intervals and tiers (three or more subjects; else null). */
+  ranking: RankingSection | null;
   judges: JudgesSection;
   probes: ProbesSection;
   episodes: EpisodesSection;

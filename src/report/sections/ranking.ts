@@ -4,16 +4,13 @@
  * tier letters (compact letter display over Holm-adjusted clustered paired z-tests), the same
  * numbers as `standoff rank --metric M` (both call `buildRanking`), and a rank-interval figure.
  *
- * Self-contained and NOT yet hooked into the report (the report pipeline is being restructured in
- * parallel). The hook is three lines in build-report.ts:
- *   const ranking = await rankingSection(ctx);                        // after pairwiseSection
- *   ...(ranking ? [renderRanking(ranking)] : []),                     // in the Markdown parts
- *   ranking ? rankIntervalSpec(ranking) : null,                       // in the figure list
+ * A subsection of the pairwise comparisons in the Standoff O1 suite (`suites/standoff-o1.ts`).
  */
 import { buildRanking, type RankResult, type RankData } from '../../decide/rank.ts';
 import { itemKey, type TaskValues } from '../../decide/side.ts';
 import { float64Column } from '../../store/arrow.ts';
-import { cell, fixed, pctInterval, table } from '../markdown.ts';
+import { cell, fixed, pct, pctInterval, table } from '../markdown.ts';
+import { baseConfig, type FigureSpec } from '../figures.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 
 export const RANK_METRICS: MainMetric[] = ['gathered_evidence', 'policy_action'];
@@ -50,13 +47,13 @@ export async function rankingSection(ctx: ReportContext): Promise<RankingSection
 
 /** The section as Markdown. */
 export function renderRanking(s: RankingSection): string {
-  const out = ['## Ranking', ''];
+  const out = ['### Ranking', ''];
   for (const r of s.rankings) {
-    out.push(`### ${METRIC_LABEL[r.metric as MainMetric] ?? cell(r.metric)}`, '');
+    out.push(`#### ${METRIC_LABEL[r.metric as MainMetric] ?? cell(r.metric)}`, '');
     out.push(
       table(
         ['subject', 'rate', `${Math.round(r.level * 100)}% CI`, 'rank', 'rank interval', 'tier'],
-        r.rows.map((x) => [cell(x.subject), fixed(x.estimate), pctInterval(x.lower, x.upper), fixed(x.rank, 1), `${fixed(x.rank_lower, 1)} - ${fixed(x.rank_upper, 1)}`, cell(x.tier)]),
+        r.rows.map((x) => [cell(x.subject), pct(x.estimate), pctInterval(x.lower, x.upper), fixed(x.rank, 1), `${fixed(x.rank_lower, 1)} - ${fixed(x.rank_upper, 1)}`, cell(x.tier)]),
         ['l', 'r', 'r', 'r', 'r', 'l'],
       ),
       '',
@@ -67,10 +64,11 @@ export function renderRanking(s: RankingSection): string {
 }
 
 /** Vega-Lite: each subject's rank (point) and rank interval (rule), one panel per metric. */
-export function rankIntervalSpec(s: RankingSection): object {
+export function rankIntervalSpec(s: RankingSection): Record<string, unknown> {
   const values = s.rankings.flatMap((r) => r.rows.map((x) => ({ metric: r.metric, subject: x.subject, rank: x.rank, lower: x.rank_lower, upper: x.rank_upper, tier: x.tier })));
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    config: baseConfig(),
     data: { values },
     facet: { column: { field: 'metric', type: 'nominal', title: null } },
     spec: {
@@ -83,4 +81,9 @@ export function rankIntervalSpec(s: RankingSection): object {
       ],
     },
   };
+}
+
+/** The rank-interval figure (figures/ranking.*). */
+export function rankingFigure(s: RankingSection): FigureSpec {
+  return { name: 'ranking', caption: "Each subject's rank (point) and its rank interval from the cluster bootstrap (rule), with its tier letters; 1 is best.", spec: rankIntervalSpec(s) };
 }

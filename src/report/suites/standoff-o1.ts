@@ -26,6 +26,7 @@ import { loadSubjectSources } from '../html/load-episodes.ts';
 import type { ReportResults } from '../report-results.ts';
 import type { RenderInput, ReportSuite, SuiteSection } from '../suite.ts';
 import { summarySection } from './core.ts';
+import { rankingFigure, rankingSection, renderRanking, type RankingSection } from '../sections/ranking.ts';
 
 type Ctx = RenderInput['ctx'];
 const lvl = (i: RenderInput) => i.ctx.level;
@@ -61,6 +62,14 @@ const pairwise: SuiteSection<PairwiseSection> = {
   render: (v, i) => renderPairwise(v, lvl(i)),
   figures: (v, i) => (v.comparisons.some((c) => c.difference !== null) ? [forestPlot(v, i.ctx.level)] : []),
 };
+/** Ranks with rank intervals and tiers (`standoff rank`), for three or more subjects: a subsection of section 5. */
+const ranking: SuiteSection<RankingSection | null> = {
+  key: 'ranking',
+  step: 'ranking',
+  compute: ({ ctx }) => rankingSection(ctx),
+  render: (v) => (v ? renderRanking(v) : ''),
+  figures: (v) => (v ? [rankingFigure(v)] : []),
+};
 const judges: SuiteSection<JudgesSection> = {
   key: 'judges',
   step: 'judges',
@@ -94,8 +103,8 @@ const limitationsSection: SuiteSection<string[]> = {
 export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown>> = {
   id: 'standoff-o1',
   recognise: (f) => f.standoff && f.suites.length === 1,
-  sections: () => [summarySection, results, grounded, slices, pairwise, judges, probes, episodes, limitationsSection],
-  figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'probes', 'concentration', 'accuracy-form', 'calibration', 'judges'],
+  sections: () => [summarySection, results, grounded, slices, pairwise, ranking, judges, probes, episodes, limitationsSection],
+  figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'ranking', 'probes', 'concentration', 'accuracy-form', 'calibration', 'judges'],
   results(ctx: ReportContext, v: Record<string, unknown>) {
     const { hashes, gate, ...summary } = v.summary as SummaryResult;
     const r: ReportResults = {
@@ -109,6 +118,7 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
       grounded: v.grounded as GroundedSection,
       slices: v.slices as SlicesSection,
       pairwise: v.pairwise as PairwiseSection,
+      ranking: (v.ranking ?? null) as RankingSection | null,
       judges: v.judges as JudgesSection,
       probes: v.probes as ProbesSection,
       episodes: v.episodes as EpisodesSection,
