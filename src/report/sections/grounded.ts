@@ -72,9 +72,9 @@ export async function groundedSection(ctx: ReportContext): Promise<GroundedSecti
   const counts = await ctx.q(`SELECT subject, gathered_evidence AS g, value = 1 AS c, CAST(count(*) AS BIGINT) AS n FROM (${base}) GROUP BY ALL`);
   const opts = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples };
   // Accuracy given evidence (g true / false), and the share of correct actions taken without evidence.
-  const accuracy = await metricRates(ctx.q, `SELECT subject, gathered_evidence AS g, scenario_id, value FROM (${base}) WHERE gathered_evidence IS NOT NULL`, ['subject', 'g'], 'scenario_id', opts);
+  const accuracy = await metricRates(ctx, `SELECT subject, gathered_evidence AS g, scenario_id, value FROM (${base}) WHERE gathered_evidence IS NOT NULL`, ['subject', 'g'], 'scenario_id', opts);
   const lucky = await metricRates(
-    ctx.q,
+    ctx,
     `SELECT subject, scenario_id, CAST(NOT gathered_evidence AS DOUBLE) AS value FROM (${base}) WHERE value = 1 AND gathered_evidence IS NOT NULL`,
     ['subject'],
     'scenario_id',

@@ -90,7 +90,7 @@ function metricResult(metric: MainMetric, r: Rate | undefined, level: number): M
 }
 
 export async function resultsSection(ctx: ReportContext): Promise<ResultsSection> {
-  const rates = await metricRates(ctx.q, `SELECT subject, metric, sid, value FROM obs`, ['subject', 'metric'], 'sid', {
+  const rates = await metricRates(ctx, `SELECT subject, metric, sid, value FROM obs`, ['subject', 'metric'], 'sid', {
     level: ctx.level,
     seed: ctx.seed,
     resamples: ctx.resamples,

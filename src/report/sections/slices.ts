@@ -45,7 +45,7 @@ export async function slicesSection(ctx: ReportContext): Promise<SlicesSection> 
   const rows: SliceRow[] = [];
   for (const dimension of SLICE_DIMENSIONS) {
     const rates = await metricRates(
-      ctx.q,
+      ctx,
       `SELECT coalesce(${dimension}, '(none)') AS slice, subject, metric, sid, value FROM obs WHERE metric IN (${metricList})`,
       ['slice', 'subject', 'metric'],
       'sid',
