@@ -393,7 +393,7 @@ export async function probesFromStore(src: StoreSource, opts: { by?: string[]; l
   const seed = opts.seed ?? 20261129;
   const resamples = opts.resamples ?? 10_000;
   return withStore(src, async (conn) => {
-    const t = await loadProbeTables(async (sql) => (await query(conn, sql)).rows, { by, level, seed, resamples });
+    const t = await loadProbeTables({ conn, q: async (sql) => (await query(conn, sql)).rows }, { by, level, seed, resamples });
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
     return { ...t, level, seed, resamples };
   });

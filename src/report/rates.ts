@@ -17,7 +17,7 @@
  * whole scenarios resampled). `interval` is the one to show: the cluster interval when clusters
  * repeat (the default sampling unit is the scenario), else the exact one.
  */
-import { clopperPearson, clusterBootstrapTotals } from '../stats/index.ts';
+import { addClusterMoments, clopperPearson, clusterBootstrapTotals, clusteredCltInterval, CLT_MIN_CLUSTERS, CLT_MIN_EVENTS, emptyClusterMoments, type ClusterMoments } from '../stats/index.ts';
 import { StandoffError } from '../errors.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { forEachChunk, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
@@ -29,7 +29,7 @@ export interface Interval {
   lower: number | null;
   upper: number | null;
   level: number;
-  /** 'clopper-pearson', 'cluster-bootstrap-percentile', 'paired-cluster-bootstrap-percentile', ... */
+  /** 'clopper-pearson', 'cluster-bootstrap-percentile', 'paired-cluster-bootstrap-percentile', 'clustered-clt-t-cr1' (above CLT_MIN_CLUSTERS clusters), ... */
   method: string;
   /** 'independent': every observation counted as independent; 'clustered': whole clusters resampled. */
   sampling: Sampling;
@@ -41,8 +41,10 @@ export interface Interval {
   resamples?: number;
   /** Bootstrap engine ('multinomial' exact counts, or 'resample'). */
   engine?: string;
-  /** Bootstrap standard error. */
+  /** Standard error: the bootstrap's, or the CR1 one of the clustered CLT interval. */
   se?: number;
+  /** Degrees of freedom of the t quantile (clustered CLT interval: clusters - 1). */
+  df?: number;
   /** Why the interval is missing, when it is. */
   note?: string;
 }
@@ -98,8 +100,40 @@ export function exactInterval(successes: number, trials: number, level: number):
   return { lower: ci.lower, upper: ci.upper, level, method: 'clopper-pearson', sampling: 'independent', ...(trials === 0 ? { note: 'no observations' } : {}) };
 }
 
-/** Cluster bootstrap of a mean from per-cluster sums and sizes; null-valued with a note when it cannot run. */
+/**
+ * The interval of a mean from per-cluster sums and sizes: the percentile cluster bootstrap, or,
+ * with `CLT_MIN_CLUSTERS` clusters or more (and, for a rate, `CLT_MIN_EVENTS` successes and
+ * failures), the clustered CLT interval (CR1 standard error, t with G - 1 degrees of freedom),
+ * which the bootstrap converges to; `method` says which. Null-valued with a note when it cannot run.
+ */
 export function clusterIntervalFromTotals(sums: readonly number[], sizes: readonly number[], cluster: string, o: RateOptions): Interval {
+  const m = emptyClusterMoments();
+  for (let c = 0; c < sizes.length; c++) addClusterMoments(m, sums[c], sizes[c]);
+  if (usesClt(m)) return clusterIntervalFromMoments(m, cluster, o);
+  return bootstrapFromTotals(sums, sizes, cluster, o);
+}
+
+/** Whether the clustered CLT replaces the bootstrap for these clusters (see `clusterIntervalFromTotals`). */
+export function usesClt(m: ClusterMoments): boolean {
+  if (m.clusters < CLT_MIN_CLUSTERS) return false;
+  const rate = m.sum >= 0 && m.sum <= m.n;
+  return !rate || Math.min(m.sum, m.n - m.sum) >= CLT_MIN_EVENTS;
+}
+
+/** The clustered CLT interval from running sums (any number of clusters; callers check `usesClt`). */
+export function clusterIntervalFromMoments(m: ClusterMoments, cluster: string, o: RateOptions): Interval {
+  const base = { level: o.level, method: CLT_METHOD, sampling: 'clustered' as const, cluster };
+  if (m.clusters === 0) return { ...base, lower: null, upper: null, clusters: 0, note: 'no observations' };
+  if (m.clusters < 2) return { ...base, lower: null, upper: null, clusters: m.clusters, note: 'one cluster: a clustered interval needs at least 2' };
+  if (m.sameMean) return { ...base, lower: null, upper: null, clusters: m.clusters, note: DEGENERATE };
+  const r = clusteredCltInterval(m, o.level);
+  return { ...base, lower: r.lower, upper: r.upper, clusters: r.clusters, se: r.se, df: r.df };
+}
+
+/** Method name of the clustered CLT interval in results.json. */
+export const CLT_METHOD = 'clustered-clt-t-cr1';
+
+function bootstrapFromTotals(sums: readonly number[], sizes: readonly number[], cluster: string, o: RateOptions): Interval {
   const method = o.method ?? 'percentile';
   const base = { level: o.level, method: `cluster-bootstrap-${method}`, sampling: 'clustered' as const, cluster, seed: o.seed, resamples: o.resamples };
   const C = sizes.filter((n) => n > 0).length;

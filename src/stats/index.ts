@@ -162,3 +162,4 @@ export {
 } from './clustered-paired-standard-error.ts';
 export { pairedClusterBootstrap, type PairedClusterBootstrapResult } from './paired-cluster-bootstrap.ts';
 export { clusterBootstrapTotals } from './cluster-bootstrap-totals.ts';
+export { addClusterMoments, clusteredCltInterval, CLT_MIN_CLUSTERS, CLT_MIN_EVENTS, emptyClusterMoments, type ClusterMoments, type ClusteredCltInterval } from './clustered-clt-interval.ts';

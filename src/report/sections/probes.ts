@@ -48,7 +48,7 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
       calibration_available: false,
     };
   }
-  const t = await loadProbeTables(ctx.q, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT });
+  const t = await loadProbeTables({ conn: ctx.conn, q: ctx.q }, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT });
   const subjects: ProbeSubject[] = t.groups
     .map(({ group, ...rest }) => ({ subject: String(group.subject), ...rest, calibration: null }))
     .sort((a, b) => byText(a.subject, b.subject));
