@@ -90,13 +90,14 @@ function metricResult(metric: MainMetric, r: Rate | undefined, level: number): M
 }
 
 export async function resultsSection(ctx: ReportContext): Promise<ResultsSection> {
-  const rates = await metricRates(ctx, `SELECT subject, metric, sid, value FROM obs`, ['subject', 'metric'], 'sid', {
+  // Integer group columns (subject and metric indexes) keep the aggregation and its sort cheap; names are mapped back here.
+  const rates = await metricRates(ctx, `SELECT subj, mk, sid, value FROM obs_t`, ['subj', 'mk'], 'sid', {
     level: ctx.level,
     seed: ctx.seed,
     resamples: ctx.resamples,
     clusterLabel: 'scenario_id',
   });
-  const rateBy = new Map(rates.map((r) => [`${r.group.subject}\u0000${r.group.metric}`, r]));
+  const rateBy = new Map(rates.map((r) => [`${ctx.subjects[Number(r.group.subj)]}\u0000${MAIN_METRICS[Number(r.group.mk)]}`, r]));
   const other = await ctx.q(`
     SELECT s.subject, CAST(count(*) AS BIGINT) AS samples, CAST(count(*) FILTER (WHERE e.status = 'error') AS BIGINT) AS errored,
            CAST(count(*) FILTER (WHERE e.target = 'NOANSWER' AND e.status <> 'error') AS BIGINT) AS noanswer
