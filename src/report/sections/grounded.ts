@@ -10,6 +10,7 @@
 import { metricSql } from '../metrics.ts';
 import { cell, code, fmtCount, pctInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
+import { CLT_METHOD } from '../rates.ts';
 import { metricRates, type Interval, type Rate } from '../rates.ts';
 
 /** Episodes listed per subject in REPORT.md; results.json keeps up to LIST_JSON. */
@@ -124,7 +125,7 @@ export async function groundedSection(ctx: ReportContext): Promise<GroundedSecti
 function withInterval(x: GroundedShare): string {
   if (x.trials === 0) return rateCell(0, 0);
   const i = x.interval;
-  return `${rateCell(x.successes, x.trials)} ${i.sampling === 'clustered' ? 'cl. ' : ''}${pctInterval(i.lower, i.upper)}`;
+  return `${rateCell(x.successes, x.trials)} ${i.sampling === 'clustered' ? (i.method.endsWith(CLT_METHOD) ? 'cl. CLT ' : 'cl. ') : ''}${pctInterval(i.lower, i.upper)}`;
 }
 
 export function renderGrounded(g: GroundedSection, level: number): string {

@@ -16,6 +16,7 @@
 import { expectedCalibrationError, type CalibrationBin } from '../../stats/index.ts';
 import { byText, cell, code, fixed, fmtCount, pct, pctInterval, pp, ppInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
+import { CLT_METHOD } from '../rates.ts';
 import { float64Column } from '../../store/arrow.ts';
 import { loadProbeTables, probeStateSql, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../probe-tables.ts';
 
@@ -78,7 +79,7 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
 
 /** `rate (count/n) [interval]`, the interval marked *cl.* when it resamples states. */
 const shareCell = (s: ShareInterval) =>
-  `${rateCell(s.count, s.n)} ${s.interval.sampling === 'clustered' ? 'cl. ' : ''}${pctInterval(s.interval.lower, s.interval.upper)}`;
+  `${rateCell(s.count, s.n)} ${s.interval.sampling === 'clustered' ? (s.interval.method.endsWith(CLT_METHOD) ? 'cl. CLT ' : 'cl. ') : ''}${pctInterval(s.interval.lower, s.interval.upper)}`;
 
 export function renderProbes(p: ProbesSection): string {
   const L = Math.round(p.level * 100);

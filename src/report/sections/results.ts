@@ -15,7 +15,7 @@
  * verdicts (failed judge calls) are counted per subject.
  */
 import { cell, fmtCount, pct, pctInterval, rateCell, table } from '../markdown.ts';
-import { DEGENERATE, metricRates, type Interval, type Rate } from '../rates.ts';
+import { CLT_METHOD, DEGENERATE, metricRates, type Interval, type Rate } from '../rates.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 
 export interface MetricResult {
@@ -132,7 +132,7 @@ export function intervalLabel(i: Interval): string {
   if (i.lower === null) {
     return `${i.sampling === 'clustered' ? 'cluster' : 'exact'} — (${i.note === undefined ? 'not computable' : i.note === DEGENERATE ? 'no spread between scenarios' : i.note})`;
   }
-  return `${i.sampling === 'clustered' ? 'cluster' : 'exact'} ${pctInterval(i.lower, i.upper)}`;
+  return `${i.sampling === 'clustered' ? (i.method.endsWith(CLT_METHOD) ? 'cluster CLT' : 'cluster') : 'exact'} ${pctInterval(i.lower, i.upper)}`;
 }
 
 function valueCell(m: MetricResult): string {
