@@ -91,7 +91,7 @@ export const FLOOR_SCANS: { name: string; steps: string[]; sql: string }[] = [
 
 /** Times FLOOR_SCANS on the store in a child process (the report's DuckDB settings; each result counted, not kept). */
 function floorInChild(traces: string): FloorScan[] {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', SELF, '--floor', traces], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', SELF, '--report-floor', traces], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
   const line = r.stdout.trim().split('\n').pop() ?? '';
   if (r.status !== 0 || !line.startsWith('[')) throw new Error(`floor scans failed in the child process (exit ${r.status}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
   return JSON.parse(line);
@@ -119,7 +119,7 @@ const SEED = 20261129;
 
 /** Builds a report in a child process; returns its timing line. */
 function buildInChild(traces: string, out: string): Omit<ReportBuildTiming, 'episodes' | 'limitMs' | 'limitRssMb' | 'ok'> {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', SELF, '--child', traces, out], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', SELF, '--report-child', traces, out], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
     env: { ...process.env, NO_COLOR: '1' },
@@ -221,9 +221,9 @@ function print(r: ReportBenchResult): void {
   }
 }
 
-if (process.argv[2] === '--child') {
+if (process.argv[2] === '--report-child') {
   await child(process.argv[3], process.argv[4]);
-} else if (process.argv[2] === '--floor') {
+} else if (process.argv[2] === '--report-floor') {
   await floorChild(process.argv[3]);
 } else if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   print(await benchReport());

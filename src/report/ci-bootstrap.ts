@@ -232,7 +232,7 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
     const resolved = await resolveMetric(conn, src, o, by);
     const m = resolved.def;
     const fields = metricFields(resolved);
-    const table = await loadMetric(conn, m, by);
+    const table = await loadMetric(conn, m, by, ['scenario_id', ...(cluster ? [cluster] : [])]);
     const missing = await countNotMeasured(conn, m, by);
     const noanswer = m.source === 'scorer' && !m.reduce ? await countNoanswer(conn, m, by) : null;
     if (table.numRows === 0) throw dataError('metric.empty', `metric ${m.name} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
@@ -381,7 +381,7 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
   return withStore(src, async (conn) => {
     const resolved = await resolveMetric(conn, src, o);
     const metric = resolved.def.name;
-    const table = await loadMetric(conn, resolved.def);
+    const table = await loadMetric(conn, resolved.def, [], ['subject_model', 'scenario_id', 'epoch', ...(cluster ? [cluster] : [])]);
     const subj = table.getChild('subject_model')!;
     const scen = table.getChild('scenario_id')!;
     const ep = table.getChild('epoch')!;
