@@ -131,7 +131,7 @@ function expandPaths(paths: string[]): string[] {
     };
     walk(p);
     if (found.length === 0) throw usageError('ingest.noLogs', `${p}: no .eval files in this directory`);
-    out.push(...found);
+    for (const f of found) out.push(f);
   }
   return out;
 }

@@ -255,7 +255,8 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
       if (!clusters && !m.reduce) {
         const perScenario = new Map<string, number>();
         for (let j = start; j < i; j++) perScenario.set(String(scenario.get(j)), (perScenario.get(String(scenario.get(j))) ?? 0) + 1);
-        const maxK = Math.max(...perScenario.values());
+        let maxK = 0;
+        for (const k of perScenario.values()) if (k > maxK) maxK = k;
         if (maxK > 1) r.note = `${r.note ? `${r.note}; ` : ''}--no-cluster: epochs repeat scenarios (up to ${maxK} observations of one scenario) and this interval treats them as independent, so it is too narrow`;
       }
       results.push(by.length ? { group, ...fields, ...r } : { ...fields, ...r });

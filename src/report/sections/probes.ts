@@ -88,7 +88,7 @@ export function renderProbes(p: ProbesSection): string {
     out.push(`${p.message}\n`);
     return out.join('\n');
   }
-  const epochs = Math.max(0, ...p.subjects.map((s) => s.max_answers_per_state));
+  const epochs = p.subjects.reduce((a, s) => Math.max(a, s.max_answers_per_state), 0);
   out.push(
     `Each frozen decision state was asked the decision question and, separately, factual probes about the same state. ` +
       `Crossing "every probe answered correctly" with "decision correct" gives four observable outcomes. An unanswerable probe counts as wrong. ` +
