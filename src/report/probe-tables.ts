@@ -138,6 +138,9 @@ export function probeStateSql(subject?: ProbeTableOptions['subject']): string {
     ${subject?.join ?? ''}`;
 }
 
+/** Group values compare by value (lists and objects through their JSON). */
+const samePlain = (a: Plain, b: Plain) => a === b || (typeof a === 'object' && a !== null && JSON.stringify(a) === JSON.stringify(b));
+
 /** Where the probe tables read: a function returning plain rows, or a connection to stream the state rows from. */
 export type ProbeSource = Q | { conn: DuckDBConnection; q: Q };
 
@@ -152,7 +155,7 @@ export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): P
   let acc: ProbeGroupAccumulator | null = null;
   let key: Plain[] = [];
   const add = (groupValues: Plain[], r: Record<string, Plain>) => {
-    if (!acc || groupValues.some((v, k) => JSON.stringify(v) !== JSON.stringify(key[k]))) {
+    if (!acc || groupValues.some((v, k) => !samePlain(v, key[k]))) {
       if (acc) groups.push(acc.finish(o));
       key = groupValues;
       acc = new ProbeGroupAccumulator(Object.fromEntries(by.map((c, k) => [c, groupValues[k]])));
