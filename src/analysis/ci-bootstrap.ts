@@ -233,7 +233,7 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
     const resolved = await resolveMetric(conn, src, o, by);
     const m = resolved.def;
     const fields = metricFields(resolved);
-    const table = await loadMetric(conn, m, by);
+    const table = await loadMetric(conn, m, by, ['scenario_id', ...(cluster ? [cluster] : [])]);
     const missing = await countNotMeasured(conn, m, by);
     const noanswer = m.source === 'scorer' && !m.reduce ? await countNoanswer(conn, m, by) : null;
     if (table.numRows === 0) throw dataError('metric.empty', `metric ${m.name} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
@@ -256,7 +256,8 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
       if (!clusters && !m.reduce) {
         const perScenario = new Map<string, number>();
         for (let j = start; j < i; j++) perScenario.set(String(scenario.get(j)), (perScenario.get(String(scenario.get(j))) ?? 0) + 1);
-        const maxK = Math.max(...perScenario.values());
+        let maxK = 0;
+        for (const k of perScenario.values()) if (k > maxK) maxK = k;
         if (maxK > 1) r.note = `${r.note ? `${r.note}; ` : ''}--no-cluster: epochs repeat scenarios (up to ${maxK} observations of one scenario) and this interval treats them as independent, so it is too narrow`;
       }
       results.push(by.length ? { group, ...fields, ...r } : { ...fields, ...r });
@@ -378,7 +379,7 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
   return withStore(src, async (conn) => {
     const resolved = await resolveMetric(conn, src, o);
     const metric = resolved.def.name;
-    const table = await loadMetric(conn, resolved.def);
+    const table = await loadMetric(conn, resolved.def, [], ['subject_model', 'scenario_id', 'epoch', ...(cluster ? [cluster] : [])]);
     const subj = table.getChild('subject_model')!;
     const scen = table.getChild('scenario_id')!;
     const ep = table.getChild('epoch')!;

@@ -434,7 +434,7 @@ export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}
     const q = async (sql: string, params?: SqlParams) => (await query(conn, sql, params)).rows;
     const excl = opts.excludeStates !== undefined;
     if (excl) await createExcludedStates(q, opts.excludeStates!);
-    const t = await loadProbeTables(q, { by, level, seed, resamples, excludeStates: excl });
+    const t = await loadProbeTables({ conn, q }, { by, level, seed, resamples, excludeStates: excl });
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
     const sensitivity = excl ? { sensitivity: await loadSensitivity(q, { by, level, seed, resamples }, opts.excludeStates!.length) } : {};
     const byModel = by.length === 1 && by[0] === 'subject_model';

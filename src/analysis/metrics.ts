@@ -18,11 +18,13 @@ export { type MetricDef, type MetricSource, type MetricKind, ORDINAL_MAX_LEVELS,
  * scenario, epoch and episode, so downstream resampling is deterministic. Rows whose value was not
  * measured (NULL) are left out: count them with `countNotMeasured`.
  */
-export async function loadMetric(conn: DuckDBConnection, metric: string | MetricDef, groupBy: string[] = []): Promise<Table> {
+export async function loadMetric(conn: DuckDBConnection, metric: string | MetricDef, groupBy: string[] = [], columns?: string[]): Promise<Table> {
   const m = typeof metric === 'string' ? getMetric(metric) : metric;
   checkColumns(groupBy, '--by');
   const order = [...groupBy, 'subject_model', 'scenario_id', 'epoch', 'episode_id'].map(quoteIdent).join(', ');
-  const table = await queryArrow(conn, `SELECT * FROM (${m.sql}) WHERE value IS NOT NULL ORDER BY ${order}`, m.params);
+  // `columns`: only these (with the group columns and value) are read into memory, not every column of the metric.
+  const select = columns ? [...new Set([...groupBy, ...columns, 'value'])].map(quoteIdent).join(', ') : '*';
+  const table = await queryArrow(conn, `SELECT ${select} FROM (${m.sql}) WHERE value IS NOT NULL ORDER BY ${order}`, m.params);
   if (m.binary) {
     const v = table.getChild('value')!;
     for (let i = 0; i < v.length; i++) {

@@ -19,6 +19,7 @@
 import { StandoffError, dataError } from '../errors.ts';
 import { pairedBootstrap, pairedClusterBootstrap, pairedDifferences, pairedStandardError, pairedZTest, type BootstrapResult } from '../stats/index.ts';
 import type { Sampling } from './rates.ts';
+import type { ClusterId } from '../stats/cluster-totals.ts';
 
 export const MDE_POWER = 0.8;
 
@@ -75,7 +76,7 @@ const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
  * `boot`: the independent-pairs bootstrap already computed (by `comparePairedOnThreads`, equal to
  * what `pairedBootstrap` gives for these pairs and options); unused with cluster ids.
  */
-export function comparePaired(a: Float64Array, b: Float64Array, clusterIds: readonly string[] | null, cluster: string | null, o: PairedOptions, boot?: BootstrapResult): PairedComparison {
+export function comparePaired(a: Float64Array, b: Float64Array, clusterIds: ArrayLike<ClusterId> | null, cluster: string | null, o: PairedOptions, boot?: BootstrapResult): PairedComparison {
   if (a.length < 2) throw dataError('paired.tooFew', `${a.length} pair${a.length === 1 ? '' : 's'}: a paired interval needs at least 2`);
   const method = o.method ?? 'percentile';
   const alpha = Number((1 - o.level).toPrecision(12)); // 0.05, not 0.050000000000000044

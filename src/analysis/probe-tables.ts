@@ -34,8 +34,9 @@ import {
   type Share,
   type WeightedProbeRow,
 } from '../stats/index.ts';
-import { quoteIdent, type Plain } from '../store/duckdb.ts';
-import { clusterIntervalFromTotals, type Interval } from './rates.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { forEachChunk, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
+import { CLT_METHOD, clusterIntervalFromTotals, type Interval } from './rates.ts';
 import { stateIntervals, type ShownKind } from './state-interval.ts';
 
 export const PROBE_GROUP_COLUMNS = ['subject_model', 'scenario_id', 'domain', 'decision_type', 'variant', 'run_id', 'epoch'] as const;
@@ -152,21 +153,44 @@ export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeSta
     ${subject?.join ?? ''}${excludeStates ? `\n    WHERE ${EXCLUDED_STATES_FILTER}` : ''}`;
 }
 
-export async function loadProbeTables(q: Q, o: ProbeTableOptions): Promise<ProbeTables> {
+/** Group values compare by value (lists and objects through their JSON). */
+const samePlain = (a: Plain, b: Plain) => a === b || (typeof a === 'object' && a !== null && JSON.stringify(a) === JSON.stringify(b));
+
+/** Where the probe tables read: a function returning plain rows, or a connection to stream the state rows from. */
+export type ProbeSource = Q | { conn: DuckDBConnection; q: Q };
+
+export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): Promise<ProbeTables> {
   const by = o.by;
   const g = by.map(quoteIdent);
-  const rows = await q(`
+  const cols = ['scenario_id', 'ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'n'];
+  const sql = `
     SELECT ${g.length ? `${g.join(', ')}, ` : ''}scenario_id, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
-    FROM (${probeStateSql(o.subject, o.excludeStates)}) GROUP BY ALL ORDER BY ALL`);
+    FROM (${probeStateSql(o.subject, o.excludeStates)}) GROUP BY ALL ORDER BY ALL`;
   const groups: ProbeGroupTable[] = [];
-  const keyOf = (r: Record<string, Plain>) => by.map((c) => JSON.stringify(r[c])).join('\u0000');
-  for (let i = 0; i < rows.length; ) {
-    const k = keyOf(rows[i]);
-    let j = i;
-    while (j < rows.length && keyOf(rows[j]) === k) j++;
-    groups.push(groupTable(rows.slice(i, j), by, o));
-    i = j;
+  let acc: ProbeGroupAccumulator | null = null;
+  let key: Plain[] = [];
+  const add = (groupValues: Plain[], r: Record<string, Plain>) => {
+    if (!acc || groupValues.some((v, k) => !samePlain(v, key[k]))) {
+      if (acc) groups.push(acc.finish(o));
+      key = groupValues;
+      acc = new ProbeGroupAccumulator(Object.fromEntries(by.map((c, k) => [c, groupValues[k]])));
+    }
+    acc.add(toStateRow(r));
+  };
+  const q = typeof src === 'function' ? src : src.q;
+  if (typeof src === 'function') {
+    for (const r of await src(sql)) add(by.map((c) => r[c]), r);
+  } else {
+    const G = by.length;
+    await forEachChunk(src.conn, sql, undefined, (columns, rows) => {
+      for (let i = 0; i < rows; i++) {
+        const r: Record<string, Plain> = {};
+        cols.forEach((c, k) => (r[c] = toPlain(columns[G + k][i])));
+        add(columns.slice(0, G).map((col) => toPlain(col[i])), r);
+      }
+    });
   }
+  if (acc) groups.push((acc as ProbeGroupAccumulator).finish(o));
   return { by, groups, sufficiency: await sufficiency(q, o.excludeStates) };
 }
 
@@ -196,109 +220,148 @@ function toStateRow(r: Record<string, Plain>): StateRow {
   };
 }
 
-/** Per-cluster tallies (clusters in first-appearance order: the rows come sorted by state). */
-function clusterTallies(rows: StateRow[]): ProbeTally[] {
-  const out: ProbeTally[] = [];
-  let last: string | null = null;
-  let cur: WeightedProbeRow[] = [];
-  const flush = () => {
-    if (cur.length) out.push(probeTally(cur));
-    cur = [];
-  };
-  for (const r of rows) {
-    if (r.cluster !== last) {
-      flush();
-      last = r.cluster;
+const SHARE_NAMES: ProbeShareName[] = [
+  'factsRightActionRight', 'factsRightActionWrong', 'factsWrongActionRight', 'factsWrongActionWrong', 'allFactsCorrect', 'decisionAccuracy',
+  'errorsAfterCorrectReading', 'actionWrongGivenFactsRight', 'actionRightGivenFactWrong', 'composedAccuracy', 'composedDecisionAccuracy',
+];
+
+/** Adds tally b into a (field by field; a one-row tally added in row order sums exactly as `probeTally` over the rows). */
+function addTally(a: ProbeTally, b: ProbeTally): void {
+  for (const k of Object.keys(a) as (keyof ProbeTally)[]) a[k] += b[k];
+}
+
+/** Per-state (cluster) columns of one category of rows, folded as the sorted rows arrive. */
+class ClusterColumns<T extends string> {
+  readonly cols: Record<T, { count: number[]; n: number[] }>;
+  private last: string | null = null;
+  constructor(names: readonly T[]) {
+    this.cols = Object.fromEntries(names.map((x) => [x, { count: [] as number[], n: [] as number[] }])) as Record<T, { count: number[]; n: number[] }>;
+  }
+  /** Index of `cluster`'s entry (a new one when the cluster changes). */
+  at(cluster: string): number {
+    const first = Object.values(this.cols)[0] as { count: number[]; n: number[] };
+    if (cluster !== this.last || first.n.length === 0) {
+      for (const c of Object.values(this.cols) as { count: number[]; n: number[] }[]) {
+        c.count.push(0);
+        c.n.push(0);
+      }
+      this.last = cluster;
     }
-    cur.push(r.weighted);
+    return first.n.length - 1;
   }
-  flush();
-  return out;
+  get length(): number {
+    return (Object.values(this.cols)[0] as { n: number[] }).n.length;
+  }
 }
 
-function shareInterval(count: number, n: number, perCluster: { count: number; n: number }[], o: ProbeTableOptions): ShareInterval {
-  const { interval, shown, exact, cluster } = stateIntervals(count, n, perCluster, o);
+/**
+ * One group's probe table folded from its state rows (sorted by state): the tally, per-state
+ * share counts (states with applicable probes), per-state composition totals and per-state
+ * ambiguous counts. Memory grows with the states of the group, not with their answers.
+ */
+class ProbeGroupAccumulator {
+  private tally = probeTally([]);
+  private states: ProbeTally | null = null;
+  private lastState: string | null = null;
+  private shares = new ClusterColumns(SHARE_NAMES);
+  private comp = new ClusterColumns(['diff'] as const);
+  private amb = new ClusterColumns(['facts', 'allowed', 'noanswer'] as const);
+  private ambAnswers = 0;
+  constructor(readonly group: Record<string, Plain>) {}
+
+  add(r: StateRow): void {
+    const w = r.weighted.weight;
+    if (r.ambiguous) {
+      const i = this.amb.at(r.cluster);
+      const c = this.amb.cols;
+      this.ambAnswers += w;
+      for (const [name, hit] of [['facts', r.weighted.all_facts_correct], ['allowed', r.weighted.action_correct], ['noanswer', r.composedNoanswer]] as const) {
+        c[name].n[i] += w;
+        if (hit) c[name].count[i] += w;
+      }
+      return;
+    }
+    const one = probeTally([r.weighted]);
+    addTally(this.tally, one);
+    if (r.weighted.probes_total === 0) return;
+    // Per-state tally of the rows with probes: share counts per state are integers, so adding them row by row is exact.
+    const i = this.shares.at(r.cluster);
+    const counts = probeShareCounts(one);
+    for (const name of SHARE_NAMES) {
+      this.shares.cols[name].count[i] += counts[name].count;
+      this.shares.cols[name].n[i] += counts[name].n;
+    }
+    if (r.weighted.composed_correct !== null) {
+      const j = this.comp.at(r.cluster);
+      this.comp.cols.diff.count[j] += one.composedRight - one.decisionRightOnComposed;
+      this.comp.cols.diff.n[j] += one.cn;
+    }
+  }
+
+  finish(o: ProbeTableOptions): ProbeGroupTable {
+    const tally = this.tally;
+    const g = probeOutcomeFromTally('g', tally, { level: o.level });
+    const totals = probeShareCounts(tally);
+    const share = (name: ProbeShareName) => shareInterval(totals[name].count, totals[name].n, this.shares.cols[name], o);
+    const answersPerState = this.shares.cols.factsRightActionRight.n;
+    let composed: ProbeGroupTable['composed'] = null;
+    if (g.composed) {
+      const d = this.comp.cols.diff;
+      const interval = clusterIntervalFromTotals(d.count, d.n, 'state', o);
+      composed = {
+        answers: g.composed.n,
+        states: this.comp.length,
+        composed_accuracy: share('composedAccuracy'),
+        decision_accuracy: share('composedDecisionAccuracy'),
+        difference: g.composed.difference,
+        interval: interval.method === CLT_METHOD ? { ...interval, method: `paired-${CLT_METHOD}` } : { ...interval, method: 'paired-cluster-bootstrap-percentile' },
+        repaired: g.composed.repaired,
+        broken: g.composed.broken,
+      };
+    }
+    let ambiguous: ProbeGroupTable['ambiguous'] = null;
+    if (this.amb.length) {
+      const c = this.amb.cols;
+      const ambShare = (x: { count: number[]; n: number[] }) => shareInterval(sum(x.count), sum(x.n), x, o);
+      ambiguous = { states: this.amb.length, answers: this.ambAnswers, all_facts_correct: ambShare(c.facts), allowed_action: ambShare(c.allowed), composed_noanswer: ambShare(c.noanswer) };
+    }
+    let states = 0;
+    let maxAnswers = 0;
+    for (const n of answersPerState) {
+      if (n > 0) states++;
+      if (n > maxAnswers) maxAnswers = n;
+    }
+    return {
+      group: this.group,
+      states,
+      answers: g.states,
+      max_answers_per_state: maxAnswers,
+      answers_without_probes: tally.statesWithoutProbes,
+      cells: {
+        facts_right_action_right: share('factsRightActionRight'),
+        facts_right_action_wrong: share('factsRightActionWrong'),
+        facts_wrong_action_right: share('factsWrongActionRight'),
+        facts_wrong_action_wrong: share('factsWrongActionWrong'),
+      },
+      all_facts_correct: share('allFactsCorrect'),
+      decision_accuracy: share('decisionAccuracy'),
+      errors_after_correct_reading: share('errorsAfterCorrectReading'),
+      action_wrong_given_facts_right: share('actionWrongGivenFactsRight'),
+      action_right_given_fact_wrong: share('actionRightGivenFactWrong'),
+      mean_probe_accuracy: g.meanProbeAccuracy,
+      pooled_probe_accuracy: g.pooledProbeAccuracy,
+      coverage: g.coverage,
+      composed,
+      ambiguous,
+    };
+  }
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, x) => a + x, 0);
+
+function shareInterval(count: number, n: number, perState: { count: readonly number[]; n: readonly number[] }, o: ProbeTableOptions): ShareInterval {
+  const { interval, shown, exact, cluster } = stateIntervals(count, n, perState, o);
   return { count, n, rate: n > 0 ? count / n : null, lower: exact.lower, upper: exact.upper, interval, shown, exact, cluster };
-}
-
-function groupTable(raw: Record<string, Plain>[], by: string[], o: ProbeTableOptions): ProbeGroupTable {
-  const group = Object.fromEntries(by.map((c) => [c, raw[0][c]]));
-  // States sorted within the group (ORDER BY ALL puts scenario_id right after the group columns).
-  const rows = raw.map(toStateRow);
-  const plain = rows.filter((r) => !r.ambiguous);
-  const withProbes = plain.filter((r) => r.weighted.probes_total > 0);
-  const tally = probeTally(plain.map((r) => r.weighted));
-  const g = probeOutcomeFromTally('g', tally, { level: o.level });
-  const perCluster = clusterTallies(withProbes).map(probeShareCounts);
-  const share = (name: ProbeShareName) => {
-    const c = probeShareCounts(tally)[name];
-    return shareInterval(c.count, c.n, perCluster.map((x) => x[name]), o);
-  };
-  const answersPerState = perCluster.map((x) => x.factsRightActionRight.n);
-  let composed: ProbeGroupTable['composed'] = null;
-  if (g.composed) {
-    const comp = clusterTallies(withProbes.filter((r) => r.weighted.composed_correct !== null));
-    const interval = clusterIntervalFromTotals(
-      comp.map((t) => t.composedRight - t.decisionRightOnComposed),
-      comp.map((t) => t.cn),
-      'state',
-      o,
-    );
-    composed = {
-      answers: g.composed.n,
-      states: comp.length,
-      composed_accuracy: share('composedAccuracy'),
-      decision_accuracy: share('composedDecisionAccuracy'),
-      difference: g.composed.difference,
-      interval: { ...interval, method: 'paired-cluster-bootstrap-percentile' },
-      repaired: g.composed.repaired,
-      broken: g.composed.broken,
-    };
-  }
-  const amb = rows.filter((r) => r.ambiguous);
-  let ambiguous: ProbeGroupTable['ambiguous'] = null;
-  if (amb.length) {
-    const clusters = [...new Set(amb.map((r) => r.cluster))];
-    const per = (pred: (r: StateRow) => boolean) =>
-      clusters.map((c) => {
-        const rs = amb.filter((r) => r.cluster === c);
-        return { count: rs.filter(pred).reduce((a, r) => a + r.weighted.weight, 0), n: rs.reduce((a, r) => a + r.weighted.weight, 0) };
-      });
-    const ambShare = (pred: (r: StateRow) => boolean) => {
-      const pc = per(pred);
-      return shareInterval(pc.reduce((a, x) => a + x.count, 0), pc.reduce((a, x) => a + x.n, 0), pc, o);
-    };
-    ambiguous = {
-      states: clusters.length,
-      answers: amb.reduce((a, r) => a + r.weighted.weight, 0),
-      all_facts_correct: ambShare((r) => r.weighted.all_facts_correct),
-      allowed_action: ambShare((r) => r.weighted.action_correct),
-      composed_noanswer: ambShare((r) => r.composedNoanswer),
-    };
-  }
-  return {
-    group,
-    states: perCluster.filter((x) => x.factsRightActionRight.n > 0).length,
-    answers: g.states,
-    max_answers_per_state: Math.max(0, ...answersPerState),
-    answers_without_probes: tally.statesWithoutProbes,
-    cells: {
-      facts_right_action_right: share('factsRightActionRight'),
-      facts_right_action_wrong: share('factsRightActionWrong'),
-      facts_wrong_action_right: share('factsWrongActionRight'),
-      facts_wrong_action_wrong: share('factsWrongActionWrong'),
-    },
-    all_facts_correct: share('allFactsCorrect'),
-    decision_accuracy: share('decisionAccuracy'),
-    errors_after_correct_reading: share('errorsAfterCorrectReading'),
-    action_wrong_given_facts_right: share('actionWrongGivenFactsRight'),
-    action_right_given_fact_wrong: share('actionRightGivenFactWrong'),
-    mean_probe_accuracy: g.meanProbeAccuracy,
-    pooled_probe_accuracy: g.pooledProbeAccuracy,
-    coverage: g.coverage,
-    composed,
-    ambiguous,
-  };
 }
 
 /**
@@ -308,13 +371,24 @@ function groupTable(raw: Record<string, Plain>[], by: string[], o: ProbeTableOpt
  * family, correct answers, gold set), read once whatever the epochs and subjects.
  */
 async function sufficiency(q: Q, excludeStates = false): Promise<ProbeSufficiencyReport | null> {
+  // Within a family (the episodes' domain), states grouped by their correct probe answers alone.
+  // Per state, an order-free fingerprint of its correct answers (two sums of 64-bit hashes of
+  // (probe, expected)) keeps the DISTINCT over a million states cheap; the answers are then
+  // spelled out for one representative state of each distinct (scenario, family, gold, fingerprint).
   const rows = await q(`
-    WITH ans AS (SELECT run_id, subject_model, state_id, string_agg(probe_id || '=' || expected, chr(10) ORDER BY probe_id) AS answers
-                 FROM probe_answers GROUP BY ALL),
-         fam AS (SELECT DISTINCT run_id, scenario_id, domain FROM episodes)
-    SELECT DISTINCT d.scenario_id, f.domain AS family, list_sort(d.gold_actions) AS gold, coalesce(a.answers, '') AS answers
-    FROM probe_decisions d LEFT JOIN ans a USING (run_id, subject_model, state_id) LEFT JOIN fam f USING (run_id, scenario_id)
-    ${excludeStates ? `WHERE ${EXCLUDED_STATES_FILTER}` : ''}
+    WITH fp AS (SELECT run_id, subject_model, state_id, sum(hash(probe_id, expected)) AS h1, sum(hash(expected, probe_id, 'x')) AS h2, count(*) AS k
+                FROM probe_answers GROUP BY ALL),
+    fam AS (SELECT DISTINCT run_id, scenario_id, domain FROM episodes),
+    st AS (SELECT d.scenario_id, fm.domain AS family, list_sort(d.gold_actions) AS gold, f.h1, f.h2, f.k,
+                  min({'r': d.run_id, 's': d.subject_model, 't': d.state_id}) AS rep
+           FROM probe_decisions d LEFT JOIN fp f USING (run_id, subject_model, state_id) LEFT JOIN fam fm USING (run_id, scenario_id)
+           ${excludeStates ? `WHERE ${EXCLUDED_STATES_FILTER}` : ''}
+           GROUP BY ALL),
+    ans AS (SELECT st.rep, string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id) AS answers
+            FROM st JOIN probe_answers p ON p.run_id = st.rep.r AND p.subject_model = st.rep.s AND p.state_id = st.rep.t
+            WHERE st.k IS NOT NULL GROUP BY st.rep)
+    SELECT DISTINCT st.scenario_id, st.family, st.gold, coalesce(ans.answers, '') AS answers
+    FROM st LEFT JOIN ans ON ans.rep = st.rep
     ORDER BY scenario_id, family NULLS FIRST, answers, gold`);
   if (rows.length === 0) return null;
   const families = rows.some((r) => r.family !== null);

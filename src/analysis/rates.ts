@@ -17,10 +17,10 @@
  * whole scenarios resampled). `interval` is the one to show: the cluster interval when clusters
  * repeat (the default sampling unit is the scenario), else the exact one.
  */
-import { clopperPearson, clusterBootstrapTotals } from '../stats/index.ts';
+import { addClusterMoments, clopperPearson, clusterBootstrapTotals, clusteredCltInterval, CLT_MIN_CLUSTERS, CLT_MIN_EVENTS, emptyClusterMoments, type ClusterMoments } from '../stats/index.ts';
 import { StandoffError } from '../errors.ts';
-import type { Plain } from '../store/duckdb.ts';
-import { quoteIdent } from '../store/duckdb.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { forEachChunk, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
 
 export type Sampling = 'independent' | 'clustered';
 
@@ -29,7 +29,7 @@ export interface Interval {
   lower: number | null;
   upper: number | null;
   level: number;
-  /** 'clopper-pearson', 'cluster-bootstrap-percentile', 'paired-cluster-bootstrap-percentile', ... */
+  /** 'clopper-pearson', 'cluster-bootstrap-percentile', 'paired-cluster-bootstrap-percentile', 'clustered-clt-t-cr1' (above CLT_MIN_CLUSTERS clusters), ... */
   method: string;
   /** 'independent': every observation counted as independent; 'clustered': whole clusters resampled. */
   sampling: Sampling;
@@ -41,8 +41,10 @@ export interface Interval {
   resamples?: number;
   /** Bootstrap engine ('multinomial' exact counts, or 'resample'). */
   engine?: string;
-  /** Bootstrap standard error. */
+  /** Standard error: the bootstrap's, or the CR1 one of the clustered CLT interval. */
   se?: number;
+  /** Degrees of freedom of the t quantile (clustered CLT interval: clusters - 1). */
+  df?: number;
   /** Why the interval is missing, when it is. */
   note?: string;
 }
@@ -98,8 +100,40 @@ export function exactInterval(successes: number, trials: number, level: number):
   return { lower: ci.lower, upper: ci.upper, level, method: 'clopper-pearson', sampling: 'independent', ...(trials === 0 ? { note: 'no observations' } : {}) };
 }
 
-/** Cluster bootstrap of a mean from per-cluster sums and sizes; null-valued with a note when it cannot run. */
+/**
+ * The interval of a mean from per-cluster sums and sizes: the percentile cluster bootstrap, or,
+ * with `CLT_MIN_CLUSTERS` clusters or more (and, for a rate, `CLT_MIN_EVENTS` successes and
+ * failures), the clustered CLT interval (CR1 standard error, t with G - 1 degrees of freedom),
+ * which the bootstrap converges to; `method` says which. Null-valued with a note when it cannot run.
+ */
 export function clusterIntervalFromTotals(sums: readonly number[], sizes: readonly number[], cluster: string, o: RateOptions): Interval {
+  const m = emptyClusterMoments();
+  for (let c = 0; c < sizes.length; c++) addClusterMoments(m, sums[c], sizes[c]);
+  if (usesClt(m)) return clusterIntervalFromMoments(m, cluster, o);
+  return bootstrapFromTotals(sums, sizes, cluster, o);
+}
+
+/** Whether the clustered CLT replaces the bootstrap for these clusters (see `clusterIntervalFromTotals`). */
+export function usesClt(m: ClusterMoments): boolean {
+  if (m.clusters < CLT_MIN_CLUSTERS) return false;
+  const rate = m.sum >= 0 && m.sum <= m.n;
+  return !rate || Math.min(m.sum, m.n - m.sum) >= CLT_MIN_EVENTS;
+}
+
+/** The clustered CLT interval from running sums (any number of clusters; callers check `usesClt`). */
+export function clusterIntervalFromMoments(m: ClusterMoments, cluster: string, o: RateOptions): Interval {
+  const base = { level: o.level, method: CLT_METHOD, sampling: 'clustered' as const, cluster };
+  if (m.clusters === 0) return { ...base, lower: null, upper: null, clusters: 0, note: 'no observations' };
+  if (m.clusters < 2) return { ...base, lower: null, upper: null, clusters: m.clusters, note: 'one cluster: a clustered interval needs at least 2' };
+  if (m.sameMean) return { ...base, lower: null, upper: null, clusters: m.clusters, note: DEGENERATE };
+  const r = clusteredCltInterval(m, o.level);
+  return { ...base, lower: r.lower, upper: r.upper, clusters: r.clusters, se: r.se, df: r.df };
+}
+
+/** Method name of the clustered CLT interval in results.json. */
+export const CLT_METHOD = 'clustered-clt-t-cr1';
+
+function bootstrapFromTotals(sums: readonly number[], sizes: readonly number[], cluster: string, o: RateOptions): Interval {
   const method = o.method ?? 'percentile';
   const base = { level: o.level, method: `cluster-bootstrap-${method}`, sampling: 'clustered' as const, cluster, seed: o.seed, resamples: o.resamples };
   const C = sizes.filter((n) => n > 0).length;
@@ -134,84 +168,101 @@ export function shownInterval(cluster: Interval | null, exact: Interval | null):
   return exact ?? cluster;
 }
 
+/** Where metricRates reads its rows: a function returning plain rows, or a connection to stream them from (bounded memory). */
+export type RowSource = ((sql: string) => Promise<Record<string, Plain>[]>) | { conn: DuckDBConnection };
+
+/** A cluster key compared by value (a Date or list would otherwise compare by reference). */
+const keyOf = (v: unknown): unknown => (v !== null && typeof v === 'object' ? JSON.stringify(toPlain(v)) : v);
+
 /**
  * Rates of `value` in `source`, one per group of `groupCols`, clustered on `clusterCol` (null: no
  * clustering, every observation independent). Groups come back in the order of their columns.
+ * With a connection (`{ conn }`) the (group, cluster, value, count) rows are streamed a chunk at a
+ * time and folded into per-cluster sums and sizes: memory grows with the clusters of one group,
+ * never with the observations.
  */
-export async function metricRates(
-  q: (sql: string) => Promise<Record<string, Plain>[]>,
-  source: string,
-  groupCols: readonly string[],
-  clusterCol: string | null,
-  o: RateOptions,
-): Promise<Rate[]> {
+export async function metricRates(src: RowSource, source: string, groupCols: readonly string[], clusterCol: string | null, o: RateOptions): Promise<Rate[]> {
   const g = groupCols.map(quoteIdent);
   const c = clusterCol ? quoteIdent(clusterCol) : 'NULL';
   const keys = [...g, `${c} AS "__cluster"`, 'value'];
-  const rows = await q(
-    `SELECT ${keys.join(', ')}, CAST(count(*) AS BIGINT) AS "__n" FROM (${source}) GROUP BY ALL
-     ORDER BY ${[...g, '"__cluster"', 'value'].map((x) => `${x} NULLS LAST`).join(', ')}`,
-  );
+  const sql = `SELECT ${keys.join(', ')}, CAST(count(*) AS BIGINT) AS "__n" FROM (${source}) GROUP BY ALL
+     ORDER BY ${[...g, '"__cluster"', 'value'].map((x) => `${x} NULLS LAST`).join(', ')}`;
   const out: Rate[] = [];
-  let i = 0;
-  while (i < rows.length) {
-    const key = (r: Record<string, Plain>) => groupCols.map((col) => JSON.stringify(r[col])).join('\u0000');
-    const k0 = key(rows[i]);
-    let j = i;
-    while (j < rows.length && key(rows[j]) === k0) j++;
-    out.push(rateOf(rows.slice(i, j), groupCols, clusterCol, o));
-    i = j;
+  let acc: RateAccumulator | null = null;
+  let key: unknown[] = [];
+  const add = (groupValues: unknown[], cluster: unknown, value: unknown, n: number) => {
+    if (!acc || groupValues.some((v, k) => v !== key[k])) {
+      if (acc) out.push(acc.finish(clusterCol, o));
+      key = groupValues;
+      acc = new RateAccumulator(Object.fromEntries(groupCols.map((col, k) => [col, toPlain(groupValues[k])])));
+    }
+    acc.add(keyOf(cluster), value === null ? null : Number(value), n);
+  };
+  if (typeof src === 'function') {
+    for (const r of await src(sql)) add(groupCols.map((col) => keyOf(r[col])), r.__cluster, r.value, Number(r.__n));
+  } else {
+    const G = groupCols.length;
+    await forEachChunk(src.conn, sql, undefined, (cols, rows) => {
+      for (let i = 0; i < rows; i++) add(cols.slice(0, G).map((col) => keyOf(col[i])), cols[G][i], cols[G + 1][i], Number(cols[G + 2][i]));
+    });
   }
+  if (acc) out.push((acc as RateAccumulator).finish(clusterCol, o));
   return out;
 }
 
-function rateOf(rows: Record<string, Plain>[], groupCols: readonly string[], clusterCol: string | null, o: RateOptions): Rate {
-  const group = Object.fromEntries(groupCols.map((col) => [col, rows[0][col]]));
-  let successes = 0;
-  let trials = 0;
-  let notMeasured = 0;
-  let split = 0;
-  let binary = true;
-  const sums: number[] = [];
-  const sizes: number[] = [];
-  let last: Plain | undefined;
-  for (const r of rows) {
-    const n = Number(r.__n);
-    if (r.value === null) {
-      notMeasured += n;
-      continue;
+/** One group's rate, folded row by row from (cluster, value, count) rows sorted by cluster then value. */
+class RateAccumulator {
+  successes = 0;
+  trials = 0;
+  notMeasured = 0;
+  split = 0;
+  binary = true;
+  sums: number[] = [];
+  sizes: number[] = [];
+  maxSize = 0;
+  last: unknown = undefined;
+  constructor(readonly group: Record<string, Plain>) {}
+
+  add(cluster: unknown, v: number | null, n: number): void {
+    if (v === null) {
+      this.notMeasured += n;
+      return;
     }
-    const v = Number(r.value);
-    if (v !== 0 && v !== 1) binary = false;
-    if (v === 0.5) split += n;
-    successes += v * n;
-    trials += n;
-    if (clusterCol === null) continue;
-    if (sums.length === 0 || r.__cluster !== last) {
-      sums.push(0);
-      sizes.push(0);
-      last = r.__cluster;
+    if (v !== 0 && v !== 1) this.binary = false;
+    if (v === 0.5) this.split += n;
+    this.successes += v * n;
+    this.trials += n;
+    if (this.sums.length === 0 || cluster !== this.last) {
+      this.sums.push(0);
+      this.sizes.push(0);
+      this.last = cluster;
     }
-    sums[sums.length - 1] += v * n;
-    sizes[sizes.length - 1] += n;
+    const k = this.sums.length - 1;
+    this.sums[k] += v * n;
+    this.sizes[k] += n;
+    if (this.sizes[k] > this.maxSize) this.maxSize = this.sizes[k];
   }
-  const maxPer = clusterCol ? Math.max(0, ...sizes) : Math.min(1, trials);
-  const exact = binary ? exactInterval(successes, trials, o.level) : null;
-  const needCluster = clusterCol !== null && trials > 0 && (maxPer > 1 || !binary);
-  const cluster = needCluster ? clusterIntervalFromTotals(sums, sizes, o.clusterLabel ?? clusterCol!, o) : null;
-  const interval = shownInterval(cluster, exact) ?? { lower: null, upper: null, level: o.level, method: 'none', sampling: 'independent' as const, note: 'values are not 0/1 and no cluster column was given' };
-  return {
-    group,
-    successes,
-    trials,
-    not_measured: notMeasured,
-    estimate: trials > 0 ? successes / trials : null,
-    binary,
-    split,
-    clusters: clusterCol ? sizes.length : 0,
-    max_per_cluster: maxPer,
-    interval,
-    exact,
-    cluster,
-  };
+
+  finish(clusterCol: string | null, o: RateOptions): Rate {
+    const { successes, trials, binary, sums, sizes } = this;
+    const maxPer = clusterCol ? this.maxSize : Math.min(1, trials);
+    const exact = binary ? exactInterval(successes, trials, o.level) : null;
+    const needCluster = clusterCol !== null && trials > 0 && (maxPer > 1 || !binary);
+    const cluster = needCluster ? clusterIntervalFromTotals(sums, sizes, o.clusterLabel ?? clusterCol!, o) : null;
+    const interval = shownInterval(cluster, exact) ?? { lower: null, upper: null, level: o.level, method: 'none', sampling: 'independent' as const, note: 'values are not 0/1 and no cluster column was given' };
+    return {
+      group: this.group,
+      successes,
+      trials,
+      not_measured: this.notMeasured,
+      estimate: trials > 0 ? successes / trials : null,
+      binary,
+      split: this.split,
+      clusters: clusterCol ? sizes.length : 0,
+      max_per_cluster: maxPer,
+      interval,
+      exact,
+      cluster,
+    };
+  }
 }

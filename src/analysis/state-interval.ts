@@ -29,17 +29,29 @@ export interface StateIntervals {
 /** Short marks printed before the interval, and what each means. */
 export const SHOWN_MARK: Record<ShownKind, string> = { cluster: 'cl.', exact: '', states: 'st.', independent: 'ind.' };
 
-export function stateIntervals(count: number, n: number, perCluster: readonly { count: number; n: number }[], o: RateOptions): StateIntervals {
+/** Per-state totals: as columns (count[i], n[i] of state i) or as one object per state. */
+export type PerState = { count: readonly number[]; n: readonly number[] } | readonly { count: number; n: number }[];
+
+const columns = (p: PerState): { count: readonly number[]; n: readonly number[] } =>
+  Array.isArray(p) ? { count: (p as { count: number }[]).map((c) => c.count), n: (p as { n: number }[]).map((c) => c.n) } : (p as { count: readonly number[]; n: readonly number[] });
+
+export function stateIntervals(count: number, n: number, perState: PerState, o: RateOptions): StateIntervals {
   const exact = exactInterval(count, n, o.level);
-  const repeats = perCluster.some((c) => c.n > 1);
+  const per = columns(perState);
+  const repeats = per.n.some((x) => x > 1);
   if (!repeats || n === 0) return { interval: exact, shown: 'exact', exact, cluster: null };
-  const cluster = clusterIntervalFromTotals(perCluster.map((c) => c.count), perCluster.map((c) => c.n), 'state', o);
+  const cluster = clusterIntervalFromTotals(per.count, per.n, 'state', o);
   if (cluster.lower !== null) return { interval: cluster, shown: 'cluster', exact, cluster };
-  const states = perCluster.filter((c) => c.n > 0);
-  const allOne = states.every((c) => c.count === c.n);
-  const allZero = states.every((c) => c.count === 0);
+  let C = 0;
+  let allOne = true;
+  let allZero = true;
+  for (let i = 0; i < per.n.length; i++) {
+    if (per.n[i] <= 0) continue;
+    C++;
+    if (per.count[i] !== per.n[i]) allOne = false;
+    if (per.count[i] !== 0) allZero = false;
+  }
   if (allOne || allZero) {
-    const C = states.length;
     const s = exactInterval(allOne ? C : 0, C, o.level);
     return {
       interval: { ...s, method: 'clopper-pearson-over-states', cluster: 'state', clusters: C, note: 'every state has the same outcome, so the cluster bootstrap has no spread: Clopper-Pearson over the distinct states, each counted once' },

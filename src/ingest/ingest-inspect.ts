@@ -114,7 +114,7 @@ function expandPaths(paths: string[]): string[] {
       for (const name of names) if (name.toLowerCase().endsWith('.eval')) found.push(join(dir, name));
     }
     if (found.length === 0) throw usageError('ingest.noLogs', `${p}: no .eval files in this directory`);
-    out.push(...found);
+    for (const f of found) out.push(f);
   }
   return out;
 }

@@ -196,7 +196,7 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
   }));
 
   // Results: exact where 0/1, the bootstrap over items always (it is the honest one when epochs repeat).
-  const rates = await metricRates(ctx.q, `SELECT suite, scorer, subject, scenario_id, value FROM g_obs WHERE NOT noanswer`, ['suite', 'scorer', 'subject'], 'scenario_id', { ...o, clusterLabel: 'scenario_id' });
+  const rates = await metricRates(ctx, `SELECT suite, scorer, subject, scenario_id, value FROM g_obs WHERE NOT noanswer`, ['suite', 'scorer', 'subject'], 'scenario_id', { ...o, clusterLabel: 'scenario_id' });
   const noans = new Map((await ctx.q(`SELECT suite, scorer, subject, CAST(count(*) AS BIGINT) AS n FROM g_obs WHERE noanswer GROUP BY ALL`)).map((r) => [`${r.suite}\u0000${r.scorer}\u0000${r.subject}`, Number(r.n)]));
   // A completed sample without a score row for a scorer its suite has was not measured on it.
   const rowsBy = new Map((await ctx.q(`SELECT suite, scorer, subject, CAST(count(*) AS BIGINT) AS n FROM g_obs GROUP BY ALL`)).map((r) => [`${r.suite}\u0000${r.scorer}\u0000${r.subject}`, Number(r.n)]));
@@ -419,7 +419,7 @@ async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSe
     await stmt.run();
   }
   const rates = await metricRates(
-    ctx.q,
+    ctx,
     `SELECT d.dim, d.level, o.suite, o.scorer, o.subject, o.scenario_id, o.value FROM g_obs o JOIN g_dim d USING (run_id, episode_id) JOIN g_chosen USING (dim) WHERE NOT o.noanswer`,
     ['dim', 'level', 'suite', 'scorer', 'subject'],
     'scenario_id',

@@ -182,3 +182,4 @@ export { solveIncreasing } from './solve-increasing.ts';
 export { bootstrapRanks, type RankTask, type SubjectRanks } from './bootstrap-ranks.ts';
 export { compactLetterDisplay } from './compact-letter-display.ts';
 export { bradleyTerry, type Preference, type BradleyTerryFit } from './bradley-terry.ts';
+export { addClusterMoments, clusteredCltInterval, CLT_MIN_CLUSTERS, CLT_MIN_EVENTS, emptyClusterMoments, type ClusterMoments, type ClusteredCltInterval } from './clustered-clt-interval.ts';

@@ -3,7 +3,7 @@
  * a pinned thread count, value conversion (BIGINT -> number, TIMESTAMP -> ISO string), and
  * quoting helpers. Connections are closed by the caller in `finally` (see `withConnection`).
  */
-import { DuckDBInstance, type DuckDBConnection, type DuckDBResultReader } from '@duckdb/node-api';
+import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBResultReader } from '@duckdb/node-api';
 
 export interface DbOptions {
   /** DuckDB worker threads; pinned so results that depend on it are reproducible. Default 2. */
@@ -103,4 +103,25 @@ export async function query(
 ): Promise<QueryResult> {
   const result = params ? await conn.runAndReadAll(sql, params as never) : await conn.runAndReadAll(sql);
   return toQueryResult(result);
+}
+
+/**
+ * Streams a result a chunk (~2,048 rows) at a time: `fn` receives the chunk's columns as JS
+ * values (BIGINT as bigint, DOUBLE as number, NULL as null) and its row count. Nothing but the
+ * current chunk is held, so a result of millions of rows costs the memory of one chunk; callers
+ * fold each chunk into per-group or per-cluster totals.
+ */
+export async function forEachChunk(
+  conn: DuckDBConnection,
+  sql: string,
+  params: SqlParams | undefined,
+  fn: (columns: unknown[][], rows: number) => void,
+): Promise<number> {
+  const result = params ? await conn.stream(sql, params as never) : await conn.stream(sql);
+  let rows = 0;
+  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    fn(chunk.convertColumns(JSDuckDBValueConverter) as unknown[][], chunk.rowCount);
+    rows += chunk.rowCount;
+  }
+  return rows;
 }

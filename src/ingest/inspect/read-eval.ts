@@ -454,7 +454,7 @@ function openEvalLog(file: string, limits?: ZipLimits): OpenResult {
   for (const m of monoliths) folders.delete(m.name.slice('samples/'.length, -'.json'.length));
   type Unit = { offset: number; entry?: ZipEntry; folder?: [string, ZipEntry[]] };
   const units: Unit[] = monoliths.map((entry) => ({ offset: entry.localHeaderOffset, entry }));
-  for (const folder of folders) units.push({ offset: Math.min(...folder[1].map((e) => e.localHeaderOffset)), folder });
+  for (const folder of folders) units.push({ offset: folder[1].reduce((a, e) => Math.min(a, e.localHeaderOffset), Infinity), folder });
   // Read in the run's order as far as the member names tell it (`<id>_epoch_<n>`), so the rows
   // arrive sorted and a large log needs no sort when it is written; the offset breaks ties.
   const keyed = units.map((u) => ({ u, key: memberKey(u.entry ? u.entry.name.slice('samples/'.length, -'.json'.length) : u.folder![0]) }));

@@ -101,8 +101,8 @@ export function findLmEvalOutputs(path: string): LmEvalLayout {
   const problems: StandoffError[] = [];
   for (const [dir, files] of byDir) {
     const r = outputsOfDir(dir, files);
-    outputs.push(...r.outputs);
-    problems.push(...r.problems);
+    for (const x of r.outputs) outputs.push(x);
+    for (const x of r.problems) problems.push(x);
   }
   if (outputs.length === 0) {
     throw dataError('ingest.noResults', `${path}: no lm-eval results file (results_<date>.json) in this directory or below it`);

@@ -10,7 +10,7 @@
 import { metricSql } from '../../analysis/metrics.ts';
 import { cell, code, fmtCount, pctInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
-import { metricRates, type Interval, type Rate } from '../../analysis/rates.ts';
+import { CLT_METHOD, metricRates, type Interval, type Rate } from '../../analysis/rates.ts';
 
 /** Episodes listed per subject in REPORT.md; results.json keeps up to LIST_JSON. */
 export const LIST_MD = 20;
@@ -69,20 +69,22 @@ export async function groundedSection(ctx: ReportContext): Promise<GroundedSecti
   const base = `SELECT s.subject, p.run_id, p.episode_id, p.scenario_id, p.epoch, p.value, e.gathered_evidence, e.decision_tool, e.log_reads
                 FROM ${metricSql('policy_action')} p JOIN episodes e USING (run_id, episode_id) JOIN r_subject s ON s.run_id = p.run_id AND s.subject_model = p.subject_model
                 WHERE p.value IS NOT NULL`;
-  const counts = await ctx.q(`SELECT subject, gathered_evidence AS g, value = 1 AS c, CAST(count(*) AS BIGINT) AS n FROM (${base}) GROUP BY ALL`);
+  // Joined once, read four times below (the join of the policy metric with episodes is the costly part at scale).
+  await ctx.conn.run(`CREATE OR REPLACE TEMP TABLE r_grounded AS ${base}`);
+  const counts = await ctx.q(`SELECT subject, gathered_evidence AS g, value = 1 AS c, CAST(count(*) AS BIGINT) AS n FROM r_grounded GROUP BY ALL`);
   const opts = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples };
   // Accuracy given evidence (g true / false), and the share of correct actions taken without evidence.
-  const accuracy = await metricRates(ctx.q, `SELECT subject, gathered_evidence AS g, scenario_id, value FROM (${base}) WHERE gathered_evidence IS NOT NULL`, ['subject', 'g'], 'scenario_id', opts);
+  const accuracy = await metricRates(ctx, `SELECT subject, gathered_evidence AS g, scenario_id, value FROM r_grounded WHERE gathered_evidence IS NOT NULL`, ['subject', 'g'], 'scenario_id', opts);
   const lucky = await metricRates(
-    ctx.q,
-    `SELECT subject, scenario_id, CAST(NOT gathered_evidence AS DOUBLE) AS value FROM (${base}) WHERE value = 1 AND gathered_evidence IS NOT NULL`,
+    ctx,
+    `SELECT subject, scenario_id, CAST(NOT gathered_evidence AS DOUBLE) AS value FROM r_grounded WHERE value = 1 AND gathered_evidence IS NOT NULL`,
     ['subject'],
     'scenario_id',
     opts,
   );
   // The listed episodes of every subject in one pass (the first LIST_JSON per subject).
   const listedRows = await ctx.q(`
-    SELECT subject, run_id, episode_id, scenario_id, epoch, decision_tool, log_reads FROM (${base})
+    SELECT subject, run_id, episode_id, scenario_id, epoch, decision_tool, log_reads FROM r_grounded
     WHERE value = 1 AND NOT gathered_evidence
     QUALIFY row_number() OVER (PARTITION BY subject ORDER BY scenario_id, epoch, run_id, episode_id) <= ${LIST_JSON}
     ORDER BY subject, scenario_id, epoch, run_id, episode_id`);
@@ -124,7 +126,7 @@ export async function groundedSection(ctx: ReportContext): Promise<GroundedSecti
 function withInterval(x: GroundedShare): string {
   if (x.trials === 0) return rateCell(0, 0);
   const i = x.interval;
-  return `${rateCell(x.successes, x.trials)} ${i.sampling === 'clustered' ? 'cl. ' : ''}${pctInterval(i.lower, i.upper)}`;
+  return `${rateCell(x.successes, x.trials)} ${i.sampling === 'clustered' ? (i.method.endsWith(CLT_METHOD) ? 'cl. CLT ' : 'cl. ') : ''}${pctInterval(i.lower, i.upper)}`;
 }
 
 export function renderGrounded(g: GroundedSection, level: number): string {

@@ -18,6 +18,7 @@ import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from 
 import { float64Column } from '../../store/arrow.ts';
 import { MDE_POWER, tryComparePaired } from '../../analysis/paired-comparison.ts';
 import type { Sampling } from '../../analysis/rates.ts';
+import { forEachChunk } from '../../store/duckdb.ts';
 
 export { MDE_POWER };
 export const PAIR_METRICS: MainMetric[] = ['gathered_evidence', 'policy_action', 'alignment'];
@@ -71,23 +72,24 @@ export async function pairwiseSection(ctx: ReportContext): Promise<PairwiseSecti
   for (const metric of PAIR_METRICS) {
     // One pivot per metric: a row per scenario x epoch, a column per subject (NaN when absent or not measured).
     const cols = ctx.subjects.map((_, i) => `avg(value) FILTER (WHERE subj = ${i}) AS s${i}`).join(', ');
-    const t = await ctx.arrow(`SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = ${MAIN_METRICS.indexOf(metric)} GROUP BY sid, epoch ORDER BY sid, epoch`);
-    const col = ctx.subjects.map((_, i) => float64Column(t, `s${i}`));
-    const sid = float64Column(t, 'sid');
+    const { sid, col } = await pivotColumns(ctx, `SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = ${MAIN_METRICS.indexOf(metric)} GROUP BY sid, epoch ORDER BY sid, epoch`, ctx.subjects.length);
     // Subjects with no measured value at all for this metric (e.g. alignment in a run without judges).
     const unmeasured = new Set(ctx.subjects.filter((_, i) => col[i].every((v) => Number.isNaN(v))));
     for (let i = 0; i < ctx.subjects.length; i++) {
       for (let j = i + 1; j < ctx.subjects.length; j++) {
         const a = ctx.subjects[i];
         const b = ctx.subjects[j];
-        const xa: number[] = [];
-        const xb: number[] = [];
-        const ids: string[] = [];
-        for (let r = 0; r < col[i].length; r++) {
+        // Typed vectors of the pairs (the scenario index as the cluster id): 20 bytes a pair, no string per pair.
+        let n = 0;
+        for (let r = 0; r < sid.length; r++) if (!Number.isNaN(col[i][r]) && !Number.isNaN(col[j][r])) n++;
+        const xa = new Float64Array(n);
+        const xb = new Float64Array(n);
+        const ids = new Int32Array(n);
+        for (let r = 0, k = 0; r < sid.length; r++) {
           if (!Number.isNaN(col[i][r]) && !Number.isNaN(col[j][r])) {
-            xa.push(col[i][r]);
-            xb.push(col[j][r]);
-            ids.push(String(sid[r]));
+            xa[k] = col[i][r];
+            xb[k] = col[j][r];
+            ids[k++] = sid[r];
           }
         }
         const base: Comparison = {
@@ -99,7 +101,7 @@ export async function pairwiseSection(ctx: ReportContext): Promise<PairwiseSecti
           comparisons.push({ ...base, note: `${METRIC_LABEL[metric].toLowerCase()} not measured for ${[a, b].filter((x) => unmeasured.has(x)).join(' and ')}` });
           continue;
         }
-        const r = tryComparePaired(Float64Array.from(xa), Float64Array.from(xb), ids, 'scenario_id', { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples });
+        const r = tryComparePaired(xa, xb, ids, 'scenario_id', { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples });
         if (!('n' in r)) {
           comparisons.push({ ...base, note: r.note });
           continue;
@@ -126,6 +128,35 @@ export async function pairwiseSection(ctx: ReportContext): Promise<PairwiseSecti
   const adjusted = holm(comparisons.map((c) => c.p_value));
   comparisons.forEach((c, i) => (c.p_holm = adjusted[i]));
   return { comparisons, power: MDE_POWER, alpha };
+}
+
+/** The pivot's columns as typed arrays, streamed a chunk at a time (NULL -> NaN): `sid` and one column per subject. */
+async function pivotColumns(ctx: ReportContext, sql: string, subjects: number): Promise<{ sid: Int32Array; col: Float64Array[] }> {
+  let cap = 1 << 16;
+  let sid = new Int32Array(cap);
+  let col = Array.from({ length: subjects }, () => new Float64Array(cap));
+  let n = 0;
+  await forEachChunk(ctx.conn, sql, undefined, (cols, rows) => {
+    if (n + rows > cap) {
+      while (n + rows > cap) cap *= 2;
+      const grow = <T extends Int32Array | Float64Array>(x: T, make: (k: number) => T): T => {
+        const y = make(cap);
+        y.set(x.subarray(0, n) as never);
+        return y;
+      };
+      sid = grow(sid, (k) => new Int32Array(k));
+      col = col.map((c) => grow(c, (k) => new Float64Array(k)));
+    }
+    for (let r = 0; r < rows; r++) {
+      sid[n + r] = Number(cols[0][r]);
+      for (let s = 0; s < subjects; s++) {
+        const v = cols[2 + s][r];
+        col[s][n + r] = v === null ? Number.NaN : Number(v);
+      }
+    }
+    n += rows;
+  });
+  return { sid: sid.subarray(0, n), col: col.map((c) => c.subarray(0, n)) };
 }
 
 export function renderPairwise(p: PairwiseSection, level: number): string {

@@ -22,6 +22,7 @@ import { accuracyForm, renderAccuracyForm, type AccuracyForm } from '../probe-ac
 import { createExcludedStates, loadSensitivity, renderSensitivity, type ProbeSensitivity } from '../../analysis/probe-sensitivity.ts';
 import { loadConcentration, renderConcentration, type ConcentrationReport } from '../../analysis/probe-concentration.ts';
 import { fallbackLegend, SHOWN_MARK } from '../probe-interval-legend.ts';
+import { CLT_METHOD } from '../../analysis/rates.ts';
 import { float64Column } from '../../store/arrow.ts';
 import { loadProbeTables, probeStateSql, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../../analysis/probe-tables.ts';
 
@@ -60,7 +61,7 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
       calibration_available: false,
     };
   }
-  const t = await loadProbeTables(ctx.q, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT });
+  const t = await loadProbeTables({ conn: ctx.conn, q: ctx.q }, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT });
   const subjects: ProbeSubject[] = t.groups
     .map(({ group, ...rest }) => ({ subject: String(group.subject), ...rest, calibration: null }))
     .sort((a, b) => byText(a.subject, b.subject));
@@ -95,8 +96,11 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
   return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, concentration, accuracy_form, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
 }
 
-/** `rate (count/n) [interval]`, the interval marked *cl.*, *st.* or *ind.* by what it treats as independent (`stateIntervals`). */
-const shareCell = (s: ShareInterval) => `${rateCell(s.count, s.n)} ${SHOWN_MARK[s.shown] ? `${SHOWN_MARK[s.shown]} ` : ''}${pctInterval(s.interval.lower, s.interval.upper)}`;
+/** `rate (count/n) [interval]`, the interval marked *cl.* (*cl. CLT* when from the clustered CLT), *st.* or *ind.* by what it treats as independent (`stateIntervals`). */
+const shareCell = (s: ShareInterval) => {
+  const mark = s.shown === 'cluster' && s.interval.method.endsWith(CLT_METHOD) ? 'cl. CLT' : SHOWN_MARK[s.shown];
+  return `${rateCell(s.count, s.n)} ${mark ? `${mark} ` : ''}${pctInterval(s.interval.lower, s.interval.upper)}`;
+};
 
 export function renderProbes(p: ProbesSection): string {
   const L = Math.round(p.level * 100);
@@ -105,7 +109,7 @@ export function renderProbes(p: ProbesSection): string {
     out.push(`${p.message}\n`);
     return out.join('\n');
   }
-  const epochs = Math.max(0, ...p.subjects.map((s) => s.max_answers_per_state));
+  const epochs = p.subjects.reduce((a, s) => Math.max(a, s.max_answers_per_state), 0);
   out.push(
     `Each frozen decision state was asked the decision question and, separately, factual probes about the same state. ` +
       `Crossing "every probe answered correctly" with "decision correct" gives four observable outcomes. An unanswerable probe counts as wrong. ` +

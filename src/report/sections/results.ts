@@ -15,7 +15,7 @@
  * verdicts (failed judge calls) are counted per subject.
  */
 import { cell, fmtCount, md, pct, pctInterval, rateCell, table } from '../markdown.ts';
-import { DEGENERATE, metricRates, type Interval, type Rate } from '../../analysis/rates.ts';
+import { CLT_METHOD, DEGENERATE, metricRates, type Interval, type Rate } from '../../analysis/rates.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 
 export interface MetricResult {
@@ -90,13 +90,14 @@ function metricResult(metric: MainMetric, r: Rate | undefined, level: number): M
 }
 
 export async function resultsSection(ctx: ReportContext): Promise<ResultsSection> {
-  const rates = await metricRates(ctx.q, `SELECT subject, metric, sid, value FROM obs`, ['subject', 'metric'], 'sid', {
+  // Integer group columns (subject and metric indexes) keep the aggregation and its sort cheap; names are mapped back here.
+  const rates = await metricRates(ctx, `SELECT subj, mk, sid, value FROM obs_t`, ['subj', 'mk'], 'sid', {
     level: ctx.level,
     seed: ctx.seed,
     resamples: ctx.resamples,
     clusterLabel: 'scenario_id',
   });
-  const rateBy = new Map(rates.map((r) => [`${r.group.subject}\u0000${r.group.metric}`, r]));
+  const rateBy = new Map(rates.map((r) => [`${ctx.subjects[Number(r.group.subj)]}\u0000${MAIN_METRICS[Number(r.group.mk)]}`, r]));
   const other = await ctx.q(`
     SELECT s.subject, CAST(count(*) AS BIGINT) AS samples, CAST(count(*) FILTER (WHERE e.status = 'error') AS BIGINT) AS errored,
            CAST(count(*) FILTER (WHERE e.target = 'NOANSWER' AND e.status <> 'error') AS BIGINT) AS noanswer
@@ -131,7 +132,7 @@ export function intervalLabel(i: Interval): string {
   if (i.lower === null) {
     return `${i.sampling === 'clustered' ? 'cluster' : 'exact'} — (${i.note === undefined ? 'not computable' : i.note === DEGENERATE ? 'no spread between scenarios' : cell(i.note)})`;
   }
-  return `${i.sampling === 'clustered' ? 'cluster' : 'exact'} ${pctInterval(i.lower, i.upper)}`;
+  return `${i.sampling === 'clustered' ? (i.method.endsWith(CLT_METHOD) ? 'cluster CLT' : 'cluster') : 'exact'} ${pctInterval(i.lower, i.upper)}`;
 }
 
 function valueCell(m: MetricResult): string {

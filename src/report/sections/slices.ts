@@ -8,7 +8,7 @@
  */
 import { cell, fmtCount, pct, pctInterval, rateCell, table } from '../markdown.ts';
 import { metricRates, type Interval } from '../../analysis/rates.ts';
-import { METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
+import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 
 export const SLICE_DIMENSIONS = ['domain', 'decision_type', 'variant'] as const;
 export type SliceDimension = (typeof SLICE_DIMENSIONS)[number];
@@ -41,17 +41,18 @@ export interface SlicesSection {
 const NO_DATA = (level: number): Interval => ({ lower: null, upper: null, level, method: 'clopper-pearson', sampling: 'independent', note: 'no observations' });
 
 export async function slicesSection(ctx: ReportContext): Promise<SlicesSection> {
-  const metricList = SLICE_METRICS.map((m) => `'${m}'`).join(', ');
+  const mks = SLICE_METRICS.map((m) => MAIN_METRICS.indexOf(m)).join(', ');
   const rows: SliceRow[] = [];
   for (const dimension of SLICE_DIMENSIONS) {
+    // Integer group columns (subject and metric indexes) keep the aggregation and its sort cheap; names are mapped back here.
     const rates = await metricRates(
-      ctx.q,
-      `SELECT coalesce(${dimension}, '(none)') AS slice, subject, metric, sid, value FROM obs WHERE metric IN (${metricList})`,
-      ['slice', 'subject', 'metric'],
+      ctx,
+      `SELECT coalesce(d.${dimension}, '(none)') AS slice, o.subj, o.mk, o.sid, o.value FROM obs_t o JOIN r_dims d USING (dim) WHERE o.mk IN (${mks})`,
+      ['slice', 'subj', 'mk'],
       'sid',
       { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, clusterLabel: 'scenario_id' },
     );
-    const by = new Map(rates.map((r) => [`${r.group.slice}\u0000${r.group.subject}\u0000${r.group.metric}`, r]));
+    const by = new Map(rates.map((r) => [`${r.group.slice}\u0000${ctx.subjects[Number(r.group.subj)]}\u0000${MAIN_METRICS[Number(r.group.mk)]}`, r]));
     const values = [...new Set(rates.map((r) => String(r.group.slice)))].sort(sliceOrder(dimension));
     // Every (slice value, subject, metric) appears, with 0/0 where a subject has no observation.
     for (const value of values) {

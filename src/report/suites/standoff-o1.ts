@@ -26,6 +26,8 @@ import { loadSubjectSources } from '../html/load-episodes.ts';
 import type { ReportResults } from '../report-results.ts';
 import type { RenderInput, ReportSuite, SuiteSection } from '../suite.ts';
 import { summarySection } from './core.ts';
+import { CLT_METHOD } from '../../analysis/rates.ts';
+import { CLT_MIN_CLUSTERS, CLT_MIN_EVENTS } from '../../stats/index.ts';
 import { rankingFigure, rankingSection, renderRanking, type RankingSection } from '../sections/ranking.ts';
 
 type Ctx = RenderInput['ctx'];
@@ -164,17 +166,22 @@ function document(ctx: RenderInput['ctx'], r: ReportResults, rendered: string[])
     ].join('\n') + '\n',
   );
   parts.push(...rendered);
-  parts.push(methodNotes(ctx, r.options.runs));
+  parts.push(methodNotes(ctx, r.options.runs, JSON.stringify(r).includes(`"${CLT_METHOD}"`)));
   return parts.filter(Boolean).join('\n').replace(/\n{3,}/g, '\n\n');
 }
 
 
-function methodNotes(ctx: Pick<ReportContext, 'seed' | 'resamples' | 'level'>, runs: string[]): string {
+function methodNotes(ctx: Pick<ReportContext, 'seed' | 'resamples' | 'level'>, runs: string[], clt = false): string {
   const L = Math.round(ctx.level * 100);
   return [
     '## Method notes\n',
     `- Sampling unit: the scenario (for probes, the distinct decision state). Epochs repeat a scenario and its outcomes are correlated, so every interval and test resamples or clusters on whole scenarios by default; an interval that does not (Clopper-Pearson, judge agreement) says that it treats samples as independent.`,
     `- Cluster intervals: percentile cluster bootstrap over scenarios (all epochs of a scenario resampled together; ratio estimator; \`clusterBootstrapTotals\` on per-scenario sums), ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed}. For 0/1 data the resampled counts are drawn exactly from their multinomial distribution (\`engine: multinomial\` in results.json), which is the same bootstrap distribution as resampling indices. Same numbers as \`standoff ci bootstrap --metric M --by subject_model\` (it clusters on scenario_id by default).`,
+    ...(clt
+      ? [
+          `- Many clusters (*CLT* beside an interval): with ${fmtCount(CLT_MIN_CLUSTERS)} clusters or more (and, for a rate, at least ${fmtCount(CLT_MIN_EVENTS)} successes and failures) an interval comes from the clustered central limit theorem instead of the bootstrap: mean ± t(G − 1) × the cluster-robust CR1 standard error, as Inspect AI computes it; the cluster bootstrap converges to it, and at the threshold the two agree within the bootstrap's Monte-Carlo error (docs/scale.md). results.json marks these intervals \`method: ${CLT_METHOD}\` with their \`se\` and \`df\`; \`standoff ci bootstrap --metric M\` still runs the bootstrap there and prints the same CR1 SE (\`se_clustered.cr1\`), from which this interval follows.`,
+        ]
+      : []),
     `- Exact intervals: two-sided ${L}% Clopper-Pearson (beta quantiles, as R \`binom.test\`); they treat samples as independent (\`standoff ci exact\`).`,
     `- Pairwise: paired cluster bootstrap of mean(A − B) over scenarios (pairs on scenario × epoch, a scenario's pairs resampled together; percentile); p-values from the z statistic on the cluster-robust (CR1) paired SE, Holm-adjusted; MDE at 80% power and α = ${(1 - ctx.level).toFixed(2)} at that SE (Miller 2024, "Adding Error Bars to Evals"). Same numbers as \`standoff ci paired --metric M --a A --b B\`.`,
     `- Not measured is not failed: a value nobody measured (no judge verdict, no read_system_log protocol) is NULL, counted as "not measured" and left out of every denominator; the structural gate fails on it (and on ERROR verdicts) unless \`--allow-judge-errors N\` allows them.`,

@@ -1,0 +1,50 @@
+/**
+ * Issue 28: every report section runs on a 1e6-episode store (4 subjects x 50,000 scenarios x 5
+ * epochs, with ~3M judgments, 4.5M probe answers and 1M probe decisions) in a process whose
+ * JavaScript heap is capped at HEAP_MB. A section that held one JavaScript value per episode (an
+ * array of a million rows, a row object per state answer) runs out of heap and the child dies;
+ * sections that read per-cluster aggregates and patterns from SQL pass. DuckDB's own memory is
+ * native (the report caps it at 1 GB) and is not part of the cap.
+ *
+ * Cost: the store is written once for the file (~50 s on an idle 2-core machine); each section
+ * then runs in a fresh child (2-20 s each idle). The whole file takes ~3 minutes idle.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
+
+/** The heap cap: a million JS numbers in a plain array alone is ~8-16 MB, a million row objects ~200 MB. */
+const HEAP_MB = 160;
+const EPISODES = 1_000_000;
+const root = mkdtempSync(join(tmpdir(), 'standoff-scale-'));
+const store = join(root, 'traces');
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+beforeAll(async () => {
+  await writeSyntheticStore(store, { episodes: EPISODES, seed: 20261129, subjects: ['sim:hasty', 'sim:careful', 'sim:thorough', 'sim:steady'] });
+}, 900_000);
+
+const runSection = (section: string, heapMb: number) =>
+  spawnSync(process.execPath, [`--max-old-space-size=${heapMb}`, '--import', 'tsx', join(import.meta.dirname, '../helpers/run-section.ts'), store, section], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+
+describe(`report sections on ${EPISODES.toLocaleString('en-US')} episodes with a ${HEAP_MB} MB heap`, () => {
+  for (const section of ['summary', 'results', 'grounded', 'slices', 'pairwise', 'judges', 'probes', 'episodes']) {
+    it(section, () => {
+      const r = runSection(section, HEAP_MB);
+      expect(r.stderr.includes('heap out of memory') ? 'heap out of memory' : r.status === 0 ? '' : r.stderr.split('\n').slice(-5).join('\n')).toBe('');
+      expect(r.stdout).toMatch(new RegExp(`^ok ${section} \\d+`));
+    }, 900_000);
+  }
+
+  it('the cap can fail: reading one row object per episode dies at the same cap', () => {
+    const r = runSection('rows-per-episode', HEAP_MB);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/heap out of memory|Allocation failed/);
+  }, 900_000);
+});
