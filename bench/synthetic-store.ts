@@ -51,6 +51,8 @@ export interface SyntheticStoreOptions {
   optionProbs?: boolean;
   /** Probes per state (default 3-6, varying by scenario; below 3 the probe set is not sufficient). */
   probesPerState?: number;
+  /** Every episode in this one domain (the probe sufficiency check's family); default: the scenario's own domain. */
+  oneFamily?: string;
   /** Suite name; default `standoff-o1`. */
   suite?: string;
   /** Run status; default `success`. */
@@ -341,7 +343,7 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
         subject_model: ep.subject,
         subject_family: ep.profile.family,
         scenario_id: ep.scenario.id,
-        domain: ep.scenario.domain,
+        domain: options.oneFamily ?? ep.scenario.domain,
         decision_type: ep.scenario.type,
         variant: ep.scenario.variant,
         epoch: ep.epoch,

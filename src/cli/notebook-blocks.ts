@@ -120,6 +120,9 @@ export async function runStandoffBlock(words: string[], ctx: StandoffBlockContex
     text: (text) => {
       if (text.trim()) output.push({ text: text.trimEnd() + '\n' });
     },
+    markdown: (markdown) => {
+      if (markdown.trim()) output.push({ markdown: markdown.trimEnd() + '\n' });
+    },
   };
   try {
     await withSink(sink, () => program.parseAsync(words, { from: 'user' }));

@@ -15,6 +15,11 @@ export interface ResultSink {
   table(result: QueryResult, format: Format): void;
   /** Text that is part of the result (already formatted; ends with a newline). */
   text(text: string): void;
+  /**
+   * Markdown that a Standoff renderer built with its own escaping (e.g. `compare --format
+   * markdown`): a notebook keeps its structure; elsewhere it is text.
+   */
+  markdown?(markdown: string): void;
   /** Let errors propagate to the caller instead of printing them and setting the exit code. */
   rethrow?: boolean;
 }
@@ -62,6 +67,13 @@ export const printTable = (result: QueryResult, format: Format): void => current
 
 /** Text that belongs to the result. */
 export const printText = (text: string): void => currentSink().text(text);
+
+/** Markdown built by a Standoff renderer that escaped every outside value itself ({@link ResultSink.markdown}). */
+export const printMarkdown = (markdown: string): void => {
+  const sink = currentSink();
+  if (sink.markdown) sink.markdown(markdown);
+  else sink.text(markdown);
+};
 
 /**
  * The summary of a command that did something (run, ingest, validate): readable `lines` for

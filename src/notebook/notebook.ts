@@ -61,7 +61,8 @@ export interface StandoffBlockContext {
 }
 
 /** A block's output, in order: result tables and lines of text. */
-export type StandoffBlockOutput = ({ table: QueryResult } | { text: string })[];
+/** A block's output: tables, plain text (escaped line by line) and Markdown a Standoff renderer escaped itself. */
+export type StandoffBlockOutput = ({ table: QueryResult } | { text: string } | { markdown: string })[];
 
 /** Runs one `standoff` block's command words (without a leading `standoff`). */
 export type StandoffBlockRunner = (words: string[], ctx: StandoffBlockContext) => Promise<StandoffBlockOutput>;
@@ -228,6 +229,7 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
         }
         for (const piece of output) {
           if ('text' in piece) md.push('', piece.text.split('\n').map((line) => cell(line)).join('\n'));
+          else if ('markdown' in piece) md.push('', piece.markdown);
           else {
             lastRows = piece.table.rows;
             md.push('', renderRows(piece.table));

@@ -561,7 +561,7 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
       (repeated ? `, which resamples whole items with all their epochs (*cluster*): epochs of one item are correlated, so it is the interval to read where they repeat` : '') +
       `. Not measured (NULL) and NOANSWER samples are in no denominator and are counted. Every number is in \`results.json\` (\`generic.results\`).\n`,
   );
-  if (g.scorers.length) out.push(`Kinds, from the evidence: ${g.scorers.map((x) => `${several ? `${cell(x.suite)} ` : ''}${code(x.metric)} ${x.kind ?? 'not measured'} (${cell(x.kind_reason)})`).join('; ')}.\n`);
+  if (g.scorers.length) out.push(`Kinds, from the evidence: ${g.scorers.map((x) => `${several ? `${cell(x.suite)} ` : ''}${cell(x.metric)} ${x.kind ?? 'not measured'} (${cell(x.kind_reason)})`).join('; ')}.\n`);
   if (g.corpus.length) {
     out.push(`Corpus-level metrics (the log computed each over the whole task: one number, no per-sample values; \`runs.config.reported_metrics\`):\n`);
     out.push(

@@ -179,7 +179,9 @@ describe('sections without data', () => {
 
   it('a probe set that cannot determine the action: sufficiency fails with its counterexamples', async () => {
     const s = join(root, 'insufficient');
-    await writeSyntheticStore(s, { episodes: 54, seed: 13, epochs: 1, probesPerState: 2 });
+    // One family (the paper's criterion groups states within a family): two probes (log current,
+    // sources conflict) cannot tell the escalation targets of the scenarios apart.
+    await writeSyntheticStore(s, { episodes: 54, seed: 13, epochs: 1, probesPerState: 2, oneFamily: 'operations' });
     const r = await buildReport({ traces: s, out: join(root, 'o11'), resamples: 200 });
     const suf = r.results.probes.sufficiency!;
     expect(suf.sufficient).toBe(false);
@@ -188,7 +190,7 @@ describe('sections without data', () => {
     expect(suf.counterexamples[0].answers).toEqual({ log_is_current: 'no', sources_conflict: 'no' });
     expect([...new Set(suf.counterexamples[0].gold_sets.map((g) => g.join('/')))].sort()).toEqual(['escalate', 'request_authorization', 'withdraw']);
     expect(suf.vacuous).toBe(false);
-    expect(readFileSync(join(r.out, 'REPORT.md'), 'utf8')).toMatch(/\*\*Not sufficient\*\*: \d+ distinct states compared, grouped by correct probe answers into \d+ groups; \d+ groups hold two or more states\. 1 group of states share their correct probe answers but no gold action/);
+    expect(readFileSync(join(r.out, 'REPORT.md'), 'utf8')).toMatch(/\*\*Not sufficient\*\*: \d+ distinct states compared, grouped by family and correct probe answers into \d+ groups; \d+ groups hold two or more states\. 1 counterexample group \(\d+ states\) share their correct probe answers but no single action is correct for every state in them/);
   }, 60_000);
 
   it('probes without option probabilities: calibration says so', async () => {

@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { action, collect, withExamples } from '../program.ts';
 import { formatOption, levelOption, resamplingOptions, storeOptions } from '../options.ts';
-import { currentSink, printResult, printText } from '../output.ts';
+import { currentSink, printMarkdown, printResult } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 
 const REDUCE = ['mean', 'median', 'mode', 'max', 'min', 'at_least_one'] as const;
@@ -53,7 +53,7 @@ export function registerCompare(program: Command): void {
       });
       if (o.format === 'markdown') {
         const { renderCompareMarkdown } = await import('../../decide/compare-markdown.ts');
-        printText(renderCompareMarkdown(r, r.baseline.ref, r.candidate.ref));
+        printMarkdown(renderCompareMarkdown(r, r.baseline.ref, r.candidate.ref));
       } else if (o.format === 'json') printResult(r, 'json');
       else {
         const rows = r.rows.map(({ four_cell, agreement, ...x }) => ({ ...x, ...(four_cell ? { both_right: four_cell.both_right, only_baseline_right: four_cell.only_baseline, only_candidate_right: four_cell.only_candidate, both_wrong: four_cell.both_wrong } : {}), share_identical: agreement?.share_identical ?? null, kappa: agreement?.kappa ?? null }));
