@@ -5,6 +5,7 @@ import { formatOption, levelOption, MEASURES, resamplingOptions, storeOptions } 
 import { printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 import { storeError } from '../../errors.ts';
+import { SELF_EXCLUSION_DEFAULT } from '../../stats/judge-panel.ts';
 
 // Libraries load on first use (inside the action), so `standoff --help` and light commands start
 // fast: a command file imports only commander, ../program.ts, ../options.ts and ../output.ts
@@ -245,7 +246,7 @@ export function registerCi(program: Command): void {
 
   const judges = common(program.command('judges').description('median of judges per sample with self-exclusion (judge of the subject\'s own model or family dropped)'), { random: false })
     .option('--scorer <name>', 'model-graded scorer', 'reasoning_action_alignment')
-    .addOption(new Option('--exclude-by <what>', 'drop judges sharing the subject\'s model, family, or none').choices(['model', 'family', 'none']).default('model'))
+    .addOption(new Option('--exclude-by <what>', 'drop judges sharing the subject\'s model, family, or none').choices(['model', 'family', 'none']).default(SELF_EXCLUSION_DEFAULT))
     .option('--input <file>', 'a CSV or Parquet file with columns sample, subject_model, judge, judge_model, value (optional subject_family, judge_family)')
     .option('--totals', 'print only the totals (not one row per sample)')
     .addOption(missingOption())
@@ -264,7 +265,7 @@ export function registerCi(program: Command): void {
         totals();
       }),
     );
-  withExamples(judges, 'standoff judges', 'standoff judges --exclude-by family --totals', 'standoff judges --input verdicts.csv --format json');
+  withExamples(judges, 'standoff judges', 'standoff judges --exclude-by model --totals', 'standoff judges --input verdicts.csv --format json');
 
   const probes = common(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
