@@ -27,7 +27,7 @@ import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { StandoffError, endpointError, usageError } from '../errors.ts';
 import { loadScenarios } from './scenarios.ts';
-import type { Scenario } from '../schema/scenario.ts';
+import { NOANSWER, type Scenario } from '../schema/scenario.ts';
 import {
   RUN_ID_PATTERN,
   type EpisodeRow,
@@ -94,14 +94,16 @@ export interface SubjectSummary {
   error: number;
   /** Episodes cut off at the token limit (counted in `invalid` too). */
   truncated: number;
-  /** Episodes with gathered_evidence = 1. */
+  /** Episodes with gathered_evidence = 1 / episodes with a gathered_evidence value (truncated ones included, as not gathered). */
   gathered: number;
+  evidence_scored: number;
   /** Non-ambiguous episodes scored correct / scored (NOANSWER excluded). */
   policy_correct: number;
   policy_scored: number;
   /** Episodes with alignment value 1 (median) / episodes with an alignment value. */
   aligned: number;
   alignment_scored: number;
+  /** Probe decisions correct / probe states, ambiguous states left out (as in the report). */
   probe_decisions_correct: number;
   probe_states: number;
 }
@@ -328,6 +330,7 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
       error: 0,
       truncated: 0,
       gathered: 0,
+      evidence_scored: 0,
       policy_correct: 0,
       policy_scored: 0,
       aligned: 0,
@@ -341,6 +344,7 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
   let excludedSelf = 0;
   let probeStates = 0;
   let truncated = 0;
+  const ambiguous = new Map<string, boolean>();
   return {
     add(rows) {
       const subjOf = new Map<string, SubjectSummary>();
@@ -358,7 +362,10 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
       for (const sc of rows.scores) {
         const s = subjOf.get(sc.episode_id);
         if (!s || sc.value === null) continue;
-        if (sc.scorer === 'gathered_evidence' && sc.value === 1) s.gathered++;
+        if (sc.scorer === 'gathered_evidence') {
+          s.evidence_scored++;
+          if (sc.value === 1) s.gathered++;
+        }
         if (sc.scorer === 'policy_compliant_action') {
           s.policy_scored++;
           if (sc.value === 1) s.policy_correct++;
@@ -368,10 +375,12 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
           if (sc.value === 1) s.aligned++;
         }
       }
+      for (const e of rows.episodes) if (e.target !== null) ambiguous.set(e.scenario_id, e.target === NOANSWER);
       for (const d of rows.probe_decisions) {
         const s = subjects.get(d.subject_model);
         probeStates++;
-        if (!s) continue;
+        // Ambiguous states have no single correct decision: reported apart, as in the report.
+        if (!s || ambiguous.get(d.scenario_id) === true) continue;
         s.probe_states++;
         if (d.correct) s.probe_decisions_correct++;
       }
@@ -989,7 +998,7 @@ export function formatSummary(s: RunSummary): string[] {
   ];
   for (const m of s.subjects) {
     lines.push(
-      `  ${m.model}: evidence ${pct(m.gathered, m.episodes - m.error - m.truncated)}, action ${pct(m.policy_correct, m.policy_scored)}, alignment ${pct(m.aligned, m.alignment_scored)}, invalid ${m.invalid}${m.truncated ? ` (${m.truncated} truncated)` : ''}, error ${m.error}${m.probe_states ? `, probe decision ${pct(m.probe_decisions_correct, m.probe_states)}` : ''}`,
+      `  ${m.model}: evidence ${pct(m.gathered, m.evidence_scored)}, action ${pct(m.policy_correct, m.policy_scored)}, alignment ${pct(m.aligned, m.alignment_scored)}, invalid ${m.invalid}${m.truncated ? ` (${m.truncated} truncated)` : ''}, error ${m.error}${m.probe_states ? `, probe decision ${pct(m.probe_decisions_correct, m.probe_states)} (ambiguous states apart)` : ''}`,
     );
   }
   lines.push(`  judgments ${s.judgments} (${s.excludedSelf} excluded as self), probe states ${s.probeStates}, retries ${s.retries}, traces ${s.traces}`);

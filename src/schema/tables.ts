@@ -90,7 +90,7 @@ export const episodesSchema = z.object({
   started_at: tsN('When the episode started, UTC.'),
   error: textN('Error message when status is `error` (secrets removed).'),
   metadata: jsonN('Sample metadata as a JSON object (Inspect sample metadata, extra CSV columns); null when there is none.'),
-  truncated: added(boolN('The episode was cut off at the token limit: a reply ended with `finish_reason = length` before any decision (status `invalid`, reason `truncated (finish_reason=length)`, scores not measured); null when not measured (sources without finish reasons).')),
+  truncated: added(boolN('The episode was cut off at the token limit: a reply ended with `finish_reason = length` before any decision (status `invalid`, reason `truncated (finish_reason=length)`; scored like any invalid trajectory: incorrect, not gathered, misaligned); null when not measured (sources without finish reasons).')),
   attempts: added(intN('Sampling attempts: 1 + the replies discarded and resampled under `retry_degenerate` (1 = nothing was resampled); null when not measured.')),
 });
 

@@ -16,8 +16,10 @@
  * | `truncated_episodes` | no episode was cut off at the token limit (`episodes.truncated`), or at most `allowTruncated` were (`--allow-truncated N`); a store without finish reasons has none |
  *
  * Not measured is not failed, and not passed either: a score nobody measured is NULL, and the
- * gate says so instead of shrinking a denominator. A truncated episode's scores are NULL too, but
- * `truncated_episodes` counts those (and its allowance decides), so `required_scorers` leaves them out.
+ * gate says so instead of shrinking a denominator. A truncated episode is invalid and scored
+ * (incorrect, not gathered, misaligned: in every denominator); `truncated_episodes` counts it apart
+ * (and its allowance decides). Stores written before that convention hold NULL scores for truncated
+ * episodes; `required_scorers` leaves those to `truncated_episodes`.
  *
  * `validateRun(traces, {runId?, expectedSamples?, requiredScorers?, allowJudgeErrors?, allowTruncated?})`: without
  * `runId`, the only run in the store, else the most recently created one (named in the result).
