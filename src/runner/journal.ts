@@ -31,6 +31,7 @@ import { mkdir, open, readFile, rm, stat, truncate, type FileHandle } from 'node
 import { dirname, join } from 'node:path';
 import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
 import { acquireLockFile, isOwnerAlive, parseOwner, processStart, type LockOwner } from '../store/lock.ts';
+import type { StateManifest } from '../store/state-manifest.ts';
 import type {
   EpisodeRow,
   JudgmentRow,
@@ -97,6 +98,8 @@ export interface JournalHeader {
   created_at: string;
   /** Hash of the behaviour-relevant config: a resume must use the same. */
   config_hash: string;
+  /** The states' manifest when the run began (runner/manifest.ts; absent in older journals). */
+  state_manifest?: StateManifest;
   /** Units the run will have in all. */
   total: number;
   /** The resolved config (no secrets: only env var names). */

@@ -63,6 +63,7 @@ import { Limiter, ModelCallError, ModelClient, checkEndpoint, isAbort, runEpisod
 import { RequestParams, endpointHint, type ParamAdjustment } from './endpoint.ts';
 import { judgeEpisode, type JudgePanelMember } from './judges.ts';
 import { runProbeState } from './probes.ts';
+import { buildStateManifest, describeManifestDiff, diffStateManifests } from '../store/state-manifest.ts';
 import { SCORERS, scoreEpisode } from './scorers.ts';
 import { journalPath, openJournal, refuseLiveJournal, readJournal, readJournalUnit, removeJournal, scanJournal, type JournalHeader, type JournalUnit } from './journal.ts';
 
@@ -166,7 +167,7 @@ export function defaultRunId(cfg: Pick<ResolvedConfig, 'name' | 'seed'>): string
 }
 
 /** Hash of everything that changes a run's rows (not concurrency, retries, timeouts or latency). */
-export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[]): string {
+export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[], statesRoot: string | null = null): string {
   const pick = (m: ResolvedModel) => [m.model, m.base_url, m.family, m.temperature, m.max_tokens, m.logprobs, m.max_tokens_param ?? 'max_tokens', m.omit_params ?? []];
   const key = {
     suite: cfg.suite,
@@ -181,6 +182,8 @@ export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[]):
     retry_degenerate: cfg.retry_degenerate,
     protocol: PROTOCOL_VERSION,
     prompt: cfg.prompt ?? 'neutral',
+    // The states' content (runner/manifest.ts): an edited situation text changes the hash.
+    ...(statesRoot ? { states_root: statesRoot } : {}),
   };
   return createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16);
 }
@@ -464,6 +467,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
 
   const scenarios = selectScenarios(cfg);
   const scenarioIds = scenarios.map((s) => s.scenario_id);
+  const manifest = buildStateManifest(scenarios);
   const plan: UnitPlan[] = [];
   for (const subject of cfg.subjects) {
     for (const scenario of scenarios) {
@@ -474,7 +478,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
   }
   const planIds = new Set(plan.map((p) => p.id));
   const total = plan.length;
-  const hash = configHash(cfg, scenarioIds);
+  const hash = configHash(cfg, scenarioIds, manifest.root);
 
   const jpath = journalPath(traces, runId);
   if (isRunCommitted(traces, runId) && !opts.replace) {
@@ -496,6 +500,11 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
     if (!existsSync(jpath)) throw usageError('run.noJournal', `no journal for run "${runId}" at ${jpath}: nothing to resume`);
     const contents = await readJournal(jpath);
     if (!contents.header) throw usageError('run.noJournal', `${jpath} has no header: it cannot be resumed (delete it and start over)`);
+    const recorded = contents.header.state_manifest;
+    const changed = recorded ? describeManifestDiff(diffStateManifests(recorded, manifest)) : null;
+    if (changed) {
+      throw usageError('run.statesChanged', `run "${runId}" was started on other state content (${changed} since it began; root ${recorded!.root.slice(0, 16)}, now ${manifest.root.slice(0, 16)}); restore the states or start a new run`);
+    }
     if (contents.header.config_hash !== hash) {
       throw usageError('run.configChanged', `run "${runId}" was started with a different configuration (journal ${contents.header.config_hash}, now ${hash}); resume without --config/--preset overrides, or start a new run`);
     }
@@ -519,6 +528,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       run_id: runId,
       created_at: new Date().toISOString(),
       config_hash: hash,
+      state_manifest: manifest,
       total,
       config: redactor.value(cfg),
     };
@@ -801,7 +811,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       suite: cfg.suite,
       status,
       config: redactor.json(
-        configRecord(cfg, { run_id: runId, protocol_version: PROTOCOL_VERSION, scenario_ids: scenarioIds, config_hash: hash, request_adjustments: adjustments }),
+        configRecord(cfg, { run_id: runId, protocol_version: PROTOCOL_VERSION, scenario_ids: scenarioIds, config_hash: hash, state_manifest: manifest, request_adjustments: adjustments }),
       ),
       seed: cfg.seed,
       epochs: cfg.epochs,

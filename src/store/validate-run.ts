@@ -33,6 +33,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { usageError } from '../errors.ts';
+import { describeManifestDiff, diffStateManifests, type StateManifest } from './state-manifest.ts';
 import { openStore } from './open-store.ts';
 import { query, quoteLiteral } from './duckdb.ts';
 import { SCORER_NAMES, isStandoffSource } from '../schema/tables.ts';
@@ -52,6 +53,12 @@ export interface ValidateOptions {
    * a blank CSV cell) the run may hold and still pass (default 0; `--allow-missing N`).
    */
   allowMissing?: number;
+  /**
+   * The manifest of a state directory on disk (`--states DIR`, runner/manifest.ts
+   * `loadStateManifest`): adds the check `state_manifest`, that every state the run recorded in
+   * `runs.config.state_manifest` is on disk with the same content.
+   */
+  states?: { dir: string; manifest: StateManifest };
 }
 
 export interface ValidationCheck {
@@ -298,6 +305,25 @@ export const GATE_CHECKS: readonly GateCheck[] = [
   checkTruncatedEpisodes,
 ];
 
+/** `state_manifest`: the states on disk match the manifest the run recorded (`--states DIR`). */
+export function stateManifestCheck(config: unknown, states: { dir: string; manifest: StateManifest }): ValidationCheck {
+  const name = 'state_manifest';
+  let recorded: StateManifest | undefined;
+  try {
+    recorded = (typeof config === 'string' ? JSON.parse(config) : (config as Record<string, unknown> | null))?.state_manifest;
+  } catch {
+    recorded = undefined;
+  }
+  if (!recorded || typeof recorded.root !== 'string' || typeof recorded.states !== 'object') {
+    return { name, ok: false, detail: `the run recorded no state manifest (made before manifests, or ingested), so ${states.dir} cannot be checked against it` };
+  }
+  const diff = describeManifestDiff(diffStateManifests(recorded, states.manifest, { subset: true }));
+  const n = Object.keys(recorded.states).length;
+  return diff
+    ? { name, ok: false, detail: `${states.dir} differs from the run's manifest (root ${recorded.root.slice(0, 16)}): ${diff}` }
+    : { name, ok: true, detail: `${n} state(s) in ${states.dir} match the run's manifest (root ${recorded.root})` };
+}
+
 function checkOptions(opts: ValidateOptions): void {
   if (opts.expectedSamples !== undefined && !(Number.isInteger(opts.expectedSamples) && opts.expectedSamples > 0)) {
     throw usageError('validate.badExpected', `--expected-samples must be a positive integer, got ${opts.expectedSamples}`);
@@ -366,6 +392,7 @@ export async function validateRun(traces: string, opts: ValidateOptions = {}): P
     };
     const checks: ValidationCheck[] = [];
     for (const check of GATE_CHECKS) checks.push(await check(g));
+    if (opts.states) checks.push(stateManifestCheck(run.config, opts.states));
     const { total, errors } = await judgeErrorCounts(g);
     const failures = checks.filter((x) => !x.ok).map((x) => `${x.name}: ${x.detail}`);
     return { ok: failures.length === 0, runId, checks, failures, verdicts: { total, errors, allowed: g.allowJudgeErrors } };

@@ -52,6 +52,8 @@ export interface RunSummaryRow {
   notes: string | null;
   standoff_version: string;
   sha256: string;
+  /** Root hash of the states the run sealed (`runs.config.state_manifest.root`); null when not recorded. */
+  states_root: string | null;
 }
 
 export interface GateCheck {
@@ -172,6 +174,7 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
       notes: r.notes,
       standoff_version: r.standoff_version,
       sha256: hashBy.get(r.run_id) ?? '',
+      states_root: statesRoot(r.config),
     };
   });
   const [tot] = await ctx.q(`SELECT CAST(count(DISTINCT scenario_id) AS BIGINT) AS scenarios, CAST(count(*) AS BIGINT) AS samples FROM episodes`);
@@ -263,6 +266,13 @@ export function renderGate(s: SummaryResult): string {
   return lines.join('\n') + '\n';
 }
 
+/** The root of the run's state manifest (runner/manifest.ts), as recorded in its config. */
+function statesRoot(config: unknown): string | null {
+  const m = config !== null && typeof config === 'object' ? (config as Record<string, unknown>).state_manifest : undefined;
+  const root = m !== null && typeof m === 'object' ? (m as Record<string, unknown>).root : undefined;
+  return typeof root === 'string' && /^[0-9a-f]{64}$/.test(root) ? root : null;
+}
+
 export function renderSummary(s: SummaryResult, opts: { seed: number; resamples: number; level: number }): string {
   const out: string[] = ['## 1. Run summary\n'];
   const t = s.totals;
@@ -272,7 +282,7 @@ export function renderSummary(s: SummaryResult, opts: { seed: number; resamples:
   out.push(`${t.runs} run${t.runs === 1 ? '' : 's'}, ${t.subjects} subject${t.subjects === 1 ? '' : 's'}, ${t.judges} judge${t.judges === 1 ? '' : 's'}, ${items}, ${fmtCount(t.samples)} samples in all.\n`);
   out.push(
     table(
-      ['Run', 'Suite', 'Source', 'Status', 'Subjects', 'Judges', 'Scenarios', 'Epochs', 'Temperature', 'Prompt', 'Run seed', 'Samples', 'SHA-256 (Parquet)'],
+      ['Run', 'Suite', 'Source', 'Status', 'Subjects', 'Judges', 'Scenarios', 'Epochs', 'Temperature', 'Prompt', 'Run seed', 'Samples', 'SHA-256 (Parquet)', 'States root (SHA-256)'],
       s.runs.map((r) => [
         code(r.run_id),
         cell(r.suite),
@@ -287,8 +297,9 @@ export function renderSummary(s: SummaryResult, opts: { seed: number; resamples:
         r.seed === null ? '—' : String(r.seed),
         fmtCount(r.samples),
         code(r.sha256.slice(0, 16)),
+        r.states_root ? code(r.states_root.slice(0, 16)) : 'not recorded',
       ]),
-      ['l', 'l', 'l', 'l', 'l', 'l', 'r', 'r', 'l', 'l', 'r', 'r', 'l'],
+      ['l', 'l', 'l', 'l', 'l', 'l', 'r', 'r', 'l', 'l', 'r', 'r', 'l', 'l'],
     ),
   );
   const prompts = s.runs.filter((r) => r.prompt !== null);
