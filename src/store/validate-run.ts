@@ -36,7 +36,7 @@ import { usageError } from '../errors.ts';
 import { describeManifestDiff, diffStateManifests, type StateManifest } from './state-manifest.ts';
 import { openStore } from './open-store.ts';
 import { query, quoteLiteral } from './duckdb.ts';
-import { SCORER_NAMES, isStandoffSource } from '../schema/tables.ts';
+import { SCORER_NAMES, isO1Data } from '../schema/tables.ts';
 
 export interface ValidateOptions {
   runId?: string;
@@ -349,15 +349,16 @@ function configuredSubjects(config: unknown): string[] | null {
 }
 
 /**
- * What the gate requires of a run when the caller does not say: a Standoff run (source `standoff`
- * or `synthetic`) the three O1 scorers; an imported run the scorers it holds (sorted). Expected
+ * What the gate requires of a run when the caller does not say: an O1-shaped run (a Standoff
+ * source, the `standoff_o1` task, or two of O1's scorers: `isO1Data`) the three O1 scorers and any
+ * other it holds; any other run the scorers it holds (sorted). Expected
  * samples per subject: the run's distinct scenarios x its recorded epochs, when it records epochs.
  */
 async function gateDefaults(conn: DuckDBConnection, runId: string, run: Record<string, unknown>): Promise<{ requiredScorers: string[]; expectedSamples: number | undefined }> {
-  const requiredScorers =
-    isStandoffSource(String(run.source))
-      ? [...SCORER_NAMES].sort()
-      : (await query(conn, 'SELECT DISTINCT scorer FROM scores WHERE run_id = $1 ORDER BY scorer', [runId])).rows.map((r) => String(r.scorer));
+  const held = (await query(conn, 'SELECT DISTINCT scorer FROM scores WHERE run_id = $1 ORDER BY scorer', [runId])).rows.map((r) => String(r.scorer));
+  // O1's gate (all three scorers) for any O1-shaped run, whoever wrote it (schema/tables.ts isO1Data).
+  const o1 = isO1Data({ source: String(run.source), suite: String(run.suite ?? ''), scorers: held });
+  const requiredScorers = o1 ? [...new Set([...SCORER_NAMES, ...held])].sort() : held;
   const scenarios = num((await query(conn, 'SELECT count(DISTINCT scenario_id) AS n FROM episodes WHERE run_id = $1', [runId])).rows[0]?.n ?? 0);
   const epochs = run.epochs === null || run.epochs === undefined ? null : num(run.epochs);
   return { requiredScorers, expectedSamples: epochs !== null && scenarios > 0 ? scenarios * epochs : undefined };
@@ -373,7 +374,7 @@ export async function validateRun(traces: string, opts: ValidateOptions = {}): P
       const r = await query(conn, 'SELECT run_id FROM runs ORDER BY created_at DESC, run_id DESC LIMIT 1');
       runId = String(r.rows[0].run_id);
     }
-    const run = (await query(conn, 'SELECT status, config, source, epochs FROM runs WHERE run_id = $1', [runId])).rows[0];
+    const run = (await query(conn, 'SELECT status, config, source, suite, epochs FROM runs WHERE run_id = $1', [runId])).rows[0];
     const counts = (
       await query(conn, 'SELECT subject_model, count(*) AS n FROM episodes WHERE run_id = $1 GROUP BY subject_model ORDER BY subject_model', [runId])
     ).rows.map((r) => ({ subject: String(r.subject_model), n: num(r.n) }));
