@@ -4,6 +4,7 @@
  * invalid and errored episodes, limitations; method notes. Recognised by the data: every run's
  * source is a Standoff one (`standoff`, `synthetic`) and they are one suite.
  */
+import { isO1Data } from '../../schema/tables.ts';
 import { cell, fmtCount } from '../markdown.ts';
 import { RESULTS_SCHEMA } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
@@ -88,7 +89,9 @@ const limitationsSection: SuiteSection<string[]> = {
 
 export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown>> = {
   id: 'standoff-o1',
-  recognise: (f) => f.standoff && f.suites.length === 1,
+  // Recognised by its data (schema/tables.ts isO1Data): a Standoff store, or one O1-shaped suite
+  // (the standoff_o1 task, or two of O1's scorers) whoever wrote it (Inspect logs, CSV).
+  recognise: (f) => f.suites.length === 1 && (f.standoff || f.sources.every((source) => isO1Data({ source, suite: f.suites[0], scorers: f.scorers }))),
   sections: () => [summarySection, results, grounded, slices, pairwise, judges, probes, episodes, limitationsSection],
   figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'probes', 'calibration', 'judges'],
   results(ctx: ReportContext, v: Record<string, unknown>) {
