@@ -74,6 +74,9 @@ function writeLog(dir: string, plan: Plan, i: number): string {
   const planned = [...nonAmb.map((e, j) => ({ ...e, f: flags[j] })), ...amb.map((e, j) => ({ ...e, f: { correct: false, gathered: j < plan.ambGathered, invalid: false } }))];
   let aligned = 0;
   const samples = planned.map((e) => sample(e.s, e.epoch, e.f, !e.f.invalid && aligned++ < plan.aligned));
+  // GPT-OSS's own gathered_evidence scorer disagrees with its transcript on two episodes (it
+  // claims evidence the transcript does not show): reported 22/90, recomputed 20/90.
+  if (i === 0) for (const j of [28, 29]) (samples[j].scores.gathered_evidence as { value: boolean }).value = true;
   const header = shapedHeader();
   const ev = header.eval as Record<string, unknown>;
   Object.assign(ev, { run_id: `SeedRun${i}`, eval_id: `SeedEval${i}`, model: plan.model, model_args: {}, task_args: {}, config: { epochs: 5 }, dataset: { name: 'standoff', samples: 18 } });
@@ -85,10 +88,11 @@ function writeLog(dir: string, plan: Plan, i: number): string {
 }
 
 let md: string;
+let store: string;
 beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'standoff-o1-seed-'));
   const logs = PLANS.map((p, i) => writeLog(dir, p, i));
-  const store = join(dir, 'store');
+  store = join(dir, 'store');
   const ing = runCli(['ingest', 'inspect', ...logs, '--traces', store]);
   expect(ing.code, ing.stderr).toBe(0);
   const out = join(dir, 'report');
@@ -102,6 +106,17 @@ describe("the seed's table through O1-shaped Inspect logs", () => {
     for (const h of ['## 3. Grounded vs lucky', '### Correct without evidence', '## 8. Invalid and errored episodes']) expect(md).toContain(h);
     expect(md).toMatch(/Structural gate: PASSED/);
     expect(md.match(/required_scorers \(inspect-SeedRun\d-[0-9a-f]+\) \| pass \| gathered_evidence, policy_compliant_action, reasoning_action_alignment present on all 90 episodes/g)).toHaveLength(3);
+  });
+
+  it("shows the log's own gathered_evidence beside the recomputation and flags the episodes that differ; ci names which one it uses", () => {
+    const row = md.split('\n').find((l) => l.startsWith('| nim/openai/gpt-oss-120b | ') && l.includes('FLAG'))!;
+    expect(row).toBe('| nim/openai/gpt-oss-120b | 24.4% (22/90) | 22.2% (20/90) | **2** (FLAG) |');
+    expect(md.match(/^- nim\/openai\/gpt-oss-120b: `[a-z_]+` epoch \d: log gathered, recomputed not gathered$/gm)).toHaveLength(2);
+    expect(md).toMatch(/\| nim\/minimax\/minimax-m3 \| 100\.0% \(90\/90\) \| 100\.0% \(90\/90\) \| 0 \|/);
+    const ci = (metric: string) => JSON.parse(runCli(['ci', 'exact', '--traces', store, '--metric', metric, '--by', 'subject_model', '--format', 'json']).stdout);
+    const gpt = (r: { group: { subject_model: string }; successes: number; trials: number; description?: string }[]) => r.find((g) => g.group.subject_model === 'nim/openai/gpt-oss-120b')!;
+    expect(gpt(ci('gathered_evidence'))).toMatchObject({ successes: 20, trials: 90, note: expect.stringContaining('"gathered_evidence" is the built-in metric; this store\'s scorer gathered_evidence is metric score:gathered_evidence') });
+    expect(gpt(ci('score:gathered_evidence'))).toMatchObject({ successes: 22, trials: 90 });
   });
 
   it("finds the seed's numbers in REPORT.md", () => {

@@ -12,6 +12,7 @@ import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, re
 import { materializeObservations, type ReportContext } from '../sections/context.ts';
 import { renderGate, type SummaryResult } from '../sections/summary.ts';
 import { renderResults, resultsSection, type ResultsSection } from '../sections/results.ts';
+import { recomputedSection, renderRecomputed, type RecomputedSection } from '../sections/recomputed.ts';
 import { groundedSection, renderGrounded, type GroundedSection } from '../sections/grounded.ts';
 import { renderSlices, slicesSection, type SlicesSection } from '../sections/slices.ts';
 import { pairwiseSection, renderPairwise, type PairwiseSection } from '../sections/pairwise.ts';
@@ -38,6 +39,12 @@ const results: SuiteSection<ResultsSection> = {
   },
   render: (v, i) => renderResults(v, lvl(i)),
   figures: (v, i) => [metricBars(v, i.ctx.subjects, i.ctx.colours, i.ctx.level)],
+};
+const recomputed: SuiteSection<RecomputedSection> = {
+  key: 'recomputed',
+  step: 'reported vs recomputed',
+  compute: ({ ctx }) => recomputedSection(ctx),
+  render: (v) => renderRecomputed(v),
 };
 const grounded: SuiteSection<GroundedSection> = {
   key: 'grounded',
@@ -92,7 +99,7 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
   // Recognised by its data (schema/tables.ts isO1Data): a Standoff store, or one O1-shaped suite
   // (the standoff_o1 task, or two of O1's scorers) whoever wrote it (Inspect logs, CSV).
   recognise: (f) => f.suites.length === 1 && (f.standoff || f.sources.every((source) => isO1Data({ source, suite: f.suites[0], scorers: f.scorers }))),
-  sections: () => [summarySection, results, grounded, slices, pairwise, judges, probes, episodes, limitationsSection],
+  sections: () => [summarySection, results, recomputed, grounded, slices, pairwise, judges, probes, episodes, limitationsSection],
   figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'probes', 'calibration', 'judges'],
   results(ctx: ReportContext, v: Record<string, unknown>) {
     const { hashes, gate, ...summary } = v.summary as SummaryResult;
