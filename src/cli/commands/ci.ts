@@ -267,6 +267,19 @@ export function registerCi(program: Command): void {
     );
   withExamples(judges, 'standoff judges', 'standoff judges --exclude-by model --totals', 'standoff judges --input verdicts.csv --format json');
 
+  const costs = formatOption(storeOptions(program.command('costs').description('per subject: tokens, latency (median, p95) and cost per 1,000 episodes from a price table (cost is not measured without --prices)')))
+    .option('--prices <file>', 'JSON price table: {"<model>": {"input_per_mtok": USD, "output_per_mtok": USD}}')
+    .action(
+      action(async (o: { traces: string; run?: string[]; prices?: string; format: Format }) => {
+        const { costsFromStore, loadPriceTable } = await import('../../analysis/costs.ts');
+        const r = await costsFromStore({ traces: o.traces, runs: o.run }, o.prices ? loadPriceTable(o.prices) : null);
+        if (o.format === 'json') return printResult(r, 'json');
+        printResult(r.subjects, o.format, ['subject_model', 'episodes', 'with_tokens', 'mean_input_tokens', 'mean_output_tokens', 'latency_median_ms', 'latency_p95_ms', 'cost_per_1000']);
+        if (!r.prices && o.format === 'table') printText('cost_per_1000: not measured (no --prices table)\n');
+      }),
+    );
+  withExamples(costs, 'standoff costs', 'standoff costs --prices prices.json --format json');
+
   const probes = common(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .action(

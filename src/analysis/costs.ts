@@ -1,0 +1,75 @@
+/**
+ * `standoff costs`: per subject, tokens, latency (median and p95) and cost per 1,000 episodes from
+ * a per-model price table (`--prices FILE`; without one, cost is "not measured", null, never 0).
+ * Latency quantiles are DuckDB's `quantile_cont` (linear interpolation: R's type 7, numpy's
+ * default). Errored episodes are left out (their tokens and time are not an episode's cost).
+ */
+import { readFileSync } from 'node:fs';
+import { dataError, usageError } from '../errors.ts';
+import { query } from '../store/duckdb.ts';
+import { withStore, type StoreSource } from './ci.ts';
+
+/** USD per million tokens, by model. */
+export type PriceTable = Record<string, { input_per_mtok: number; output_per_mtok: number }>;
+
+export interface CostRow {
+  subject_model: string;
+  episodes: number;
+  /** Episodes with token counts (the rest: not measured). */
+  with_tokens: number;
+  mean_input_tokens: number | null;
+  mean_output_tokens: number | null;
+  latency_median_ms: number | null;
+  latency_p95_ms: number | null;
+  /** USD per 1,000 episodes; null without a price for the model (not measured). */
+  cost_per_1000: number | null;
+}
+
+/** Reads and checks a price table: `{ "<model>": { "input_per_mtok": n, "output_per_mtok": n } }`. */
+export function loadPriceTable(file: string): PriceTable {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw usageError('costs.badPrices', `${file}: not readable JSON (${(e as Error).message})`);
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw dataError('costs.badPrices', `${file}: expected an object of model -> {input_per_mtok, output_per_mtok}`);
+  for (const [model, p] of Object.entries(raw as Record<string, unknown>)) {
+    const ok = p !== null && typeof p === 'object' && ['input_per_mtok', 'output_per_mtok'].every((k) => Number.isFinite((p as Record<string, unknown>)[k]) && ((p as Record<string, number>)[k]) >= 0);
+    if (!ok) throw dataError('costs.badPrices', `${file}: model ${JSON.stringify(model)}: input_per_mtok and output_per_mtok must be non-negative numbers`);
+  }
+  return raw as PriceTable;
+}
+
+export async function costsFromStore(src: StoreSource, prices: PriceTable | null): Promise<{ prices: boolean; subjects: CostRow[] }> {
+  return withStore(src, async (conn) => {
+    const { rows } = await query(
+      conn,
+      `SELECT subject_model, CAST(count(*) AS BIGINT) AS episodes,
+              CAST(count(*) FILTER (WHERE input_tokens IS NOT NULL AND output_tokens IS NOT NULL) AS BIGINT) AS with_tokens,
+              avg(input_tokens) AS mi, avg(output_tokens) AS mo,
+              quantile_cont(latency_ms, 0.5) AS med, quantile_cont(latency_ms, 0.95) AS p95
+       FROM episodes WHERE status <> 'error' GROUP BY subject_model ORDER BY subject_model`,
+    );
+    const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+    return {
+      prices: prices !== null,
+      subjects: rows.map((r) => {
+        const model = String(r.subject_model);
+        const mi = n(r.mi);
+        const mo = n(r.mo);
+        const p = prices?.[model];
+        return {
+          subject_model: model,
+          episodes: Number(r.episodes),
+          with_tokens: Number(r.with_tokens),
+          mean_input_tokens: mi,
+          mean_output_tokens: mo,
+          latency_median_ms: n(r.med),
+          latency_p95_ms: n(r.p95),
+          cost_per_1000: p && mi !== null && mo !== null ? (1000 * (mi * p.input_per_mtok + mo * p.output_per_mtok)) / 1e6 : null,
+        };
+      }),
+    };
+  });
+}
