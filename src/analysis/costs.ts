@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dataError, usageError } from '../errors.ts';
 import { query } from '../store/duckdb.ts';
 import { withStore, type StoreSource } from './ci.ts';
+import { clopperPearson } from '../stats/clopper-pearson.ts';
 
 /** USD per million tokens, by model. */
 export type PriceTable = Record<string, { input_per_mtok: number; output_per_mtok: number }>;
@@ -72,4 +73,49 @@ export async function costsFromStore(src: StoreSource, prices: PriceTable | null
       }),
     };
   });
+}
+
+export interface RerunRow {
+  subject_model: string;
+  /** Episodes paired on (subject, scenario, epoch) that are completed in both runs. */
+  paired: number;
+  /** Pairs whose terminal decision (or invalidity) is the same. */
+  matched: number;
+  agreement: number | null;
+  lower: number | null;
+  upper: number | null;
+}
+
+/**
+ * Rerun agreement (the paper's "a rerun of JEV's decisions ... matched 96.3% of 2,783 states"):
+ * two runs of the same subjects on the same states, paired on (subject, scenario, epoch); a pair
+ * matches when both made the same terminal decision (two invalid episodes match; errored ones are
+ * left out). Exact Clopper-Pearson interval, pairs treated as independent.
+ */
+export async function rerunAgreement(src: StoreSource & { a: string; b: string }, level = 0.95): Promise<{ a: string; b: string; level: number; subjects: RerunRow[] }> {
+  const rows = await withStore({ traces: src.traces, runs: [src.a, src.b] }, async (conn) =>
+    (
+      await query(
+        conn,
+        `SELECT x.subject_model, CAST(count(*) AS BIGINT) AS paired,
+                CAST(count(*) FILTER (WHERE x.decision_tool IS NOT DISTINCT FROM y.decision_tool) AS BIGINT) AS matched
+         FROM episodes x JOIN episodes y ON x.subject_model = y.subject_model AND x.scenario_id = y.scenario_id AND x.epoch = y.epoch
+         WHERE x.run_id = $a AND y.run_id = $b AND x.status <> 'error' AND y.status <> 'error'
+         GROUP BY x.subject_model ORDER BY x.subject_model`,
+        { a: src.a, b: src.b },
+      )
+    ).rows,
+  );
+  if (rows.length === 0) throw dataError('rerun.noPairs', `runs "${src.a}" and "${src.b}" share no completed (subject, scenario, epoch) episode`);
+  return {
+    a: src.a,
+    b: src.b,
+    level,
+    subjects: rows.map((r) => {
+      const n = Number(r.paired);
+      const k = Number(r.matched);
+      const ci = clopperPearson(k, n, { level });
+      return { subject_model: String(r.subject_model), paired: n, matched: k, agreement: ci.estimate, lower: ci.lower, upper: ci.upper };
+    }),
+  };
 }

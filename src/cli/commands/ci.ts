@@ -280,6 +280,19 @@ export function registerCi(program: Command): void {
     );
   withExamples(costs, 'standoff costs', 'standoff costs --prices prices.json --format json');
 
+  const rerun = levelOption(formatOption(storeOptions(program.command('rerun').description('rerun agreement: two runs of the same subjects on the same states, paired on (subject, scenario, epoch): the share with the same terminal decision, with an exact interval'), { runs: false })))
+    .requiredOption('--a <run>', 'first run id')
+    .requiredOption('--b <run>', 'second run id (the rerun)')
+    .action(
+      action(async (o: { traces: string; a: string; b: string; level: number; format: Format }) => {
+        const { rerunAgreement } = await import('../../analysis/costs.ts');
+        const r = await rerunAgreement({ traces: o.traces, a: o.a, b: o.b }, o.level);
+        if (o.format === 'json') return printResult(r, 'json');
+        printResult(r.subjects, o.format);
+      }),
+    );
+  withExamples(rerun, 'standoff rerun --a demo-s20260810 --b demo-rerun');
+
   const probes = common(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .action(
