@@ -42,37 +42,36 @@ export function loadPriceTable(file: string): PriceTable {
   return raw as PriceTable;
 }
 
-export async function costsFromStore(src: StoreSource, prices: PriceTable | null): Promise<{ prices: boolean; subjects: CostRow[] }> {
-  return withStore(src, async (conn) => {
-    const { rows } = await query(
-      conn,
-      `SELECT subject_model, CAST(count(*) AS BIGINT) AS episodes,
-              CAST(count(*) FILTER (WHERE input_tokens IS NOT NULL AND output_tokens IS NOT NULL) AS BIGINT) AS with_tokens,
-              avg(input_tokens) AS mi, avg(output_tokens) AS mo,
-              quantile_cont(latency_ms, 0.5) AS med, quantile_cont(latency_ms, 0.95) AS p95
-       FROM episodes WHERE status <> 'error' GROUP BY subject_model ORDER BY subject_model`,
-    );
-    const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+/** Per-subject token and latency aggregates over completed episodes (one query, for the CLI and the report). */
+export const COSTS_SQL = `SELECT subject_model, CAST(count(*) AS BIGINT) AS episodes,
+       CAST(count(*) FILTER (WHERE input_tokens IS NOT NULL AND output_tokens IS NOT NULL) AS BIGINT) AS with_tokens,
+       avg(input_tokens) AS mi, avg(output_tokens) AS mo,
+       quantile_cont(latency_ms, 0.5) AS med, quantile_cont(latency_ms, 0.95) AS p95
+FROM episodes WHERE status <> 'error' GROUP BY subject_model ORDER BY subject_model`;
+
+/** `COSTS_SQL` rows -> cost rows, priced from the table (null: not measured). */
+export function buildCostRows(rows: Record<string, unknown>[], prices: PriceTable | null): CostRow[] {
+  const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return rows.map((r) => {
+    const model = String(r.subject_model);
+    const mi = n(r.mi);
+    const mo = n(r.mo);
+    const p = prices?.[model];
     return {
-      prices: prices !== null,
-      subjects: rows.map((r) => {
-        const model = String(r.subject_model);
-        const mi = n(r.mi);
-        const mo = n(r.mo);
-        const p = prices?.[model];
-        return {
-          subject_model: model,
-          episodes: Number(r.episodes),
-          with_tokens: Number(r.with_tokens),
-          mean_input_tokens: mi,
-          mean_output_tokens: mo,
-          latency_median_ms: n(r.med),
-          latency_p95_ms: n(r.p95),
-          cost_per_1000: p && mi !== null && mo !== null ? (1000 * (mi * p.input_per_mtok + mo * p.output_per_mtok)) / 1e6 : null,
-        };
-      }),
+      subject_model: model,
+      episodes: Number(r.episodes),
+      with_tokens: Number(r.with_tokens),
+      mean_input_tokens: mi,
+      mean_output_tokens: mo,
+      latency_median_ms: n(r.med),
+      latency_p95_ms: n(r.p95),
+      cost_per_1000: p && mi !== null && mo !== null ? (1000 * (mi * p.input_per_mtok + mo * p.output_per_mtok)) / 1e6 : null,
     };
   });
+}
+
+export async function costsFromStore(src: StoreSource, prices: PriceTable | null): Promise<{ prices: boolean; subjects: CostRow[] }> {
+  return withStore(src, async (conn) => ({ prices: prices !== null, subjects: buildCostRows((await query(conn, COSTS_SQL)).rows, prices) }));
 }
 
 export interface RerunRow {

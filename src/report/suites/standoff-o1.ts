@@ -13,6 +13,7 @@ import { materializeObservations, type ReportContext } from '../sections/context
 import { renderGate, type SummaryResult } from '../sections/summary.ts';
 import { renderResults, resultsSection, type ResultsSection } from '../sections/results.ts';
 import { recomputedSection, renderRecomputed, type RecomputedSection } from '../sections/recomputed.ts';
+import { costsSection, renderCosts, type CostsSection } from '../sections/costs.ts';
 import { groundedSection, renderGrounded, type GroundedSection } from '../sections/grounded.ts';
 import { renderSlices, slicesSection, type SlicesSection } from '../sections/slices.ts';
 import { pairwiseSection, renderPairwise, type PairwiseSection } from '../sections/pairwise.ts';
@@ -45,6 +46,12 @@ const recomputed: SuiteSection<RecomputedSection> = {
   step: 'reported vs recomputed',
   compute: ({ ctx }) => recomputedSection(ctx),
   render: (v) => renderRecomputed(v),
+};
+const costs: SuiteSection<CostsSection> = {
+  key: 'costs',
+  step: 'cost and latency',
+  compute: ({ ctx }) => costsSection(ctx),
+  render: (v) => renderCosts(v),
 };
 const grounded: SuiteSection<GroundedSection> = {
   key: 'grounded',
@@ -99,7 +106,7 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
   // Recognised by its data (schema/tables.ts isO1Data): a Standoff store, or one O1-shaped suite
   // (the standoff_o1 task, or two of O1's scorers) whoever wrote it (Inspect logs, CSV).
   recognise: (f) => f.suites.length === 1 && (f.standoff || f.sources.every((source) => isO1Data({ source, suite: f.suites[0], scorers: f.scorers }))),
-  sections: () => [summarySection, results, recomputed, grounded, slices, pairwise, judges, probes, episodes, limitationsSection],
+  sections: () => [summarySection, results, recomputed, grounded, slices, pairwise, judges, probes, episodes, costs, limitationsSection],
   figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'probes', 'calibration', 'judges'],
   results(ctx: ReportContext, v: Record<string, unknown>) {
     const { hashes, gate, ...summary } = v.summary as SummaryResult;
@@ -153,8 +160,9 @@ function document(ctx: RenderInput['ctx'], r: ReportResults, rendered: string[])
       '6. [Judges](#6-judges)',
       '7. [Paired probes](#7-paired-probes-reading-vs-acting)',
       '8. [Invalid and errored episodes](#8-invalid-and-errored-episodes)',
-      '9. [Limitations](#limitations)',
-      '10. [Method notes](#method-notes)',
+      '9. [Cost and latency](#9-cost-and-latency)',
+      '10. [Limitations](#limitations)',
+      '11. [Method notes](#method-notes)',
     ].join('\n') + '\n',
   );
   parts.push(...rendered);
