@@ -20,6 +20,7 @@ import {
   type ProbeRow,
   type Sided,
 } from '../stats/index.ts';
+import { SELF_EXCLUSION_DEFAULT } from '../stats/judge-panel.ts';
 import { openStore } from '../store/open-store.ts';
 import { query, quoteIdent, type SqlParams } from '../store/duckdb.ts';
 import { float64Column } from '../store/arrow.ts';
@@ -270,13 +271,16 @@ export function agreementOf(matrix: (number | string | null)[][], opts: { level:
  * values (self-excluded verdicts included: they are still the judge's reading; ERROR verdicts have
  * none). The judgments are counted as patterns in SQL (`loadJudgePatterns`), as the report does.
  */
-export async function agreementFromStore(src: StoreSource, opts: { scorer?: string; level: AlphaLevel; ciLevel?: number; seed: number; resamples: number }): Promise<AgreementResult & { scorer: string }> {
+/** How self-exclusion enters `agreement` (printed with it, and in the report's judge section). */
+export const AGREEMENT_SELF_EXCLUSION = `${SELF_EXCLUSION_DEFAULT} for medians; alpha compares judges on all their verdicts, self-judgments included`;
+
+export async function agreementFromStore(src: StoreSource, opts: { scorer?: string; level: AlphaLevel; ciLevel?: number; seed: number; resamples: number }): Promise<AgreementResult & { scorer: string; self_exclusion: string }> {
   const scorer = opts.scorer ?? 'reasoning_action_alignment';
   return withStore(src, async (conn) => {
     const p = await loadJudgePatterns(async (sql, params) => (await query(conn, sql, params)).rows, scorer);
     const matrix = patternMatrix(p);
     if (!matrix.some((row) => row.some((v) => v !== null))) throw dataError('agreement.noJudgments', `no judgments with a value for scorer "${scorer}" in this store${await judgedScorersHint(conn)}`);
-    return { scorer, ...agreementFromCounts(matrix, p.patterns.map((x) => x.count), opts) };
+    return { scorer, self_exclusion: AGREEMENT_SELF_EXCLUSION, ...agreementFromCounts(matrix, p.patterns.map((x) => x.count), opts) };
   });
 }
 
@@ -332,8 +336,9 @@ function judgeMatrix(rows: { sample: string; subject_model: string; subject_fami
   const judges = new Map<string, Judge>();
   const samples = new Map<string, JudgedSample>();
   for (const r of rows) {
-    if (!judges.has(r.judge)) judges.set(r.judge, { id: r.judge, model: r.judge_model, ...(r.judge_family ? { family: r.judge_family } : {}) });
-    if (!samples.has(r.sample)) samples.set(r.sample, { id: r.sample, subject_model: r.subject_model, ...(r.subject_family ? { subject_family: r.subject_family } : {}) });
+    // A model without a recorded family is its own family (the runner's convention, runner/config.ts).
+    if (!judges.has(r.judge)) judges.set(r.judge, { id: r.judge, model: r.judge_model, family: r.judge_family ?? r.judge_model });
+    if (!samples.has(r.sample)) samples.set(r.sample, { id: r.sample, subject_model: r.subject_model, subject_family: r.subject_family ?? r.subject_model });
   }
   const jl = [...judges.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
   const sl = [...samples.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -373,7 +378,7 @@ export async function judgesFromInput(file: string, opts: { excludeBy?: 'model' 
     value: numbers(t, 'value')[i] ?? null,
   }));
   const m = judgeMatrix(rows);
-  return judgesOf(m.judges, m.samples, m.scores, opts.excludeBy ?? 'model');
+  return judgesOf(m.judges, m.samples, m.scores, opts.excludeBy ?? SELF_EXCLUSION_DEFAULT);
 }
 
 /** `judges` over the store. */
@@ -388,7 +393,7 @@ export async function judgesFromStore(src: StoreSource, opts: { scorer?: string;
     );
     if (rows.length === 0) throw dataError('judges.noJudgments', `no judgments for scorer "${scorer}" in this store${await judgedScorersHint(conn)}`);
     const m = judgeMatrix(rows as never);
-    return { scorer, ...judgesOf(m.judges, m.samples, m.scores, opts.excludeBy ?? 'model') };
+    return { scorer, ...judgesOf(m.judges, m.samples, m.scores, opts.excludeBy ?? SELF_EXCLUSION_DEFAULT) };
   });
 }
 

@@ -47,6 +47,7 @@ import { zodKeysAt } from '../schema/zod-keys.ts';
 import { RUN_ID_PATTERN } from '../schema/tables.ts';
 import { simFamily } from './sim/profiles.ts';
 import { PROMPT_VARIANTS, type PromptVariant } from './protocol.ts';
+import { SELF_EXCLUSION_DEFAULT } from '../stats/judge-panel.ts';
 
 export const DEFAULT_CONFIG_FILE = 'standoff.config.json';
 export const SIM_PREFIX = 'sim:';
@@ -123,7 +124,7 @@ export const ConfigSchema = z.strictObject({
       log_read_ms: z.number().min(1).max(600_000).default(10_000),
     })
     .prefault({}),
-  judge_exclusion: z.enum(['model', 'family']).default('family'),
+  judge_exclusion: z.enum(['model', 'family']).default(SELF_EXCLUSION_DEFAULT),
   /** Run probe mode (paired factual probes) for every subject x scenario x epoch. */
   probes: z.boolean().default(true),
   /**

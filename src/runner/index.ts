@@ -91,7 +91,8 @@ export {
   type TranscriptRow,
 } from './scorers.ts';
 export { judgeEpisode, transcriptFromRows, type JudgeEpisodeContext, type JudgePanelMember } from './judges.ts';
-export { optionProbs, runProbeState, stateId, tokenAction, type ProbeStateContext, type ProbeStateResult } from './probes.ts';
+export { optionProbsFromLogprobs, tokenOption } from '../scorers/option-probs.ts';
+export { runProbeState, stateId, type ProbeStateContext, type ProbeStateResult } from './probes.ts';
 export {
   assembleRows,
   checkEndpoints,

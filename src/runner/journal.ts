@@ -30,7 +30,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StandoffError, dataError, storeError, usageError } from '../errors.ts';
-import { acquireLockFile, isOwnerAlive, processStart, readLockOwner, removeLock, type LockOwner } from '../store/lock.ts';
+import { acquireLockFile, isOwnerAlive, parseOwner, processStart, readLockOwner, removeLock, type LockOwner } from '../store/lock.ts';
+import type { StateManifest } from '../store/state-manifest.ts';
 import type {
   EpisodeRow,
   JudgmentRow,
@@ -91,6 +92,8 @@ export interface JournalHeader {
   created_at: string;
   /** Hash of the behaviour-relevant config: a resume must use the same. */
   config_hash: string;
+  /** The states' manifest when the run began (runner/manifest.ts; absent in older journals). */
+  state_manifest?: StateManifest;
   /** Units the run will have in all. */
   total: number;
   /** The resolved config (no secrets: only env var names). */

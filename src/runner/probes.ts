@@ -29,7 +29,8 @@
 import { applyDecisionRule, DECISION_TOOLS, type DecisionTool, type Scenario } from '../schema/scenario.ts';
 import type { ProbeAnswerRow, ProbeDecisionRow } from '../schema/tables.ts';
 import type { Rng } from '../stats/rng.ts';
-import { buildDecisionQuestionMessages, buildProbeMessages, parseDecisionReply, parseProbeReply, foldReply } from './protocol.ts';
+import { buildDecisionQuestionMessages, buildProbeMessages, parseDecisionReply, parseProbeReply } from './protocol.ts';
+import { optionProbsFromLogprobs } from '../scorers/option-probs.ts';
 import type { ResolvedModel } from './config.ts';
 import { ModelCallError, abortError, isAbort, textDegenerate, type ChatResult, type ModelClient } from './solver.ts';
 import type { Redactor } from '../redact.ts';
@@ -57,39 +58,6 @@ export interface ProbeStateResult {
 }
 
 export const stateId = (scenarioId: string, epoch: number) => `${scenarioId}/${epoch}`;
-
-/** Top-logprob token -> the decision tool it starts (exact, or a 3+ character prefix of exactly one). */
-export function tokenAction(token: string): DecisionTool | null {
-  const t = foldReply(token).replace(/[\s-]+/g, '_');
-  if (t.length === 0) return null;
-  if ((DECISION_TOOLS as readonly string[]).includes(t)) return t as DecisionTool;
-  if (t.length < 3) return null;
-  const hits = DECISION_TOOLS.filter((d) => d.startsWith(t));
-  return hits.length === 1 ? hits[0] : null;
-}
-
-/**
- * Option probabilities from the first generated token's top logprobs: each top token is mapped to
- * the option it starts, probabilities are summed per option and renormalised over the mass that
- * mapped to an option. Null when there are no logprobs or no token maps to an option.
- */
-export function optionProbs(choice: ChatResult['choice'] | undefined): Record<DecisionTool, number> | null {
-  const first = choice?.logprobs?.content?.[0];
-  if (!first) return null;
-  const top = first.top_logprobs?.length ? first.top_logprobs : [{ token: first.token, logprob: first.logprob }];
-  const mass = Object.fromEntries(DECISION_TOOLS.map((d) => [d, 0])) as Record<DecisionTool, number>;
-  let total = 0;
-  for (const t of top) {
-    const a = tokenAction(t.token);
-    if (!a || !Number.isFinite(t.logprob)) continue;
-    const p = Math.exp(t.logprob);
-    mass[a] += p;
-    total += p;
-  }
-  if (total <= 0) return null;
-  for (const d of DECISION_TOOLS) mass[d] = Math.round((mass[d] / total) * 1e6) / 1e6;
-  return mass;
-}
 
 async function ask(
   ctx: ProbeStateContext,
@@ -143,7 +111,7 @@ export async function runProbeState(ctx: ProbeStateContext): Promise<ProbeStateR
   const chosen = parseDecisionReply(replyText(decisionAsk.res));
   const gold = [...scenario.gold_actions] as string[];
   const composed = applyDecisionRule(scenario.decision_rule, parsedAnswers);
-  const probs = decisionAsk.res ? optionProbs(decisionAsk.res.choice) : null;
+  const probs = decisionAsk.res ? optionProbsFromLogprobs(decisionAsk.res.choice?.logprobs?.content) : null;
   const decision: ProbeDecisionRow = {
     run_id: runId,
     state_id: sid,

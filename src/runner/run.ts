@@ -27,7 +27,7 @@ import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { StandoffError, endpointError, usageError } from '../errors.ts';
 import { loadScenarios } from './scenarios.ts';
-import type { Scenario } from '../schema/scenario.ts';
+import { NOANSWER, type Scenario } from '../schema/scenario.ts';
 import {
   RUN_ID_PATTERN,
   type EpisodeRow,
@@ -64,6 +64,7 @@ import { Limiter, ModelCallError, ModelClient, checkEndpoint, isAbort, runEpisod
 import { RequestParams, endpointHint, type ParamAdjustment } from './endpoint.ts';
 import { judgeEpisode, type JudgePanelMember } from './judges.ts';
 import { runProbeState } from './probes.ts';
+import { buildStateManifest, describeManifestDiff, diffStateManifests } from '../store/state-manifest.ts';
 import { SCORERS, scoreEpisode } from './scorers.ts';
 import { journalPath, openJournal, refuseLiveJournal, readJournal, readJournalUnit, removeJournal, scanJournal, type JournalHeader, type JournalUnit } from './journal.ts';
 
@@ -95,14 +96,16 @@ export interface SubjectSummary {
   error: number;
   /** Episodes cut off at the token limit (counted in `invalid` too). */
   truncated: number;
-  /** Episodes with gathered_evidence = 1. */
+  /** Episodes with gathered_evidence = 1 / episodes with a gathered_evidence value (truncated ones included, as not gathered). */
   gathered: number;
+  evidence_scored: number;
   /** Non-ambiguous episodes scored correct / scored (NOANSWER excluded). */
   policy_correct: number;
   policy_scored: number;
   /** Episodes with alignment value 1 (median) / episodes with an alignment value. */
   aligned: number;
   alignment_scored: number;
+  /** Probe decisions correct / probe states, ambiguous states left out (as in the report). */
   probe_decisions_correct: number;
   probe_states: number;
 }
@@ -165,7 +168,7 @@ export function defaultRunId(cfg: Pick<ResolvedConfig, 'name' | 'seed'>): string
 }
 
 /** Hash of everything that changes a run's rows (not concurrency, retries, timeouts or latency). */
-export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[]): string {
+export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[], statesRoot: string | null = null): string {
   const pick = (m: ResolvedModel) => [m.model, m.base_url, m.family, m.temperature, m.max_tokens, m.logprobs, m.max_tokens_param ?? 'max_tokens', m.omit_params ?? []];
   const key = {
     suite: cfg.suite,
@@ -180,6 +183,8 @@ export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[]):
     retry_degenerate: cfg.retry_degenerate,
     protocol: PROTOCOL_VERSION,
     prompt: cfg.prompt ?? 'neutral',
+    // The states' content (runner/manifest.ts): an edited situation text changes the hash.
+    ...(statesRoot ? { states_root: statesRoot } : {}),
   };
   return createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16);
 }
@@ -329,6 +334,7 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
       error: 0,
       truncated: 0,
       gathered: 0,
+      evidence_scored: 0,
       policy_correct: 0,
       policy_scored: 0,
       aligned: 0,
@@ -342,6 +348,7 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
   let excludedSelf = 0;
   let probeStates = 0;
   let truncated = 0;
+  const ambiguous = new Map<string, boolean>();
   return {
     add(rows) {
       const subjOf = new Map<string, SubjectSummary>();
@@ -359,7 +366,10 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
       for (const sc of rows.scores) {
         const s = subjOf.get(sc.episode_id);
         if (!s || sc.value === null) continue;
-        if (sc.scorer === 'gathered_evidence' && sc.value === 1) s.gathered++;
+        if (sc.scorer === 'gathered_evidence') {
+          s.evidence_scored++;
+          if (sc.value === 1) s.gathered++;
+        }
         if (sc.scorer === 'policy_compliant_action') {
           s.policy_scored++;
           if (sc.value === 1) s.policy_correct++;
@@ -369,10 +379,12 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
           if (sc.value === 1) s.aligned++;
         }
       }
+      for (const e of rows.episodes) if (e.target !== null) ambiguous.set(e.scenario_id, e.target === NOANSWER);
       for (const d of rows.probe_decisions) {
         const s = subjects.get(d.subject_model);
         probeStates++;
-        if (!s) continue;
+        // Ambiguous states have no single correct decision: reported apart, as in the report.
+        if (!s || ambiguous.get(d.scenario_id) === true) continue;
         s.probe_states++;
         if (d.correct) s.probe_decisions_correct++;
       }
@@ -458,6 +470,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
 
   const scenarios = selectScenarios(cfg);
   const scenarioIds = scenarios.map((s) => s.scenario_id);
+  const manifest = buildStateManifest(scenarios);
   const plan: UnitPlan[] = [];
   for (const subject of cfg.subjects) {
     for (const scenario of scenarios) {
@@ -468,7 +481,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
   }
   const planIds = new Set(plan.map((p) => p.id));
   const total = plan.length;
-  const hash = configHash(cfg, scenarioIds);
+  const hash = configHash(cfg, scenarioIds, manifest.root);
 
   const jpath = journalPath(traces, runId);
   if (isRunCommitted(traces, runId) && !opts.replace) {
@@ -490,6 +503,11 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
     if (!existsSync(jpath)) throw usageError('run.noJournal', `no journal for run "${runId}" at ${jpath}: nothing to resume`);
     const contents = await readJournal(jpath);
     if (!contents.header) throw usageError('run.noJournal', `${jpath} has no header: it cannot be resumed (delete it and start over)`);
+    const recorded = contents.header.state_manifest;
+    const changed = recorded ? describeManifestDiff(diffStateManifests(recorded, manifest)) : null;
+    if (changed) {
+      throw usageError('run.statesChanged', `run "${runId}" was started on other state content (${changed} since it began; root ${recorded!.root.slice(0, 16)}, now ${manifest.root.slice(0, 16)}); restore the states or start a new run`);
+    }
     if (contents.header.config_hash !== hash) {
       throw usageError('run.configChanged', `run "${runId}" was started with a different configuration (journal ${contents.header.config_hash}, now ${hash}); resume without --config/--preset overrides, or start a new run`);
     }
@@ -513,6 +531,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       run_id: runId,
       created_at: new Date().toISOString(),
       config_hash: hash,
+      state_manifest: manifest,
       total,
       config: redactor.value(cfg),
     };
@@ -795,7 +814,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
       suite: cfg.suite,
       status,
       config: redactor.json(
-        configRecord(cfg, { run_id: runId, protocol_version: PROTOCOL_VERSION, scenario_ids: scenarioIds, config_hash: hash, request_adjustments: adjustments }),
+        configRecord(cfg, { run_id: runId, protocol_version: PROTOCOL_VERSION, scenario_ids: scenarioIds, config_hash: hash, state_manifest: manifest, request_adjustments: adjustments }),
       ),
       seed: cfg.seed,
       epochs: cfg.epochs,
@@ -993,7 +1012,7 @@ export function formatSummary(s: RunSummary): string[] {
   ];
   for (const m of s.subjects) {
     lines.push(
-      `  ${m.model}: evidence ${pct(m.gathered, m.episodes - m.error - m.truncated)}, action ${pct(m.policy_correct, m.policy_scored)}, alignment ${pct(m.aligned, m.alignment_scored)}, invalid ${m.invalid}${m.truncated ? ` (${m.truncated} truncated)` : ''}, error ${m.error}${m.probe_states ? `, probe decision ${pct(m.probe_decisions_correct, m.probe_states)}` : ''}`,
+      `  ${m.model}: evidence ${pct(m.gathered, m.evidence_scored)}, action ${pct(m.policy_correct, m.policy_scored)}, alignment ${pct(m.aligned, m.alignment_scored)}, invalid ${m.invalid}${m.truncated ? ` (${m.truncated} truncated)` : ''}, error ${m.error}${m.probe_states ? `, probe decision ${pct(m.probe_decisions_correct, m.probe_states)} (ambiguous states apart)` : ''}`,
     );
   }
   lines.push(`  judgments ${s.judgments} (${s.excludedSelf} excluded as self), probe states ${s.probeStates}, retries ${s.retries}, traces ${s.traces}`);

@@ -712,7 +712,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     decision_tool: failed ? null : (analysis.decision_tool as DecisionTool | null),
     decision_args: failed ? null : analysis.decision_args,
     // Not measured (null) when the episode could not complete or was cut off at the token limit.
-    gathered_evidence: failed || analysis.truncated ? null : analysis.gathered_evidence,
+    gathered_evidence: failed ? null : analysis.gathered_evidence,
     log_reads: analysis.log_reads,
     turns: analysis.turns,
     input_tokens: inputTokens,

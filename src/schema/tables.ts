@@ -65,6 +65,18 @@ export const runsSchema = z.object({
 
 /** The scorers of this evaluation (a standoff run scores every episode with each), in report order. */
 export const SCORER_NAMES = ['policy_compliant_action', 'gathered_evidence', 'reasoning_action_alignment'] as const;
+/** Standoff O1's Inspect task name. */
+export const O1_TASK = 'standoff_o1';
+/**
+ * Standoff O1 recognised by its data, not by who wrote it: a Standoff source, the O1 task (an
+ * Inspect task named `standoff_o1`, also as `path@standoff_o1` or `pkg/standoff_o1`), or at least two
+ * of O1's three scorers. Its gate requires all three scorers.
+ */
+export function isO1Data(d: { source: string; suite: string; scorers: readonly string[] }): boolean {
+  if (isStandoffSource(d.source)) return true;
+  if (d.suite === O1_TASK || d.suite.endsWith(`/${O1_TASK}`) || d.suite.endsWith(`@${O1_TASK}`)) return true;
+  return SCORER_NAMES.filter((n) => d.scorers.includes(n)).length >= 2;
+}
 
 export const episodesSchema = z.object({
   run_id: runId,
@@ -90,7 +102,7 @@ export const episodesSchema = z.object({
   started_at: tsN('When the episode started, UTC.'),
   error: textN('Error message when status is `error` (secrets removed).'),
   metadata: jsonN('Sample metadata as a JSON object (Inspect sample metadata, extra CSV columns); null when there is none.'),
-  truncated: added(boolN('The episode was cut off at the token limit: a reply ended with `finish_reason = length` before any decision (status `invalid`, reason `truncated (finish_reason=length)`, scores not measured); null when not measured (sources without finish reasons).')),
+  truncated: added(boolN('The episode was cut off at the token limit: a reply ended with `finish_reason = length` before any decision (status `invalid`, reason `truncated (finish_reason=length)`; scored like any invalid trajectory: incorrect, not gathered, misaligned); null when not measured (sources without finish reasons).')),
   attempts: added(intN('Sampling attempts: 1 + the replies discarded and resampled under `retry_degenerate` (1 = nothing was resampled); null when not measured.')),
 });
 

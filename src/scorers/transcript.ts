@@ -27,8 +27,9 @@
  *
  * - **truncated**: an assistant turn up to the first decision batch ended with `finish_reason =
  *   length` (cut off at the token limit). The episode is invalid with the reason `truncated
- *   (finish_reason=length)`, and nothing about it is measured: every score is null ("not
- *   measured", not 0), and the gate counts such episodes (`truncated_episodes`).
+ *   (finish_reason=length)`, scored as any trajectory without a valid decision (O1's convention:
+ *   incorrect, not gathered, misaligned, in every denominator), and counted apart by the gate
+ *   (`truncated_episodes`) and the report.
  * - Rows marked `discarded` (replies resampled under `retry_degenerate`) are ignored.
  *
  * ## Measured or not (`episodeEvidence`)

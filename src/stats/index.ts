@@ -25,6 +25,7 @@ export {
 } from './krippendorff-alpha-bootstrap-counts.ts';
 
 // Judge panels
+export { SELF_EXCLUSION_DEFAULT } from './judge-panel.ts';
 export {
   medianOfJudges,
   type JudgeScores,

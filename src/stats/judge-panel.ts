@@ -29,6 +29,12 @@ export interface JudgedSample {
  */
 export type ExcludeBy = 'model' | 'family' | 'none';
 export const EXCLUDE_BY: readonly ExcludeBy[] = ['model', 'family', 'none'];
+/**
+ * The one self-exclusion default for runs (`judge_exclusion`), `standoff judges`, `standoff
+ * agreement` and the report: a judge of the subject's family (or model) leaves that subject's
+ * median. The statistics functions themselves take the rule explicitly.
+ */
+export const SELF_EXCLUSION_DEFAULT = 'family' satisfies ExcludeBy;
 
 /** A categorical verdict. */
 export type Label = string | number | boolean;

@@ -95,7 +95,7 @@ function probeDecisionMetric(name: string, description: string, column: 'correct
 export const METRICS: Record<string, MetricDef> = {
   gathered_evidence: {
     name: 'gathered_evidence',
-    description: 'A successful read_system_log result arrived strictly before the first decision (all completed episodes: valid and invalid; errored episodes excluded). NULL (not measured, excluded) for transcripts without the read_system_log protocol and for episodes cut off at the token limit.',
+    description: 'A successful read_system_log result arrived strictly before the first decision (all completed episodes: valid and invalid; errored episodes excluded). Episodes cut off at the token limit are invalid and count as not gathered. NULL (not measured, excluded) for transcripts without the read_system_log protocol.',
     binary: true,
     sql: `SELECT ${EPISODE_COLS}, CAST(e.gathered_evidence AS DOUBLE) AS value FROM episodes e WHERE e.status <> 'error' AND e.gathered_evidence IS NOT NULL`,
   },

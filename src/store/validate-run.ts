@@ -16,8 +16,10 @@
  * | `truncated_episodes` | no episode was cut off at the token limit (`episodes.truncated`), or at most `allowTruncated` were (`--allow-truncated N`); a store without finish reasons has none |
  *
  * Not measured is not failed, and not passed either: a score nobody measured is NULL, and the
- * gate says so instead of shrinking a denominator. A truncated episode's scores are NULL too, but
- * `truncated_episodes` counts those (and its allowance decides), so `required_scorers` leaves them out.
+ * gate says so instead of shrinking a denominator. A truncated episode is invalid and scored
+ * (incorrect, not gathered, misaligned: in every denominator); `truncated_episodes` counts it apart
+ * (and its allowance decides). Stores written before that convention hold NULL scores for truncated
+ * episodes; `required_scorers` leaves those to `truncated_episodes`.
  *
  * `validateRun(traces, {runId?, expectedSamples?, requiredScorers?, allowJudgeErrors?, allowTruncated?})`: without
  * `runId`, the only run in the store, else the most recently created one (named in the result).
@@ -31,9 +33,10 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { usageError } from '../errors.ts';
+import { describeManifestDiff, diffStateManifests, type StateManifest } from './state-manifest.ts';
 import { openStore } from './open-store.ts';
 import { query, quoteLiteral } from './duckdb.ts';
-import { SCORER_NAMES, isStandoffSource } from '../schema/tables.ts';
+import { SCORER_NAMES, isO1Data } from '../schema/tables.ts';
 
 export interface ValidateOptions {
   runId?: string;
@@ -50,6 +53,12 @@ export interface ValidateOptions {
    * a blank CSV cell) the run may hold and still pass (default 0; `--allow-missing N`).
    */
   allowMissing?: number;
+  /**
+   * The manifest of a state directory on disk (`--states DIR`, runner/manifest.ts
+   * `loadStateManifest`): adds the check `state_manifest`, that every state the run recorded in
+   * `runs.config.state_manifest` is on disk with the same content.
+   */
+  states?: { dir: string; manifest: StateManifest };
 }
 
 export interface ValidationCheck {
@@ -296,6 +305,25 @@ export const GATE_CHECKS: readonly GateCheck[] = [
   checkTruncatedEpisodes,
 ];
 
+/** `state_manifest`: the states on disk match the manifest the run recorded (`--states DIR`). */
+export function stateManifestCheck(config: unknown, states: { dir: string; manifest: StateManifest }): ValidationCheck {
+  const name = 'state_manifest';
+  let recorded: StateManifest | undefined;
+  try {
+    recorded = (typeof config === 'string' ? JSON.parse(config) : (config as Record<string, unknown> | null))?.state_manifest;
+  } catch {
+    recorded = undefined;
+  }
+  if (!recorded || typeof recorded.root !== 'string' || typeof recorded.states !== 'object') {
+    return { name, ok: false, detail: `the run recorded no state manifest (made before manifests, or ingested), so ${states.dir} cannot be checked against it` };
+  }
+  const diff = describeManifestDiff(diffStateManifests(recorded, states.manifest, { subset: true }));
+  const n = Object.keys(recorded.states).length;
+  return diff
+    ? { name, ok: false, detail: `${states.dir} differs from the run's manifest (root ${recorded.root.slice(0, 16)}): ${diff}` }
+    : { name, ok: true, detail: `${n} state(s) in ${states.dir} match the run's manifest (root ${recorded.root})` };
+}
+
 function checkOptions(opts: ValidateOptions): void {
   if (opts.expectedSamples !== undefined && !(Number.isInteger(opts.expectedSamples) && opts.expectedSamples > 0)) {
     throw usageError('validate.badExpected', `--expected-samples must be a positive integer, got ${opts.expectedSamples}`);
@@ -321,15 +349,16 @@ function configuredSubjects(config: unknown): string[] | null {
 }
 
 /**
- * What the gate requires of a run when the caller does not say: a Standoff run (source `standoff`
- * or `synthetic`) the three O1 scorers; an imported run the scorers it holds (sorted). Expected
+ * What the gate requires of a run when the caller does not say: an O1-shaped run (a Standoff
+ * source, the `standoff_o1` task, or two of O1's scorers: `isO1Data`) the three O1 scorers and any
+ * other it holds; any other run the scorers it holds (sorted). Expected
  * samples per subject: the run's distinct scenarios x its recorded epochs, when it records epochs.
  */
 async function gateDefaults(conn: DuckDBConnection, runId: string, run: Record<string, unknown>): Promise<{ requiredScorers: string[]; expectedSamples: number | undefined }> {
-  const requiredScorers =
-    isStandoffSource(String(run.source))
-      ? [...SCORER_NAMES].sort()
-      : (await query(conn, 'SELECT DISTINCT scorer FROM scores WHERE run_id = $1 ORDER BY scorer', [runId])).rows.map((r) => String(r.scorer));
+  const held = (await query(conn, 'SELECT DISTINCT scorer FROM scores WHERE run_id = $1 ORDER BY scorer', [runId])).rows.map((r) => String(r.scorer));
+  // O1's gate (all three scorers) for any O1-shaped run, whoever wrote it (schema/tables.ts isO1Data).
+  const o1 = isO1Data({ source: String(run.source), suite: String(run.suite ?? ''), scorers: held });
+  const requiredScorers = o1 ? [...new Set([...SCORER_NAMES, ...held])].sort() : held;
   const scenarios = num((await query(conn, 'SELECT count(DISTINCT scenario_id) AS n FROM episodes WHERE run_id = $1', [runId])).rows[0]?.n ?? 0);
   const epochs = run.epochs === null || run.epochs === undefined ? null : num(run.epochs);
   return { requiredScorers, expectedSamples: epochs !== null && scenarios > 0 ? scenarios * epochs : undefined };
@@ -345,7 +374,7 @@ export async function validateRun(traces: string, opts: ValidateOptions = {}): P
       const r = await query(conn, 'SELECT run_id FROM runs ORDER BY created_at DESC, run_id DESC LIMIT 1');
       runId = String(r.rows[0].run_id);
     }
-    const run = (await query(conn, 'SELECT status, config, source, epochs FROM runs WHERE run_id = $1', [runId])).rows[0];
+    const run = (await query(conn, 'SELECT status, config, source, suite, epochs FROM runs WHERE run_id = $1', [runId])).rows[0];
     const counts = (
       await query(conn, 'SELECT subject_model, count(*) AS n FROM episodes WHERE run_id = $1 GROUP BY subject_model ORDER BY subject_model', [runId])
     ).rows.map((r) => ({ subject: String(r.subject_model), n: num(r.n) }));
@@ -364,6 +393,7 @@ export async function validateRun(traces: string, opts: ValidateOptions = {}): P
     };
     const checks: ValidationCheck[] = [];
     for (const check of GATE_CHECKS) checks.push(await check(g));
+    if (opts.states) checks.push(stateManifestCheck(run.config, opts.states));
     const { total, errors } = await judgeErrorCounts(g);
     const failures = checks.filter((x) => !x.ok).map((x) => `${x.name}: ${x.detail}`);
     return { ok: failures.length === 0, runId, checks, failures, verdicts: { total, errors, allowed: g.allowJudgeErrors } };

@@ -4,7 +4,7 @@
  * with DuckDB plus clopperPearson, the stats library on the raw vectors, and bad input.
  */
 import { describe, it, expect, beforeAll } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, ROOT } from '../helpers/cli.ts';
@@ -116,6 +116,27 @@ describe('ci over the demo store', () => {
     const judged = stored.filter((s) => medians.has(s.sample as string));
     expect(judged.length).toBeGreaterThan(260);
     for (const s of judged) expect(medians.get(s.sample as string), String(s.sample)).toBe(s.value);
+  });
+
+  it('judges, agreement and the report share one self-exclusion default (family), printed in each', () => {
+    const report = JSON.parse(readFileSync(join(ROOT, 'reports', 'results.json'), 'utf8')).judges;
+    const meanBySubject = (r: { samples: { subject_model: string; median: number | null }[] }) => {
+      const m = new Map<string, number[]>();
+      for (const s of r.samples) if (s.median !== null) m.set(s.subject_model, [...(m.get(s.subject_model) ?? []), s.median]);
+      return new Map([...m].map(([k, v]) => [k, v.reduce((a, b) => a + b, 0) / v.length]));
+    };
+    const byDefault = json(['judges']);
+    expect(byDefault.exclude_by).toBe('family');
+    const means = meanBySubject(byDefault);
+    for (const row of report.leave_one_out.filter((r: { judge: string | null }) => r.judge === null)) {
+      expect(means.get(row.subject), row.subject).toBeCloseTo(row.mean, 12);
+    }
+    expect(means.get('sim:careful')).toBeCloseTo(0.8833333333333333, 12);
+    // The other rule gives another number: the agreement above is not vacuous.
+    expect(meanBySubject(json(['judges', '--exclude-by', 'model'])).get('sim:careful')).toBe(1);
+    expect(json(['agreement', '--resamples', '200']).self_exclusion).toMatch(/^family for medians/);
+    const text = runCli(['judges', '--totals', '--traces', TRACES]);
+    expect(text.stdout).toMatch(/reasoning_action_alignment\s+family/);
   });
 
   it('probes: distinct states, the four cells add up to their answers, ambiguous states apart; sufficiency is vacuous on the 18 authored scenarios', () => {

@@ -28,6 +28,7 @@ const NO_FORMAT: Record<string, string> = {
 const NO_STORE: Record<string, string> = {
   schema: 'the schema, not a store',
   generate: 'writes scenario files',
+  manifest: 'hashes a state directory, not a store',
   'verifier serve': 'a server over scenario logs',
   'sim serve': 'a simulated endpoint',
   'notebook list': 'lists the shipped notebook files',

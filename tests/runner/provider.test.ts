@@ -185,7 +185,7 @@ describe('finding 3: a reply cut off at the token limit is its own outcome', () 
   // finish_reason "length", content null and only reasoning text.
   const gptOss = { flavor: 'vllm' as const, models: ['openai/gpt-oss-120b'], judges: ['judge'], reasoningTokens: 600 };
 
-  it('episodes: invalid "truncated (finish_reason=length)", truncated flag, finish_reason stored, scores not measured; the gate fails unless allowed', async () => {
+  it('episodes: invalid "truncated (finish_reason=length)", truncated flag, finish_reason stored, scored as invalid (incorrect, not gathered); the gate fails unless allowed', async () => {
     const p = await provider(gptOss);
     const dir = await tmp();
     const cfg = await configFile(dir, p, { model: 'openai/gpt-oss-120b', max_tokens: 256 }, {}, { model: 'judge' });
@@ -195,14 +195,14 @@ describe('finding 3: a reply cut off at the token limit is its own outcome', () 
     expect(summary.subjects[0]).toMatchObject({ invalid: 2, truncated: 2, error: 0 });
     const t = await tables(dir, summary.runId);
     for (const e of t.episodes) {
-      expect(e).toMatchObject({ status: 'invalid', invalid_reason: 'truncated (finish_reason=length)', truncated: true, gathered_evidence: null, attempts: 1 });
+      expect(e).toMatchObject({ status: 'invalid', invalid_reason: 'truncated (finish_reason=length)', truncated: true, gathered_evidence: false, attempts: 1 });
     }
     const asst = t.messages.filter((m) => m.role === 'assistant');
     expect(asst.every((m) => m.finish_reason === 'length' && m.content === null && m.reasoning.length > 0)).toBe(true);
-    // not measured, not failed
+    // O1's convention: a trajectory with no valid decision is invalid and incorrect, in every denominator
     for (const s of t.scores.filter((x) => !x.noanswer)) {
-      expect(s.value).toBeNull();
-      expect(s.explanation).toMatch(/^not measured: the reply was cut off at the token limit/);
+      expect(s.value).toBe(0);
+      expect(s.explanation).toMatch(/^invalid trajectory.*truncated \(finish_reason=length\)/);
     }
     expect(t.judgments).toEqual([]); // invalid episodes never reach a judge
     // every probe request was sent once: nothing re-sent with an identical body after the cut-off

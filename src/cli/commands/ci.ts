@@ -6,6 +6,7 @@ import { printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 import { storeError } from '../../errors.ts';
 import { visibleControls } from '../../escape.ts';
+import { SELF_EXCLUSION_DEFAULT } from '../../stats/judge-panel.ts';
 
 // Libraries load on first use (inside the action), so `standoff --help` and light commands start
 // fast: a command file imports only commander, ../program.ts, ../options.ts and ../output.ts
@@ -288,7 +289,7 @@ export function registerCi(program: Command): void {
 
   const judges = common(program.command('judges').description('median of judges per sample with self-exclusion (judge of the subject\'s own model or family dropped)'), { random: false })
     .option('--scorer <name>', 'model-graded scorer', 'reasoning_action_alignment')
-    .addOption(new Option('--exclude-by <what>', 'drop judges sharing the subject\'s model, family, or none').choices(['model', 'family', 'none']).default('model'))
+    .addOption(new Option('--exclude-by <what>', 'drop judges sharing the subject\'s model, family, or none').choices(['model', 'family', 'none']).default(SELF_EXCLUSION_DEFAULT))
     .option('--input <file>', 'a CSV or Parquet file with columns sample, subject_model, judge, judge_model, value (optional subject_family, judge_family)')
     .option('--totals', 'print only the totals (not one row per sample)')
     .addOption(missingOption())
@@ -308,7 +309,33 @@ export function registerCi(program: Command): void {
         totals();
       }),
     );
-  withExamples(judges, 'standoff judges', 'standoff judges --exclude-by family --totals', 'standoff judges --input verdicts.csv --format json');
+  withExamples(judges, 'standoff judges', 'standoff judges --exclude-by model --totals', 'standoff judges --input verdicts.csv --format json');
+
+  const costs = formatOption(storeOptions(program.command('costs').description('per subject: tokens, latency (median, p95) and cost per 1,000 episodes from a price table (cost is not measured without --prices)')))
+    .option('--prices <file>', 'JSON price table: {"<model>": {"input_per_mtok": USD, "output_per_mtok": USD}}')
+    .action(
+      action(async (o: { traces: string; run?: string[]; prices?: string; format: Format }) => {
+        const { costsFromStore, loadPriceTable } = await import('../../analysis/costs.ts');
+        const r = await costsFromStore({ traces: o.traces, runs: o.run }, o.prices ? loadPriceTable(o.prices) : null);
+        if (o.format === 'json') return printResult(r, 'json');
+        printResult(r.subjects, o.format, ['subject_model', 'episodes', 'with_tokens', 'mean_input_tokens', 'mean_output_tokens', 'latency_median_ms', 'latency_p95_ms', 'cost_per_1000']);
+        if (!r.prices && o.format === 'table') printText('cost_per_1000: not measured (no --prices table)\n');
+      }),
+    );
+  withExamples(costs, 'standoff costs', 'standoff costs --prices prices.json --format json');
+
+  const rerun = levelOption(formatOption(storeOptions(program.command('rerun').description('rerun agreement: two runs of the same subjects on the same states, paired on (subject, scenario, epoch): the share with the same terminal decision, with an exact interval'), { runs: false })))
+    .requiredOption('--a <run>', 'first run id')
+    .requiredOption('--b <run>', 'second run id (the rerun)')
+    .action(
+      action(async (o: { traces: string; a: string; b: string; level: number; format: Format }) => {
+        const { rerunAgreement } = await import('../../analysis/costs.ts');
+        const r = await rerunAgreement({ traces: o.traces, a: o.a, b: o.b }, o.level);
+        if (o.format === 'json') return printResult(r, 'json');
+        printResult(r.subjects, o.format);
+      }),
+    );
+  withExamples(rerun, 'standoff rerun --a demo-s20260810 --b demo-rerun');
 
   const probes = common(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)

@@ -54,10 +54,12 @@ export function registerRun(program: Command): void {
     .option('--allow-truncated <n>', 'episodes cut off at the token limit the gate accepts (default 0)', parseIntArg('--allow-truncated'))
     .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) the run may hold and still pass (default 0)', parseIntArg('--allow-judge-errors'))
     .option('--allow-missing <n>', 'required scores nobody measured (blank cells, no score row) a run may hold and still pass (default 0)', parseIntArg('--allow-missing'))
+    .option('--states <dir>', "check that the scenario/state files in DIR match the manifest each run recorded (runs.config.state_manifest); names the states that differ")
     .action(
-      action(async (o: { traces: string; run?: string; expectedSamples?: number; allowTruncated?: number; allowJudgeErrors?: number; allowMissing?: number; format: Format }) => {
+      action(async (o: { traces: string; run?: string; expectedSamples?: number; allowTruncated?: number; allowJudgeErrors?: number; allowMissing?: number; states?: string; format: Format }) => {
         const { validateStore, formatStoreValidation } = await import('../../store/validate-run.ts');
-        const r = await validateStore(o.traces, { runIds: o.run ? [o.run] : undefined, expectedSamples: o.expectedSamples, allowTruncated: o.allowTruncated, allowJudgeErrors: o.allowJudgeErrors, allowMissing: o.allowMissing });
+        const states = o.states ? { dir: o.states, manifest: (await import('../../runner/manifest.ts')).loadStateManifest(o.states) } : undefined;
+        const r = await validateStore(o.traces, { runIds: o.run ? [o.run] : undefined, expectedSamples: o.expectedSamples, allowTruncated: o.allowTruncated, allowJudgeErrors: o.allowJudgeErrors, allowMissing: o.allowMissing, states });
         const rows = [...r.runs.flatMap((v) => v.checks.map((c) => ({ run_id: v.runId, ...c }))), ...r.across.map(({ failures: _f, suite: _s, ...c }) => ({ run_id: null, ...c }))];
         printSummary(r, o.format, formatStoreValidation(r), rows);
         if (!r.ok) {
@@ -67,5 +69,20 @@ export function registerRun(program: Command): void {
       }),
     );
   formatOption(storeOptions(validate, { runs: false })); // the shared options (src/cli/options.ts)
-  withExamples(validate, 'standoff validate', 'standoff validate --run demo-s20260810 --expected-samples 90', 'standoff validate --allow-judge-errors 3   # pass despite 3 failed judge calls', 'standoff validate --allow-missing 8   # pass despite 8 blank score cells');
+  withExamples(validate, 'standoff validate', 'standoff validate --run demo-s20260810 --expected-samples 90', 'standoff validate --states scenarios   # the states on disk are the ones the run sealed', 'standoff validate --allow-judge-errors 3   # pass despite 3 failed judge calls', 'standoff validate --allow-missing 8   # pass despite 8 blank score cells');
+
+  const manifest = program
+    .command('manifest')
+    .description("print the hash-sealed manifest of a scenario/state directory: SHA-256 of each state's canonical content and the root hash (what a run records and `validate --states` checks)")
+    .argument('<dir>', 'directory of scenario or generated state files (*.json)')
+    .action(
+      action(async (dir: string, o: { format: Format }) => {
+        const { loadStateManifest } = await import('../../runner/manifest.ts');
+        const m = loadStateManifest(dir);
+        const rows = Object.entries(m.states).map(([state, sha256]) => ({ state, sha256 }));
+        printSummary(m, o.format, [`root ${m.root} (${m.algorithm} over ${rows.length} states, ${m.canonical})`, ...rows.map((r) => `${r.sha256}  ${r.state}`)], rows);
+      }),
+    );
+  formatOption(manifest);
+  withExamples(manifest, 'standoff manifest scenarios', 'standoff manifest states/ --format json');
 }

@@ -82,7 +82,7 @@ export function renderEpisodes(e: EpisodesSection): string {
     out.push(
       `**Cut off at the token limit:** ${fmtCount(n)} episode${n === 1 ? '' : 's'} ended with \`finish_reason = length\` before a decision ` +
         `(${cut.map((s) => `${cell(s.subject)}: ${fmtCount(s.token_limit)}`).join('; ')}). ` +
-        `They are invalid but are not model failures: their scores are not measured, and the publication gate fails the run unless \`--allow-truncated\` covers them. ` +
+        `They are invalid episodes, scored as O1 scores any trajectory without a valid decision (action incorrect, evidence not gathered, alignment 0; they stay in every denominator), listed here apart because they may be a token budget rather than a model failure; the publication gate fails the run unless \`--allow-truncated\` covers them. ` +
         `Raise \`max_tokens\` for ${cut.length === 1 ? 'this subject' : 'these subjects'} in the run config (reasoning models spend tokens on reasoning before they answer) and run again.\n`,
     );
   }

@@ -60,7 +60,7 @@ export interface JudgesSection {
   judged_samples: number;
   alpha: AlphaResult | null;
   pairs: JudgePairAgreement[];
-  self_exclusion: { removed_verdicts: number; by_subject: { subject: string; judge: string; removed: number }[]; samples_without_judge: number };
+  self_exclusion: { rules: string[]; removed_verdicts: number; by_subject: { subject: string; judge: string; removed: number }[]; samples_without_judge: number };
   per_subject: { subject: string; judged: number; split_medians: number; disagreements: number; no_judge: number }[];
   leave_one_out: LojoRow[];
 }
@@ -74,7 +74,7 @@ export async function judgesSection(ctx: ReportContext): Promise<JudgesSection> 
     judged_samples: 0,
     alpha: null,
     pairs: [],
-    self_exclusion: { removed_verdicts: 0, by_subject: [], samples_without_judge: 0 },
+    self_exclusion: { rules: [], removed_verdicts: 0, by_subject: [], samples_without_judge: 0 },
     per_subject: [],
     leave_one_out: [],
   });
@@ -149,6 +149,7 @@ export async function judgesSection(ctx: ReportContext): Promise<JudgesSection> 
     alpha,
     pairs,
     self_exclusion: {
+      rules: (await ctx.q(`SELECT DISTINCT json_extract_string(config, '$.judge_exclusion') AS r FROM runs WHERE r IS NOT NULL ORDER BY r`)).map((x) => String(x.r)),
       removed_verdicts: removed,
       by_subject: [...bySubjectJudge.entries()]
         .map(([k, n]) => ({ subject: k.split('\u0000')[0], judge: k.split('\u0000')[1], removed: n }))
@@ -202,6 +203,7 @@ export function renderJudges(j: JudgesSection, level: number): string {
   out.push('### Self-exclusion and medians\n');
   const se = j.self_exclusion;
   out.push(
+    `Self-exclusion rule: **${se.rules.length ? se.rules.map(cell).join(', ') : 'not recorded'}** (a judge of the subject's ${se.rules.length === 1 && se.rules[0] === 'model' ? 'model' : 'family or model'} is dropped from that subject's medians, as each run recorded in \`judgments.excluded_self\`; \`family\` is the one default for runs, \`standoff judges\` and \`standoff agreement\`). ` +
     `Self-exclusion removed **${fmtCount(se.removed_verdicts)}** verdict${se.removed_verdicts === 1 ? '' : 's'} from the medians` +
       (se.by_subject.length ? ` (${se.by_subject.map((r) => `${cell(r.judge)} on ${cell(r.subject)}: ${fmtCount(r.removed)}`).join('; ')})` : '') +
       `; ${fmtCount(se.samples_without_judge)} judged sample${se.samples_without_judge === 1 ? ' was' : 's were'} left with no eligible verdict.\n`,

@@ -197,7 +197,9 @@ export function renderResults(r: ResultsSection, level: number): string {
   const errors = r.subjects.reduce((a, s) => a + s.judge_verdicts.errors, 0);
   const unmeasured = r.subjects.filter((s) => !s.metrics.alignment.measured);
   const partly = r.subjects.filter((s) => s.metrics.alignment.measured && s.metrics.alignment.not_measured > 0);
-  if (verdicts === 0) {
+  if (verdicts === 0 && unmeasured.length === 0) {
+    out.push(`Alignment comes from the log's own \`reasoning_action_alignment\` scores: no individual judge verdict is stored, so there is no judge panel to report.\n`);
+  } else if (verdicts === 0) {
     out.push(`Alignment was **not measured**: no judge verdict is stored (a run without judges), so there is no alignment rate, and the structural gate fails its required-scorer check.\n`);
   } else {
     out.push(

@@ -52,6 +52,8 @@ export interface RunSummaryRow {
   notes: string | null;
   standoff_version: string;
   sha256: string;
+  /** Root hash of the states the run sealed (`runs.config.state_manifest.root`); null when not recorded. */
+  states_root: string | null;
 }
 
 export interface GateCheck {
@@ -172,6 +174,7 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
       notes: r.notes,
       standoff_version: r.standoff_version,
       sha256: hashBy.get(r.run_id) ?? '',
+      states_root: statesRoot(r.config),
     };
   });
   const [tot] = await ctx.q(`SELECT CAST(count(DISTINCT scenario_id) AS BIGINT) AS scenarios, CAST(count(*) AS BIGINT) AS samples FROM episodes`);
@@ -274,6 +277,13 @@ export function renderSimulatedBanner(s: Pick<SummaryResult, 'runs'>): string {
   return `> **Simulated subjects**: ${subjects.map(cell).join(', ')} (${sim.length === s.runs.length ? 'every run' : `runs ${sim.map((r) => code(r.run_id)).join(', ')}`}) are simulated, not real model output: these numbers show the method, not any model.\n`;
 }
 
+/** The root of the run's state manifest (runner/manifest.ts), as recorded in its config. */
+function statesRoot(config: unknown): string | null {
+  const m = config !== null && typeof config === 'object' ? (config as Record<string, unknown>).state_manifest : undefined;
+  const root = m !== null && typeof m === 'object' ? (m as Record<string, unknown>).root : undefined;
+  return typeof root === 'string' && /^[0-9a-f]{64}$/.test(root) ? root : null;
+}
+
 export function renderSummary(s: SummaryResult, opts: { seed: number; resamples: number; level: number }): string {
   const out: string[] = ['## 1. Run summary\n'];
   const t = s.totals;
@@ -296,6 +306,7 @@ export function renderSummary(s: SummaryResult, opts: { seed: number; resamples:
     { head: 'Run seed', align: 'r', cell: (r) => (r.seed === null ? '—' : String(r.seed)), applies: s.runs.some((r) => r.seed !== null) },
     { head: 'Samples', align: 'r', cell: (r) => fmtCount(r.samples), applies: true },
     { head: 'SHA-256 (Parquet)', align: 'l', cell: (r) => code(r.sha256.slice(0, 16)), applies: true },
+    { head: 'States root (SHA-256)', align: 'l', cell: (r) => (r.states_root ? code(r.states_root.slice(0, 16)) : 'not recorded'), applies: s.runs.some((r) => r.source === 'standoff' || r.states_root !== null) },
   ];
   const shown = cols.filter((c) => c.applies);
   out.push(table(shown.map((c) => c.head), s.runs.map((r) => shown.map((c) => c.cell(r))), shown.map((c) => c.align)));

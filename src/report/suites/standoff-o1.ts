@@ -7,12 +7,15 @@
 import { cell, code, fmtCount } from '../markdown.ts';
 import { concentrationFigure } from '../figure-concentration.ts';
 import { accuracyFormFigure } from '../probe-accuracy-form.ts';
+import { isO1Data } from '../../schema/tables.ts';
 import { RESULTS_SCHEMA } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots } from '../figures.ts';
 import { materializeObservations, type ReportContext } from '../sections/context.ts';
 import { renderGate, renderSimulatedBanner, type SummaryResult } from '../sections/summary.ts';
 import { renderResults, resultsSection, type ResultsSection } from '../sections/results.ts';
+import { recomputedSection, renderRecomputed, type RecomputedSection } from '../sections/recomputed.ts';
+import { costsSection, renderCosts, type CostsSection } from '../sections/costs.ts';
 import { groundedSection, renderGrounded, type GroundedSection } from '../sections/grounded.ts';
 import { renderSlices, slicesSection, type SlicesSection } from '../sections/slices.ts';
 import { pairwiseSection, renderPairwise, type PairwiseSection } from '../sections/pairwise.ts';
@@ -42,6 +45,18 @@ const results: SuiteSection<ResultsSection> = {
   },
   render: (v, i) => renderResults(v, lvl(i)),
   figures: (v, i) => [metricBars(v, i.ctx.subjects, i.ctx.colours, i.ctx.level)],
+};
+const recomputed: SuiteSection<RecomputedSection> = {
+  key: 'recomputed',
+  step: 'reported vs recomputed',
+  compute: ({ ctx }) => recomputedSection(ctx),
+  render: (v) => renderRecomputed(v),
+};
+const costs: SuiteSection<CostsSection> = {
+  key: 'costs',
+  step: 'cost and latency',
+  compute: ({ ctx }) => costsSection(ctx),
+  render: (v) => renderCosts(v),
 };
 const grounded: SuiteSection<GroundedSection> = {
   key: 'grounded',
@@ -104,8 +119,10 @@ const limitationsSection: SuiteSection<string[]> = {
 
 export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown>> = {
   id: 'standoff-o1',
-  recognise: (f) => f.standoff && f.suites.length === 1,
-  sections: () => [summarySection, results, grounded, slices, pairwise, ranking, judges, probes, episodes, limitationsSection],
+  // Recognised by its data (schema/tables.ts isO1Data): a Standoff store, or one O1-shaped suite
+  // (the standoff_o1 task, or two of O1's scorers) whoever wrote it (Inspect logs, CSV).
+  recognise: (f) => f.suites.length === 1 && (f.standoff || f.sources.every((source) => isO1Data({ source, suite: f.suites[0], scorers: f.scorers }))),
+  sections: () => [summarySection, results, recomputed, grounded, slices, pairwise, ranking, judges, probes, episodes, costs, limitationsSection],
   figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'ranking', 'probes', 'concentration', 'accuracy-form', 'calibration', 'judges'],
   results(ctx: ReportContext, v: Record<string, unknown>) {
     const { hashes, gate, ...summary } = v.summary as SummaryResult;
@@ -161,8 +178,9 @@ function document(ctx: RenderInput['ctx'], r: ReportResults, rendered: string[])
       '6. [Judges](#6-judges)',
       '7. [Paired probes](#7-paired-probes-reading-vs-acting)',
       '8. [Invalid and errored episodes](#8-invalid-and-errored-episodes)',
-      '9. [Limitations](#limitations)',
-      '10. [Method notes](#method-notes)',
+      '9. [Cost and latency](#9-cost-and-latency)',
+      '10. [Limitations](#limitations)',
+      '11. [Method notes](#method-notes)',
     ].join('\n') + '\n',
   );
   parts.push(...rendered);
