@@ -75,7 +75,7 @@ describe('tasks first-class: three real lm-eval outputs in one store', { timeout
   it('the log declares acc and exact_match 0/1: binary, and the report says why', () => {
     const acc = r.json.generic.scorers.find((s: { suite: string; scorer: string }) => s.suite === 'asdiv' && s.scorer === 'acc');
     expect(acc).toMatchObject({ kind: 'binary', kind_reason: 'the log reports acc for it' });
-    expect(r.md).toMatch(/Kinds, from the evidence: asdiv `acc` binary \(the log reports acc for it\)/);
+    expect(r.md).toMatch(/Kinds, from the evidence: asdiv acc binary \(the log reports acc for it\)/);
   });
 });
 
