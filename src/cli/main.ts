@@ -41,7 +41,7 @@ export function buildProgram(output: { writeOut?: (s: string) => void; writeErr?
   registerServe(program);
   registerCi(program);
   registerIngest(program);
-  registerReport(program);
+  registerReport(program, buildProgram);
   registerRun(program);
   registerCompare(program);
   registerPlan(program);
