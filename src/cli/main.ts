@@ -13,7 +13,7 @@ import { registerCi } from './commands/ci/index.ts';
 import { registerAgreement } from './commands/agreement.ts';
 import { registerJudges } from './commands/judges.ts';
 import { registerProbes } from './commands/probes.ts';
-import { registerIngest } from './commands/ingest.ts';
+import { registerIngest } from './commands/ingest/index.ts';
 import { registerRun } from './commands/run.ts';
 import { registerReport } from './commands/report.ts';
 import { registerCompare } from './commands/compare.ts';
