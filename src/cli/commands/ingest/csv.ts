@@ -58,55 +58,7 @@ export function registerIngestCsv(ingest: Command): void {
     .option('--run-id <id>', 'run id (default: csv-<time>-<hash>)', once('--run-id'))
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace an existing run with the same id')
-    .action(
-      action(
-        async (
-          files: string[],
-          o: MappingFlags & {
-            map?: string[];
-            delimiter?: string;
-            wide?: boolean;
-            subjectsFromColumns?: string[];
-            scorer?: string;
-            runId?: string;
-            traces: string;
-            dryRun?: boolean;
-            replace?: boolean;
-            format: Format;
-          },
-        ) => {
-          const { ingestCsv } = await import('../../../ingest/ingest-csv.ts');
-          const maps = parseMaps(o.map);
-          const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer, probes: o.probes };
-          if (!o.wide && (o.subjectsFromColumns || o.scorer)) throw usageError('ingest.missingArg', '--subjects-from-columns and --scorer go with --wide');
-          if (o.wide && !o.subjectsFromColumns) throw usageError('ingest.missingArg', "--wide needs --subjects-from-columns COLS (or '*' for every column but --item)");
-          const cols = o.subjectsFromColumns ?? [];
-          const wide = o.wide ? { subjects: cols.length === 1 && cols[0] === '*' ? ('*' as const) : cols, scorer: o.scorer } : undefined;
-          const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace, delimiter: o.delimiter, wide });
-          const detected = s.files.some((f) => f.detected);
-          const dialects = [...new Set(s.files.map((f) => f.dialect))];
-          if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; read as ${terminalLine(dialects.join(' / '))}; mapping used: ${terminalLine(s.mappingJson)}\n`);
-          const extra = (f: (typeof s.files)[number]) =>
-            [
-              f.dialect,
-              ...f.notes,
-              f.metadataColumns.length ? `metadata: ${f.metadataColumns.join(', ')}` : '',
-              f.ignoredColumns.length ? `ignored columns: ${f.ignoredColumns.join(', ')}` : '',
-            ]
-              .filter(Boolean)
-              .join('; ');
-          printSummary(
-            s,
-            o.format,
-            [
-              `${s.dryRun ? 'would write' : 'wrote'} run ${s.runId} to ${s.store}: ${tableCounts(s.tables)}`,
-              ...s.files.map((f) => `  ${f.file}: ${f.rows} rows -> ${f.table}${extra(f) ? ` (${extra(f)})` : ''}`),
-            ],
-            s.files.map((f) => ({ run_id: s.runId, dry_run: s.dryRun, file: f.file, table: f.table, rows: f.rows, dialect: f.dialect, index_column: f.indexColumn, metadata_columns: f.metadataColumns, ignored_columns: f.ignoredColumns })),
-          );
-        },
-      ),
-    );
+    .action(action(ingestCsvAction));
   formatOption(storeOptions(csv, { runs: false })); // the shared options (src/cli/options.ts)
   withExamples(
     csv,
@@ -119,5 +71,52 @@ export function registerIngestCsv(ingest: Command): void {
     "standoff ingest csv export.csv --delimiter ';'            # European Excel; detected anyway, printed after the ingest",
     'standoff ingest csv sheet.csv --wide --item "Question ID" --subjects-from-columns \'*\' --scorer correct',
     'standoff ingest csv wide.csv --wide --item question_id --subjects-from-columns gpt-4o,claude,llama --scorer correct',
+  );
+}
+
+/** The action of `ingest csv`: parse the map and flag options, call `ingestCsv`, print the summary. */
+async function ingestCsvAction(
+  files: string[],
+  o: MappingFlags & {
+    map?: string[];
+    delimiter?: string;
+    wide?: boolean;
+    subjectsFromColumns?: string[];
+    scorer?: string;
+    runId?: string;
+    traces: string;
+    dryRun?: boolean;
+    replace?: boolean;
+    format: Format;
+  },
+): Promise<void> {
+  const { ingestCsv } = await import('../../../ingest/ingest-csv.ts');
+  const maps = parseMaps(o.map);
+  const flags = { subject: o.subject, item: o.item, epoch: o.epoch, scores: o.scores, judgeColumns: o.judgeColumns, judgedScorer: o.judgedScorer, probes: o.probes };
+  if (!o.wide && (o.subjectsFromColumns || o.scorer)) throw usageError('ingest.missingArg', '--subjects-from-columns and --scorer go with --wide');
+  if (o.wide && !o.subjectsFromColumns) throw usageError('ingest.missingArg', "--wide needs --subjects-from-columns COLS (or '*' for every column but --item)");
+  const cols = o.subjectsFromColumns ?? [];
+  const wide = o.wide ? { subjects: cols.length === 1 && cols[0] === '*' ? ('*' as const) : cols, scorer: o.scorer } : undefined;
+  const s = await ingestCsv(files, { traces: o.traces, map: maps.all, maps: maps.perFile, flags, runId: o.runId, dryRun: o.dryRun, replace: o.replace, delimiter: o.delimiter, wide });
+  const detected = s.files.some((f) => f.detected);
+  const dialects = [...new Set(s.files.map((f) => f.dialect))];
+  if (detected && o.format !== 'json') process.stderr.write(`standoff: ${o.map ? 'some files have no map' : 'no --map given'}; read as ${terminalLine(dialects.join(' / '))}; mapping used: ${terminalLine(s.mappingJson)}\n`);
+  const extra = (f: (typeof s.files)[number]) =>
+    [
+      f.dialect,
+      ...f.notes,
+      f.metadataColumns.length ? `metadata: ${f.metadataColumns.join(', ')}` : '',
+      f.ignoredColumns.length ? `ignored columns: ${f.ignoredColumns.join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
+  printSummary(
+    s,
+    o.format,
+    [
+      `${s.dryRun ? 'would write' : 'wrote'} run ${s.runId} to ${s.store}: ${tableCounts(s.tables)}`,
+      ...s.files.map((f) => `  ${f.file}: ${f.rows} rows -> ${f.table}${extra(f) ? ` (${extra(f)})` : ''}`),
+    ],
+    s.files.map((f) => ({ run_id: s.runId, dry_run: s.dryRun, file: f.file, table: f.table, rows: f.rows, dialect: f.dialect, index_column: f.indexColumn, metadata_columns: f.metadataColumns, ignored_columns: f.ignoredColumns })),
   );
 }
