@@ -39,7 +39,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
-import { nodeFetch } from '../src/runner/http.ts';
+import { nodeFetch } from '../src/net/http.ts';
 
 export const VERIFIER_FAULTS = ['http500', 'timeout', 'empty', 'drop'] as const;
 export type VerifierFault = (typeof VERIFIER_FAULTS)[number];

@@ -1,7 +1,8 @@
 /**
  * A notebook's `standoff` block runs through the CLI itself: its words are parsed by the same
- * commander definitions as `standoff <words>` on the command line (a fresh program from
- * {@link buildProgram}), and the command's own action runs with a result sink that collects its
+ * commander definitions as `standoff <words>` on the command line (a fresh program from the
+ * factory the caller hands to {@link standoffBlockRunner}: `buildProgram` in src/cli/main.ts,
+ * passed down through `registerReport`, so this file does not import main), and the command's own action runs with a result sink that collects its
  * tables instead of printing them. There is no second parser: every option a command gains is
  * available in notebooks, with the same names, defaults, checks and "did you mean".
  *
@@ -19,7 +20,6 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { CommanderError, type Command } from 'commander';
 import { oneLine, usageError } from '../errors.ts';
 import type { StandoffBlockContext, StandoffBlockOutput } from '../notebook/notebook.ts';
-import { buildProgram } from './main.ts';
 import { withSink, type ResultSink } from './output.ts';
 import { usageLine } from './program.ts';
 
@@ -89,10 +89,24 @@ export function confineBlockPaths(cmd: Command, store: string, where: string): v
 
 const hasOption = (cmd: Command, key: string) => cmd.options.some((o) => o.attributeName() === key);
 
-/** Runs one block: see the module comment. Errors are StandoffErrors naming the block's position. */
-export async function runStandoffBlock(words: string[], ctx: StandoffBlockContext): Promise<StandoffBlockOutput> {
+/** Builds the whole command tree with commander's own output redirected (`buildProgram` in src/cli/main.ts). */
+export type ProgramFactory = (output: { writeOut?: (s: string) => void; writeErr?: (s: string) => void }) => Command;
+
+/**
+ * The notebook's `standoff` block runner over the program `makeProgram` builds: see the module
+ * comment. Errors are StandoffErrors naming the block's position.
+ *
+ * @example
+ * import { buildProgram } from './main.ts';
+ * const runStandoffBlock = standoffBlockRunner(buildProgram);
+ */
+export function standoffBlockRunner(makeProgram: ProgramFactory): (words: string[], ctx: StandoffBlockContext) => Promise<StandoffBlockOutput> {
+  return (words, ctx) => runStandoffBlock(makeProgram, words, ctx);
+}
+
+async function runStandoffBlock(makeProgram: ProgramFactory, words: string[], ctx: StandoffBlockContext): Promise<StandoffBlockOutput> {
   // Commander's own output (help, usage errors) is dropped: its error comes back as a CommanderError.
-  const program = buildProgram({ writeOut: () => undefined, writeErr: () => undefined });
+  const program = makeProgram({ writeOut: () => undefined, writeErr: () => undefined });
   const { cmd, path } = findCommand(program, words);
   if (!(NOTEBOOK_COMMANDS as readonly string[]).includes(path)) {
     throw usageError('notebook.badCommand', `${ctx.where}: unsupported standoff block "${oneLine(words.join(' ')).slice(0, 80)}"; a block runs one of: ${NOTEBOOK_COMMANDS.join(', ')}`);

@@ -13,7 +13,7 @@
  * `tests/cli/dialect.test.ts` walks every command's `--help` and checks these.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { FORMATS } from '../store/format.ts';
+import { FORMATS, type Format } from '../store/format.ts';
 import { MAX_RESAMPLES } from '../stats/index.ts';
 import { DEFAULT_TRACES, collect, parseIntArg } from './program.ts';
 import { parseDelimiter } from '../store/csv-dialect.ts';
@@ -94,4 +94,61 @@ export interface InputShape {
   delimiter?: string;
   wide?: boolean;
   subjectsFromColumns?: string[];
+}
+
+/*
+ * The options of the statistics commands (`ci exact|bootstrap|paired`, `agreement`, `judges`,
+ * `probes`), declared once here.
+ */
+
+/** What every statistics command's action receives from {@link statsOptions}. */
+export interface StatsCommon {
+  traces: string;
+  run?: string[];
+  format: Format;
+  level: number;
+  seed: number;
+  resamples: number;
+}
+
+/** Store, format and confidence level, and (unless `random: false`) seed and resamples. */
+export function statsOptions(cmd: Command, opts: { random?: boolean } = { random: true }): Command {
+  storeOptions(cmd);
+  formatOption(cmd);
+  levelOption(cmd);
+  if (opts.random) resamplingOptions(cmd);
+  return cmd;
+}
+
+/** `--threads N`: threads of the general resampler (the result is the same for any N). */
+export const threadsOption = () =>
+  new Option('--threads <n>', 'threads for resampling (default: available cores, at most 8); the result is identical for any number').argParser(parseIntArg('--threads'));
+
+export const MISSING = ['error', 'drop'] as const;
+export type Missing = (typeof MISSING)[number];
+
+/** `--missing`: what an empty cell of an --input file does. */
+export const missingOption = () =>
+  new Option('--missing <policy>', 'with --input: an empty cell in a column used is an error (error), or drops its row (drop)').choices(MISSING).default('error');
+
+/** The help of `--delimiter` on a statistics command's --input file. */
+export const INPUT_DELIMITER_HELP = "with --input: the CSV delimiter, ',' ';' '|' or tab (default: detected by DuckDB's sniffer)";
+
+/** The --input file options of the statistics commands: `--missing`, `--delimiter`, `--wide`, `--subjects-from-columns`. */
+export function inputFileOptions(cmd: Command): Command {
+  return cmd
+    .addOption(missingOption())
+    .option('--delimiter <c>', INPUT_DELIMITER_HELP, delimiterOption)
+    .option('--wide', 'with --input: one column per subject, melted into columns subject and value (use --value value, --by subject)')
+    .option('--subjects-from-columns <cols>', "with --wide: the subject columns (comma-separated), or '*' for every column the command does not use otherwise", collect);
+}
+
+export const REDUCE = ['mean', 'median', 'mode', 'max', 'min', 'at_least_one'] as const;
+export type Reduce = (typeof REDUCE)[number];
+
+/** `--metric-sql FILE` and `--reduce R`: a SQL metric, and epochs reduced per item (over the store). */
+export function metricOptions(cmd: Command): Command {
+  return cmd
+    .option('--metric-sql <file>', 'a metric defined as one SELECT in this file (columns run_id, subject_model, scenario_id, epoch, domain, decision_type, variant, episode_id, value; read-only, as standoff sql); named after the file, and the metric when --metric is not given')
+    .addOption(new Option('--reduce <reducer>', 'reduce epochs to one value per item (run x subject x scenario) before intervals, as Inspect does; default: no reduction, clustered by item').choices(REDUCE));
 }

@@ -15,7 +15,7 @@
  *   inline. Rendered to `<name>-<n>.svg`, `.png` and `.vl.json` next to the output and linked.
  * - `standoff`: one statistics command (`ci exact|bootstrap|paired`, `agreement`, `judges`,
  *   `probes`), parsed and run by the CLI's own command definitions and actions: the caller passes
- *   them as `options.standoff` (the CLI passes `runStandoffBlock` from src/cli/notebook-blocks.ts;
+ *   them as `options.standoff` (the CLI passes `standoffBlockRunner(buildProgram)` from src/cli/notebook-blocks.ts;
  *   the library does not import the CLI). The store, runs, seed, resamples and level are the
  *   notebook's; see docs/notebooks.md for what a block may and may not say.
  * Everything else is copied unchanged. Each block is kept in the output, followed by its result.

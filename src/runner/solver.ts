@@ -58,7 +58,7 @@ import { readSystemLog, type RegisterOptions, type Verifier } from '../../verifi
 import { AGENT_TOOLS, DECISION_TOOLS, INFORMATION_TOOL, buildAgentMessages, buildLogReadFailure, isDecisionTool, messageReasoning, type PromptVariant } from './protocol.ts';
 import type { ResolvedModel } from './config.ts';
 import { createRedactor, type Redactor } from '../redact.ts';
-import { nodeFetch } from './http.ts';
+import { nodeFetch } from '../net/http.ts';
 import { RequestParams, captureErrorBodies, chatCompletionsUrl, describeRequestError, refusedParam, type ParamAdjustment, type SentParam } from './endpoint.ts';
 import { analyzeTranscript, type TranscriptAnalysis } from './scorers.ts';
 

@@ -74,13 +74,11 @@ export {
   probeOutcomeFromTally,
   probeShareCounts,
   type ProbeShareName,
-  type ProbeTally,
-  type ProbeRow,
   type ProbeOutcomeGroup,
   type ProbeOutcomesOptions,
   type Share,
 } from './probe-outcomes.ts';
-export { probeTally, type WeightedProbeRow } from './probe-tally.ts';
+export { probeTally, type ProbeRow, type ProbeTally, type WeightedProbeRow } from './probe-tally.ts';
 export {
   probeSufficiency,
   type ProbeState,

@@ -1,25 +1,9 @@
 import { dataError } from '../errors.ts';
 import { checkLevel, checkOptions, show } from './arg-checks.ts';
 import { clopperPearson } from './clopper-pearson.ts';
-import { probeTally } from './probe-tally.ts';
+import { probeTally, type ProbeRow, type ProbeTally } from './probe-tally.ts';
 
-/** One decision state answered by one system: the action question paired with its factual probes. */
-export interface ProbeRow {
-  state_id: string;
-  subject_model: string;
-  /** Every applicable probe answered correctly (an unanswerable probe counts as wrong). */
-  all_facts_correct: boolean;
-  /** The chosen action is in the state's gold set. */
-  action_correct: boolean;
-  /** Probes the system could answer (not blocked by an input limit). */
-  probes_answered: number;
-  /** Applicable probes for the state. */
-  probes_total: number;
-  /** Share of the applicable probes answered correctly (unanswered counted wrong), in [0, 1]. */
-  probe_accuracy: number;
-  /** Whether composing the system's own probe answers in code gives a gold action; null/absent = not run. */
-  composed_correct?: boolean | null;
-}
+export type { ProbeRow, ProbeTally } from './probe-tally.ts';
 
 /** A count out of n, its share and a Clopper-Pearson interval (all null when n = 0). */
 export interface Share {
@@ -142,30 +126,6 @@ function summarise(fn: string, group: string, rows: readonly ProbeRow[], level: 
     seen.add(row.state_id);
   });
   return probeOutcomeFromTally(group, probeTally(rows.map((row) => ({ ...row, weight: 1 }))), { level });
-}
-
-/**
- * Counts behind one group's outcome table, for callers that aggregate elsewhere (e.g. in DuckDB,
- * where each state is a weighted row): the four cells (facts right/wrong x action right/wrong),
- * states without an applicable probe, sums of per-state probe accuracy (`accSum`) and of correct
- * answers (`pooledNum`), probes answered and applicable, and for states with a composed action:
- * how many (`cn`), composed right, decision right, repaired and broken.
- */
-export interface ProbeTally {
-  frar: number;
-  fraw: number;
-  fwar: number;
-  fwaw: number;
-  statesWithoutProbes: number;
-  accSum: number;
-  pooledNum: number;
-  answered: number;
-  total: number;
-  cn: number;
-  composedRight: number;
-  decisionRightOnComposed: number;
-  repaired: number;
-  broken: number;
 }
 
 /**

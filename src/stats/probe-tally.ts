@@ -1,6 +1,47 @@
 import { dataError } from '../errors.ts';
 import { show } from './arg-checks.ts';
-import type { ProbeRow, ProbeTally } from './probe-outcomes.ts';
+
+/** One decision state answered by one system: the action question paired with its factual probes. */
+export interface ProbeRow {
+  state_id: string;
+  subject_model: string;
+  /** Every applicable probe answered correctly (an unanswerable probe counts as wrong). */
+  all_facts_correct: boolean;
+  /** The chosen action is in the state's gold set. */
+  action_correct: boolean;
+  /** Probes the system could answer (not blocked by an input limit). */
+  probes_answered: number;
+  /** Applicable probes for the state. */
+  probes_total: number;
+  /** Share of the applicable probes answered correctly (unanswered counted wrong), in [0, 1]. */
+  probe_accuracy: number;
+  /** Whether composing the system's own probe answers in code gives a gold action; null/absent = not run. */
+  composed_correct?: boolean | null;
+}
+
+/**
+ * Counts behind one group's outcome table, for callers that aggregate elsewhere (e.g. in DuckDB,
+ * where each state is a weighted row): the four cells (facts right/wrong x action right/wrong),
+ * states without an applicable probe, sums of per-state probe accuracy (`accSum`) and of correct
+ * answers (`pooledNum`), probes answered and applicable, and for states with a composed action:
+ * how many (`cn`), composed right, decision right, repaired and broken.
+ */
+export interface ProbeTally {
+  frar: number;
+  fraw: number;
+  fwar: number;
+  fwaw: number;
+  statesWithoutProbes: number;
+  accSum: number;
+  pooledNum: number;
+  answered: number;
+  total: number;
+  cn: number;
+  composedRight: number;
+  decisionRightOnComposed: number;
+  repaired: number;
+  broken: number;
+}
 
 /** A probe row standing for `weight` identical states (e.g. one row of a SQL `GROUP BY` with its count). */
 export type WeightedProbeRow = Pick<ProbeRow, 'all_facts_correct' | 'action_correct' | 'probes_answered' | 'probes_total' | 'probe_accuracy' | 'composed_correct'> & {

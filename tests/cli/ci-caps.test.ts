@@ -10,10 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRun } from '../../src/store/write-run.ts';
 import { runNotebook } from '../../src/notebook/notebook.ts';
-import { runStandoffBlock } from '../../src/cli/notebook-blocks.ts';
+import { standoffBlockRunner } from '../../src/cli/notebook-blocks.ts';
+import { buildProgram } from '../../src/cli/main.ts';
 import { MAX_RESAMPLES } from '../../src/stats/index.ts';
 import { sampleBundle } from '../helpers/fixtures.ts';
 import { runCli } from '../helpers/cli.ts';
+
+const runStandoffBlock = standoffBlockRunner(buildProgram);
 
 let root: string;
 let store: string;

@@ -13,10 +13,13 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { writeRun } from '../../src/store/write-run.ts';
 import { runNotebook as runNotebookLib, type NotebookOptions } from '../../src/notebook/notebook.ts';
-import { confineBlockPaths, runStandoffBlock } from '../../src/cli/notebook-blocks.ts';
+import { confineBlockPaths, standoffBlockRunner } from '../../src/cli/notebook-blocks.ts';
+import { buildProgram } from '../../src/cli/main.ts';
 import { findUnboundedGenerator, MAX_GENERATED_ROWS } from '../../src/report/render-figure.ts';
 import { sampleBundle, hashTree } from '../helpers/fixtures.ts';
 import { runCli } from '../helpers/cli.ts';
+
+const runStandoffBlock = standoffBlockRunner(buildProgram);
 
 const runNotebook = (file: string, o: NotebookOptions) => runNotebookLib(file, { standoff: runStandoffBlock, ...o });
 

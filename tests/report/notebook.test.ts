@@ -10,9 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
 import { parseNotebook, runNotebook as runNotebookLib, splitWords, type NotebookOptions } from '../../src/notebook/notebook.ts';
-import { runStandoffBlock } from '../../src/cli/notebook-blocks.ts';
+import { standoffBlockRunner } from '../../src/cli/notebook-blocks.ts';
+import { buildProgram } from '../../src/cli/main.ts';
 import { StandoffError } from '../../src/errors.ts';
 import { ROOT, runCli } from '../helpers/cli.ts';
+
+const runStandoffBlock = standoffBlockRunner(buildProgram);
 
 /** Notebooks as the CLI runs them: standoff blocks go through the CLI's commands. */
 const runNotebook = (file: string, o: NotebookOptions) => runNotebookLib(file, { standoff: runStandoffBlock, ...o });

@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startSimServer } from '../../src/runner/sim/server.ts';
 import { loadScenarios } from '../../src/runner/scenarios.ts';
 import { AGENT_TOOLS, buildAgentMessages, buildDecisionQuestionMessages, buildProbeMessages } from '../../src/runner/protocol.ts';
-import { nodeFetch } from '../../src/runner/http.ts';
+import { nodeFetch } from '../../src/net/http.ts';
 import { openJournal, readJournal, type JournalHeader, type JournalUnit } from '../../src/runner/journal.ts';
 import { parseConfig } from '../../src/runner/config.ts';
 import { runEvaluation } from '../../src/runner/run.ts';

@@ -3,8 +3,10 @@ import { action, collect, parseIntArg, withExamples } from '../program.ts';
 import { formatOption, levelOption, resamplingOptions, storeOptions } from '../options.ts';
 import { printResult } from '../output.ts';
 import type { Format } from '../../store/format.ts';
+import type { ProgramFactory } from '../notebook-blocks.ts';
 
-export function registerReport(program: Command): void {
+/** `makeProgram` builds the command tree a notebook's `standoff` blocks parse with (main's `buildProgram`). */
+export function registerReport(program: Command, makeProgram: ProgramFactory): void {
   const report = withExamples(program.command('report').description('reports generated from the traces'), 'standoff report build');
   const build = report
     .command('build')
@@ -41,9 +43,9 @@ export function registerReport(program: Command): void {
     .action(
       action(async (file: string, o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number }) => {
         const { runNotebook } = await import('../../notebook/notebook.ts');
-        const { runStandoffBlock } = await import('../notebook-blocks.ts');
+        const { standoffBlockRunner } = await import('../notebook-blocks.ts');
         const { resolveNotebook } = await import('../../notebook/shipped-notebooks.ts');
-        const r = await runNotebook(resolveNotebook(file), { traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, progress: true, standoff: runStandoffBlock });
+        const r = await runNotebook(resolveNotebook(file), { traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, progress: true, standoff: standoffBlockRunner(makeProgram) });
         const b = r.blocks;
         const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
         process.stdout.write(
