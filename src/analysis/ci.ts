@@ -280,7 +280,7 @@ export async function agreementFromStore(src: StoreSource, opts: { scorer?: stri
     const p = await loadJudgePatterns(async (sql, params) => (await query(conn, sql, params)).rows, scorer);
     const matrix = patternMatrix(p);
     if (!matrix.some((row) => row.some((v) => v !== null))) throw dataError('agreement.noJudgments', `no judgments with a value for scorer "${scorer}" in this store${await judgedScorersHint(conn)}`);
-    return { scorer, self_exclusion: AGREEMENT_SELF_EXCLUSION, ...agreementFromCounts(matrix, p.patterns.map((x) => x.count), opts) };
+    return { scorer, ...agreementFromCounts(matrix, p.patterns.map((x) => x.count), opts), self_exclusion: AGREEMENT_SELF_EXCLUSION };
   });
 }
 

@@ -1,5 +1,5 @@
 /**
- * The report's Ranking section (src/report/sections/ranking.ts, not yet hooked into the report):
+ * The report's Ranking subsection (src/report/sections/ranking.ts, under the pairwise comparisons of the Standoff O1 suite):
  * on the demo store it gives the same rows as `standoff rank` (both call buildRanking on the same
  * pairs), renders a Markdown table, and its rank-interval spec renders.
  */
@@ -26,8 +26,8 @@ describe('report ranking section', () => {
       // The same pairs summed in another order (scenario index vs id): equal to rounding.
       s.rankings[0].pairs.forEach((p, i) => expect(Math.abs(p.p_holm! - cli.pairs[i].p_holm!)).toBeLessThanOrEqual(1e-12 * cli.pairs[i].p_holm!));
       const md = renderRanking(s);
-      expect(md).toContain('## Ranking');
-      expect(md).toMatch(/\| sim:thorough \| 1\.000 \|/);
+      expect(md).toContain("### Ranking");
+      expect(md).toMatch(/\| sim:thorough \| 100\.0% \|/);
       const fig = await renderFigure(rankIntervalSpec(s));
       expect(fig.svg).toContain('sim:hasty');
     } finally {

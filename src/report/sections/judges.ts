@@ -149,7 +149,7 @@ export async function judgesSection(ctx: ReportContext): Promise<JudgesSection> 
     alpha,
     pairs,
     self_exclusion: {
-      rules: (await ctx.q(`SELECT DISTINCT json_extract_string(config, '$.judge_exclusion') AS r FROM runs WHERE r IS NOT NULL ORDER BY r`)).map((x) => String(x.r)),
+      rules: await judgeExclusionRules(ctx),
       removed_verdicts: removed,
       by_subject: [...bySubjectJudge.entries()]
         .map(([k, n]) => ({ subject: k.split('\u0000')[0], judge: k.split('\u0000')[1], removed: n }))
@@ -237,4 +237,22 @@ export function renderJudges(j: JudgesSection, level: number): string {
     ),
   );
   return out.join('\n');
+}
+
+/**
+ * The self-exclusion rules the runs recorded (`runs.config.judge_exclusion`), parsed in JS: a
+ * config is the run's own JSON and may hold any character its names hold (DuckDB's JSON reader
+ * refuses some that JSON.parse accepts). A config that is not JSON records no rule.
+ */
+async function judgeExclusionRules(ctx: Pick<ReportContext, 'q'>): Promise<string[]> {
+  const rules = new Set<string>();
+  for (const row of await ctx.q('SELECT config FROM runs WHERE config IS NOT NULL')) {
+    try {
+      const rule = (JSON.parse(String(row.config)) as { judge_exclusion?: unknown } | null)?.judge_exclusion;
+      if (typeof rule === 'string') rules.add(rule);
+    } catch {
+      // not JSON: no rule recorded
+    }
+  }
+  return [...rules].sort();
 }
