@@ -94,8 +94,10 @@ export interface JournalHeader {
   config_hash: string;
   /** The states' manifest when the run began (runner/manifest.ts; absent in older journals). */
   state_manifest?: StateManifest;
-  /** Units the run will have in all. */
+  /** Units the run will have in all (this shard's, when sharded). */
   total: number;
+  /** The shard this journal runs (`--shard i/N`); absent for a whole run. */
+  shard?: { index: number; count: number };
   /** The resolved config (no secrets: only env var names). */
   config: unknown;
 }
