@@ -8,7 +8,7 @@
  */
 import { open } from 'node:fs/promises';
 import { StandoffError } from '../../errors.ts';
-import type { EpisodeRow, JudgmentRow, MessageRow, ProbeAnswerRow, ProbeDecisionRow, RunRow, ScoreRow } from '../../schema/tables.ts';
+import type { EpisodeRow, RunRow } from '../../schema/tables.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import { RunWriter } from '../../store/run-writer.ts';
 import { cleanupStore, type WriteRunResult } from '../../store/write-run.ts';
@@ -19,17 +19,10 @@ import { PROTOCOL_VERSION } from '../protocol.ts';
 import { SCORERS } from '../scorers.ts';
 import { cmp } from './plan.ts';
 import { summaryOf, type Summary } from './summary.ts';
-import type { RunPlan } from './types.ts';
+import type { BuiltRun, RunPlan } from './types.ts';
 
-export interface BuiltRun {
-  run: RunRow;
-  episodes: EpisodeRow[];
-  messages: MessageRow[];
-  scores: ScoreRow[];
-  judgments: JudgmentRow[];
-  probe_answers: ProbeAnswerRow[];
-  probe_decisions: ProbeDecisionRow[];
-}
+export type { BuiltRun } from './types.ts';
+
 
 type UnitKey = Pick<EpisodeRow, 'subject_model' | 'scenario_id' | 'epoch'>;
 

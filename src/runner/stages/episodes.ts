@@ -15,8 +15,8 @@ import { startSimServer, type SimServer, type SimStats } from '../sim/server.ts'
 import { isAbort } from '../solver.ts';
 import type { RunClients } from './clients.ts';
 import { Progress, progressMode } from './progress.ts';
-import { runUnit, type UnitContext } from './unit.ts';
-import type { EvaluationOptions, RunPlan, UnitPlan } from './types.ts';
+import { runUnit } from './unit.ts';
+import type { EvaluationOptions, RunPlan, UnitContext, UnitPlan } from './types.ts';
 
 export interface EpisodesOutcome {
   simStats: SimStats | null;

@@ -3,8 +3,7 @@ import type { JudgmentRow } from '../../schema/tables.ts';
 import type { EpisodeResult } from '../solver.ts';
 import { judgeEpisode } from '../judges.ts';
 import type { Rng } from '../../stats/rng.ts';
-import type { UnitContext } from './unit.ts';
-import type { UnitPlan } from './types.ts';
+import type { UnitContext, UnitPlan } from './types.ts';
 
 export function judgeUnit(ctx: UnitContext, u: UnitPlan, ep: Pick<EpisodeResult, 'episode' | 'messages'>, requestSeed: number, rng: Rng): Promise<JudgmentRow[]> {
   if (ep.episode.status !== 'valid') return Promise.resolve([]);

@@ -2,8 +2,7 @@
 import type { ModelClient } from '../solver.ts';
 import { runProbeState, type ProbeStateResult } from '../probes.ts';
 import type { Rng } from '../../stats/rng.ts';
-import type { UnitContext } from './unit.ts';
-import type { UnitPlan } from './types.ts';
+import type { UnitContext, UnitPlan } from './types.ts';
 
 export function probeUnit(ctx: UnitContext, u: UnitPlan, client: ModelClient, requestSeed: number, rng: Rng): Promise<ProbeStateResult | null> {
   if (!ctx.cfg.probes) return Promise.resolve(null);

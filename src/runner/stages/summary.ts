@@ -10,8 +10,7 @@ import type { WriteRunResult } from '../../store/write-run.ts';
 import type { ResolvedConfig } from '../config.ts';
 import type { ParamAdjustment } from '../endpoint.ts';
 import type { SimStats } from '../sim/server.ts';
-import type { BuiltRun } from './commit.ts';
-import type { ShardSpec } from './types.ts';
+import type { BuiltRun, ShardSpec } from './types.ts';
 
 export interface SubjectSummary {
   model: string;

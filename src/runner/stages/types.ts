@@ -4,11 +4,14 @@
  * the episodes stage). Each stage takes one of these and returns the next.
  */
 import type { Scenario } from '../../schema/scenario.ts';
+import type { EpisodeRow, JudgmentRow, MessageRow, ProbeAnswerRow, ProbeDecisionRow, RunRow, ScoreRow } from '../../schema/tables.ts';
 import type { StateManifest } from '../../store/state-manifest.ts';
 import type { Redactor } from '../../redact.ts';
-import type { FaultSpec } from '../../../verifier/server.ts';
+import type { FaultSpec, Verifier } from '../../../verifier/server.ts';
 import type { ResolvedConfig, ResolvedModel } from '../config.ts';
 import type { JournalContents, JournalHeader } from '../journal.ts';
+import type { JudgePanelMember } from '../judges.ts';
+import type { ModelClient } from '../solver.ts';
 
 export type ProgressMode = 'auto' | 'bar' | 'lines' | 'none';
 
@@ -69,4 +72,26 @@ export interface RunPlan {
   done: Set<string>;
   resumedFrom: number;
   resumeContents: JournalContents | null;
+}
+
+/** What every unit of a run shares. */
+export interface UnitContext {
+  cfg: ResolvedConfig;
+  runId: string;
+  redactor: Redactor;
+  signal: AbortSignal;
+  verifier: Verifier;
+  subjectClients: Map<string, ModelClient>;
+  panel: JudgePanelMember[];
+}
+
+/** A run's rows, table by table. */
+export interface BuiltRun {
+  run: RunRow;
+  episodes: EpisodeRow[];
+  messages: MessageRow[];
+  scores: ScoreRow[];
+  judgments: JudgmentRow[];
+  probe_answers: ProbeAnswerRow[];
+  probe_decisions: ProbeDecisionRow[];
 }

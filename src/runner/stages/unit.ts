@@ -5,27 +5,14 @@
  */
 import type { JudgmentRow, EpisodeRow, MessageRow, ProbeAnswerRow, ProbeDecisionRow, ScoreRow } from '../../schema/tables.ts';
 import type { Redactor } from '../../redact.ts';
-import type { Verifier } from '../../../verifier/server.ts';
-import type { ResolvedConfig } from '../config.ts';
 import type { JournalUnit } from '../journal.ts';
-import type { JudgePanelMember } from '../judges.ts';
 import type { ProbeStateResult } from '../probes.ts';
 import { scoreEpisode } from '../scorers.ts';
-import { runEpisode, unitRng, unitSeed, type EpisodeResult, type ModelClient } from '../solver.ts';
+import { runEpisode, unitRng, unitSeed, type EpisodeResult } from '../solver.ts';
 import { judgeUnit } from './judge.ts';
 import { probeUnit } from './probe.ts';
-import type { UnitPlan } from './types.ts';
+import type { UnitContext, UnitPlan } from './types.ts';
 
-/** What every unit of a run shares. */
-export interface UnitContext {
-  cfg: ResolvedConfig;
-  runId: string;
-  redactor: Redactor;
-  signal: AbortSignal;
-  verifier: Verifier;
-  subjectClients: Map<string, ModelClient>;
-  panel: JudgePanelMember[];
-}
 
 function scoreUnit(ctx: UnitContext, u: UnitPlan, ep: EpisodeResult, judgments: JudgmentRow[]): ScoreRow[] {
   if (ep.episode.status === 'error') return [];
