@@ -16,6 +16,7 @@ import { registerCosts, registerRerun } from './commands/costs.ts';
 import { registerProbes } from './commands/probes.ts';
 import { registerIngest } from './commands/ingest/index.ts';
 import { registerRun } from './commands/run.ts';
+import { registerMerge } from './commands/merge.ts';
 import { registerReport } from './commands/report.ts';
 import { registerCompare } from './commands/compare.ts';
 import { registerPlan } from './commands/plan.ts';
@@ -52,6 +53,7 @@ export function buildProgram(output: { writeOut?: (s: string) => void; writeErr?
   registerIngest(program);
   registerReport(program, buildProgram);
   registerRun(program);
+  registerMerge(program);
   registerCompare(program);
   registerPlan(program);
   registerRank(program);

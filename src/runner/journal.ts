@@ -150,84 +150,107 @@ export async function scanJournal(
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     throw usageError('run.noJournal', `no journal at ${path} (a run that was still going may just have finished and removed it): nothing to resume`);
   }
+  const scan = new JournalLines(path, onUnit);
+  try {
+    const { goodBytes, torn } = await forEachLine(fh, (text, isLast, offset, bytes) => scan.line(text, isLast, offset, bytes));
+    return { header: scan.header, goodBytes, torn, duplicates: scan.duplicates, unitCount: scan.seen.size };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The meaning of a journal's lines, one at a time (see `scanJournal`). */
+class JournalLines {
   /** Unit id -> whether its kept copy ended in error. */
-  const seen = new Map<string, boolean>();
-  let header: JournalHeader | null = null;
-  let goodBytes = 0;
-  let torn = false;
-  let duplicates = 0;
-  let lineNo = 0;
-  const handle = async (text: string, isLast: boolean, offset: number, bytes: number): Promise<'ok' | 'blank' | 'torn'> => {
-    lineNo++;
+  readonly seen = new Map<string, boolean>();
+  header: JournalHeader | null = null;
+  duplicates = 0;
+  private lineNo = 0;
+  constructor(
+    private readonly path: string,
+    private readonly onUnit: (unit: JournalUnit, line: { offset: number; bytes: number }) => void | Promise<void>,
+  ) {}
+
+  /** One line: 'torn' when the last line does not parse (the scan stops there). */
+  async line(text: string, isLast: boolean, offset: number, bytes: number): Promise<'ok' | 'blank' | 'torn'> {
+    const path = this.path;
+    const lineNo = ++this.lineNo;
     if (text.trim() === '') return 'blank';
     let obj: { kind?: string } | null;
     try {
       obj = JSON.parse(text) as { kind?: string };
     } catch {
-      if (isLast) return 'torn';
-      throw dataError('journal.corrupt', `${path}: line ${lineNo} is not valid JSON (only a torn last line is tolerated)`);
+      obj = null;
     }
     if (obj === null || typeof obj !== 'object') {
       if (isLast) return 'torn';
       throw dataError('journal.corrupt', `${path}: line ${lineNo} is not valid JSON (only a torn last line is tolerated)`);
     }
-    if (obj.kind === 'header') {
-      if (header) throw dataError('journal.corrupt', `${path}: line ${lineNo} is a second header`);
-      header = obj as JournalHeader;
-      if (header.version !== JOURNAL_VERSION) {
-        throw dataError('journal.version', `${path}: journal version ${header.version} is not supported (expected ${JOURNAL_VERSION})`);
-      }
-    } else if (obj.kind === 'unit') {
-      const u = obj as JournalUnit;
-      if (typeof u.episode_id !== 'string' || !u.episode) throw dataError('journal.corrupt', `${path}: line ${lineNo} is not a complete unit`);
-      const earlier = seen.get(u.episode_id);
-      if (earlier === false) duplicates++;
-      else {
-        if (earlier === true) duplicates++;
-        seen.set(u.episode_id, u.episode.status === 'error');
-        await onUnit(u, { offset, bytes });
-      }
-    } else {
-      throw dataError('journal.corrupt', `${path}: line ${lineNo} has unknown kind ${JSON.stringify(obj.kind)}`);
-    }
+    if (obj.kind === 'header') this.headerLine(obj as JournalHeader, lineNo);
+    else if (obj.kind === 'unit') await this.unitLine(obj as JournalUnit, lineNo, { offset, bytes });
+    else throw dataError('journal.corrupt', `${path}: line ${lineNo} has unknown kind ${JSON.stringify(obj.kind)}`);
     return 'ok';
-  };
-  try {
-    const size = (await fh.stat()).size;
-    const chunk = Buffer.allocUnsafe(1 << 20);
-    let carry: Buffer = Buffer.alloc(0);
-    let filePos = 0;
-    let carryStart = 0; // file offset of carry[0]
-    outer: while (filePos < size) {
-      const { bytesRead } = await fh.read(chunk, 0, chunk.length, filePos);
-      if (bytesRead === 0) break;
-      filePos += bytesRead;
-      const buf = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-      let pos = 0;
-      for (;;) {
-        const nl = buf.indexOf(0x0a, pos);
-        if (nl === -1) break;
-        const isLast = carryStart + nl + 1 === size;
-        const r = await handle(buf.subarray(pos, nl).toString('utf8'), isLast, carryStart + pos, nl - pos);
-        if (r === 'torn') {
-          torn = true;
-          break outer;
-        }
-        pos = nl + 1;
-        goodBytes = carryStart + pos;
-      }
-      carry = Buffer.from(buf.subarray(pos)); // a copy: chunk is reused
-      carryStart += pos;
-    }
-    // A final line without its newline was cut short (even if the fragment happens to parse).
-    if (!torn && goodBytes < size) {
-      const rest = (await fh.read(Buffer.alloc(size - goodBytes), 0, size - goodBytes, goodBytes)).buffer.toString('utf8');
-      if (rest.trim() !== '') torn = true;
-    }
-  } finally {
-    await fh.close();
   }
-  return { header, goodBytes, torn, duplicates, unitCount: seen.size };
+
+  private headerLine(h: JournalHeader, lineNo: number): void {
+    if (this.header) throw dataError('journal.corrupt', `${this.path}: line ${lineNo} is a second header`);
+    this.header = h;
+    if (h.version !== JOURNAL_VERSION) {
+      throw dataError('journal.version', `${this.path}: journal version ${h.version} is not supported (expected ${JOURNAL_VERSION})`);
+    }
+  }
+
+  private async unitLine(u: JournalUnit, lineNo: number, line: { offset: number; bytes: number }): Promise<void> {
+    if (typeof u.episode_id !== 'string' || !u.episode) throw dataError('journal.corrupt', `${this.path}: line ${lineNo} is not a complete unit`);
+    const earlier = this.seen.get(u.episode_id);
+    if (earlier === false) {
+      this.duplicates++;
+      return;
+    }
+    if (earlier === true) this.duplicates++;
+    this.seen.set(u.episode_id, u.episode.status === 'error');
+    await this.onUnit(u, line);
+  }
+}
+
+/**
+ * Hands each newline-terminated line of a file to `onLine` in order, reading 1 MiB chunks (memory
+ * holds one chunk and one line). Stops at a line `onLine` calls torn. Returns the byte length of
+ * the complete lines, and whether the file ends torn: a torn line, or a final line without its
+ * newline (even if the fragment happens to parse).
+ */
+async function forEachLine(
+  fh: FileHandle,
+  onLine: (text: string, isLast: boolean, offset: number, bytes: number) => Promise<'ok' | 'blank' | 'torn'>,
+): Promise<{ goodBytes: number; torn: boolean }> {
+  const size = (await fh.stat()).size;
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  let carry: Buffer = Buffer.alloc(0);
+  let filePos = 0;
+  let carryStart = 0; // file offset of carry[0]
+  let goodBytes = 0;
+  while (filePos < size) {
+    const { bytesRead } = await fh.read(chunk, 0, chunk.length, filePos);
+    if (bytesRead === 0) break;
+    filePos += bytesRead;
+    const buf = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+    let pos = 0;
+    for (;;) {
+      const nl = buf.indexOf(0x0a, pos);
+      if (nl === -1) break;
+      const isLast = carryStart + nl + 1 === size;
+      if ((await onLine(buf.subarray(pos, nl).toString('utf8'), isLast, carryStart + pos, nl - pos)) === 'torn') return { goodBytes, torn: true };
+      pos = nl + 1;
+      goodBytes = carryStart + pos;
+    }
+    carry = Buffer.from(buf.subarray(pos)); // a copy: chunk is reused
+    carryStart += pos;
+  }
+  if (goodBytes < size) {
+    const rest = (await fh.read(Buffer.alloc(size - goodBytes), 0, size - goodBytes, goodBytes)).buffer.toString('utf8');
+    if (rest.trim() !== '') return { goodBytes, torn: true };
+  }
+  return { goodBytes, torn: false };
 }
 
 /** Reads one unit again from where `scanJournal` found it. */
@@ -286,96 +309,114 @@ export async function openJournal(
   await lockJournal(path, header.run_id);
   let fh: FileHandle | undefined;
   try {
-    if (opts.resume) {
-      if (opts.resume.torn || (await stat(path)).size !== opts.resume.goodBytes) await truncate(path, opts.resume.goodBytes);
-      fh = await open(path, 'a');
-      if (!opts.resume.header) {
-        await fh.write(`${JSON.stringify(header)}\n`);
-        await fh.datasync();
-      }
-    } else {
-      if (existsSync(path)) {
-        throw usageError('run.journalExists', `a journal for run "${header.run_id}" already exists (${path}): resume it with --resume ${header.run_id}, or delete the file to start over`);
-      }
-      fh = await open(path, 'wx');
-      await fh.write(`${JSON.stringify(header)}\n`);
-      await fh.sync();
-      await fsyncDir(dirname(path));
-    }
+    fh = opts.resume ? await reopenFile(path, header, opts.resume) : await createFile(path, header);
   } catch (err) {
     await fh?.close().catch(() => undefined);
     openHere.delete(path);
     throw writeFailed(path, err);
   }
-  const file = fh;
+  return new GroupCommitJournal(path, fh);
+}
 
-  let pending: Array<{ line: string; resolve: () => void; reject: (e: unknown) => void }> = [];
-  let writing: Promise<void> | null = null;
-  let appended = 0;
-  let syncs = 0;
-  let closed = false;
+/** A resumed journal's file, for appending after its last complete line (a missing header written). */
+async function reopenFile(path: string, header: JournalHeader, resume: JournalContents): Promise<FileHandle> {
+  if (resume.torn || (await stat(path)).size !== resume.goodBytes) await truncate(path, resume.goodBytes);
+  const fh = await open(path, 'a');
+  try {
+    if (!resume.header) {
+      await fh.write(`${JSON.stringify(header)}\n`);
+      await fh.datasync();
+    }
+  } catch (err) {
+    await fh.close().catch(() => undefined);
+    throw err;
+  }
+  return fh;
+}
+
+/** A new journal's file with its header, synced (and its directory entry). */
+async function createFile(path: string, header: JournalHeader): Promise<FileHandle> {
+  if (existsSync(path)) {
+    throw usageError('run.journalExists', `a journal for run "${header.run_id}" already exists (${path}): resume it with --resume ${header.run_id}, or delete the file to start over`);
+  }
+  const fh = await open(path, 'wx');
+  try {
+    await fh.write(`${JSON.stringify(header)}\n`);
+    await fh.sync();
+    await fsyncDir(dirname(path));
+  } catch (err) {
+    await fh.close().catch(() => undefined);
+    throw err;
+  }
+  return fh;
+}
+
+/** The journal's appends with group commit (see the module comment). */
+class GroupCommitJournal implements Journal {
+  private pending: Array<{ line: string; resolve: () => void; reject: (e: unknown) => void }> = [];
+  private writing: Promise<void> | null = null;
+  private closed = false;
   /** Set by a failed write or sync: the tail of the file is unknown, nothing more may be appended. */
-  let failed: unknown = null;
+  private failed: unknown = null;
+  appended = 0;
+  syncs = 0;
+  constructor(
+    readonly path: string,
+    private readonly file: FileHandle,
+  ) {}
 
-  const writeAll = async (text: string) => {
+  private async writeAll(text: string): Promise<void> {
     const buf = Buffer.from(text, 'utf8');
     let off = 0;
     while (off < buf.length) {
-      const { bytesWritten } = await file.write(buf, off, buf.length - off);
+      const { bytesWritten } = await this.file.write(buf, off, buf.length - off);
       off += bytesWritten;
     }
-  };
+  }
 
-  // One drain loop at a time: each turn takes everything queued so far as one batch.
-  const drain = async (): Promise<void> => {
-    while (pending.length > 0) {
-      const batch = pending;
-      pending = [];
-      if (failed !== null) {
-        for (const b of batch) b.reject(failed);
+  /** One drain loop at a time: each turn takes everything queued so far as one batch. */
+  private async drain(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      if (this.failed !== null) {
+        for (const b of batch) b.reject(this.failed);
         continue;
       }
       try {
-        await writeAll(batch.length === 1 ? batch[0].line : batch.map((b) => b.line).join(''));
-        await file.datasync();
-        syncs++;
-        appended += batch.length;
+        await this.writeAll(batch.length === 1 ? batch[0]!.line : batch.map((b) => b.line).join(''));
+        await this.file.datasync();
+        this.syncs++;
+        this.appended += batch.length;
         for (const b of batch) b.resolve();
       } catch (err) {
-        failed = writeFailed(path, err);
-        for (const b of batch) b.reject(failed);
+        this.failed = writeFailed(this.path, err);
+        for (const b of batch) b.reject(this.failed);
       }
     }
-    writing = null;
-  };
+    this.writing = null;
+  }
 
-  return {
-    path,
-    get appended() {
-      return appended;
-    },
-    get syncs() {
-      return syncs;
-    },
-    append(unit: JournalUnit): Promise<void> {
-      if (closed) return Promise.reject(new Error('journal is closed'));
-      if (failed !== null) return Promise.reject(failed);
-      const line = `${JSON.stringify(unit)}\n`;
-      const p = new Promise<void>((resolve, reject) => pending.push({ line, resolve, reject }));
-      writing ??= drain();
-      return p;
-    },
-    async flush() {
-      while (writing) await writing;
-    },
-    async close() {
-      if (closed) return;
-      while (writing) await writing;
-      closed = true;
-      openHere.delete(path);
-      await file.close();
-    },
-  };
+  append(unit: JournalUnit): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('journal is closed'));
+    if (this.failed !== null) return Promise.reject(this.failed);
+    const line = `${JSON.stringify(unit)}\n`;
+    const p = new Promise<void>((resolve, reject) => this.pending.push({ line, resolve, reject }));
+    this.writing ??= this.drain();
+    return p;
+  }
+
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    while (this.writing) await this.writing;
+    this.closed = true;
+    openHere.delete(this.path);
+    await this.file.close();
+  }
 }
 
 /** Deletes a journal after its run was committed to the store, then its lock. */

@@ -38,13 +38,13 @@ import { buildClients } from './stages/clients.ts';
 import { commitRun } from './stages/commit.ts';
 import { checkRunEndpoints } from './stages/endpoints.ts';
 import { runEpisodes } from './stages/episodes.ts';
-import { defaultRunId, planRun } from './stages/plan.ts';
+import { defaultRunId, parseShardSpec, planRun } from './stages/plan.ts';
 import { summariseRun, type RunSummary } from './stages/summary.ts';
 import type { EvaluationOptions, ProgressMode, ShardSpec } from './stages/types.ts';
 
 export { assembleRows, unitRows, type BuiltRun } from './stages/commit.ts';
 export { checkEndpoints } from './stages/endpoints.ts';
-export { configHash, defaultRunId, episodeIdOf, planUnits } from './stages/plan.ts';
+export { configHash, defaultRunId, episodeIdOf, parseShardSpec, planUnits } from './stages/plan.ts';
 export { formatSummary, runVerdict, type RunSummary, type SubjectSummary } from './stages/summary.ts';
 export type { EvaluationOptions, ProgressMode, ShardSpec } from './stages/types.ts';
 
@@ -80,6 +80,8 @@ export interface RunCommandOptions {
   runId?: string;
   /** Resume this run id from its journal. */
   resume?: string;
+  /** Run only this share of the units: `i/N` (`--shard`); a resume takes the journal's when not given. */
+  shard?: string | ShardSpec;
   /** Trace store directory. */
   traces: string;
   /** Overwrite an existing run with the same id. */
@@ -128,6 +130,7 @@ export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
   await storeExists(o.traces); // a file in the way: store.notDirectory (exit 4) before anything else
   loadDotEnv([process.cwd(), ...(o.config ? [resolve(o.config, '..')] : [])]);
   let journalConfig: ResolvedConfig | null = null;
+  let shard: ShardSpec | undefined = typeof o.shard === 'string' ? parseShardSpec(o.shard) : o.shard;
   if (o.resume) {
     if (o.runId && o.runId !== o.resume) throw usageError('run.resumeRunId', `--resume ${o.resume} and --run-id ${o.runId} disagree`);
     const jp = journalPath(o.traces, o.resume);
@@ -142,6 +145,7 @@ export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
     }
     const c = await readJournal(jp);
     journalConfig = (c.header?.config as ResolvedConfig | undefined) ?? null;
+    shard ??= c.header?.shard;
   }
   const cfg = resolveRunConfig(o, journalConfig);
   const runId = o.resume ?? o.runId ?? defaultRunId(cfg);
@@ -177,11 +181,14 @@ export async function runCommand(o: RunCommandOptions): Promise<RunSummary> {
       traces: o.traces,
       replace: o.replace,
       resume: !!o.resume,
+      shard,
       progress: o.progress,
       log,
       signal: ac.signal,
       verifierFaults: o.verifierFaults,
     });
+    // A shard is not a run to publish: the gate runs on the merged run (`standoff merge`, then `validate`).
+    if (shard) return summary;
     // The run ends with the publication gate, exactly as `standoff validate` runs it.
     summary.gate = await validateRun(o.traces, { runId, expectedSamples: summary.samplesPerSubject, allowTruncated: o.allowTruncated, allowJudgeErrors: o.allowJudgeErrors });
     return summary;

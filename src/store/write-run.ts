@@ -48,6 +48,9 @@ import {
 import { StandoffError, dataError, oneLine, storeError, usageError } from '../errors.ts';
 import { createDb, quoteIdent, quoteLiteral, withConnection } from './duckdb.ts';
 import { isDirOrphaned, makeOwnedDir, withStoreLock, LOCK_FILE } from './lock.ts';
+import { ColumnarWriter, columnarRow, isColumnar, type ColumnarRows } from './columnar.ts';
+
+export { columnValue, columnarRow, isColumnar, materializeRows, type ColumnData, type ColumnarRows } from './columnar.ts';
 
 export interface WriteRunOptions {
   /** Replace an existing run with the same id (otherwise refused). */
@@ -76,38 +79,6 @@ export interface WriteRunResult {
 }
 
 /**
- * Columnar input: a table of a bundle may be given as `ColumnarRows` instead of an array of row
- * objects (the CSV ingest holds a million rows as a few typed arrays, not a million objects).
- * Each column says how its values are held; every kind stands for exactly the values a row object
- * would hold (`columnValue`), and is written to the same Parquet values as those rows would be.
- */
-export type ColumnData =
-  /** The same value in every row. */
-  | { readonly kind: 'const'; readonly value: string | number | boolean | null }
-  /** One JS value per row, as in row objects (null or undefined is NULL). */
-  | { readonly kind: 'values'; readonly values: ArrayLike<unknown> }
-  /** Integers (for INTEGER, BIGINT or DOUBLE columns); `nulls[i] === 1` marks a NULL. */
-  | { readonly kind: 'int32'; readonly data: Int32Array; readonly nulls?: Uint8Array }
-  /** Numbers (for DOUBLE columns, or BIGINT columns holding safe integers). */
-  | { readonly kind: 'float64'; readonly data: Float64Array; readonly nulls?: Uint8Array }
-  /** Booleans: 0 false, 1 true. */
-  | { readonly kind: 'bool'; readonly data: Uint8Array; readonly nulls?: Uint8Array }
-  /** Text (VARCHAR, or TIMESTAMP as ISO text) by dictionary: `dict[codes[i]]`; a negative code is NULL. */
-  | { readonly kind: 'dict'; readonly codes: Int32Array; readonly dict: readonly string[] }
-  /**
-   * Text: the parts' values joined with `sep`, exactly as `[a, b, c].join(sep)` (a NULL part is
-   * ''). Parts are text, integer or boolean columns (not float64: number formatting differs).
-   */
-  | { readonly kind: 'join'; readonly sep: string; readonly parts: readonly ColumnData[] };
-
-/** A table given by columns (see `ColumnData`). */
-export interface ColumnarRows {
-  readonly length: number;
-  /** Every file column of the table (all but run_id), by name. */
-  readonly columns: Readonly<Record<string, ColumnData>>;
-}
-
-/**
  * A table given as a SELECT over tables of `WriteRunOptions.db` (the CSV ingest's checked
  * staging tables): its columns are the table's file columns (all but run_id), in schema order and
  * with their schema types. Written as is, so only with `trusted` (the caller checked the rows).
@@ -123,60 +94,8 @@ export type WritableRunBundle = { run: RunRow } & {
   [K in Exclude<TableName, 'runs'>]?: TableRows[K][] | ColumnarRows | SqlRows;
 };
 
-export function isColumnar(rows: unknown): rows is ColumnarRows {
-  return typeof rows === 'object' && rows !== null && !Array.isArray(rows) && typeof (rows as ColumnarRows).columns === 'object';
-}
-
 export function isSqlRows(rows: unknown): rows is SqlRows {
   return typeof rows === 'object' && rows !== null && !Array.isArray(rows) && typeof (rows as SqlRows).sql === 'string';
-}
-
-/** The value row `i` of a column stands for, as a row object would hold it. */
-export function columnValue(c: ColumnData, i: number): unknown {
-  switch (c.kind) {
-    case 'const':
-      return c.value;
-    case 'values': {
-      const v = c.values[i];
-      return v === undefined ? null : v;
-    }
-    case 'int32':
-    case 'float64':
-      return c.nulls !== undefined && c.nulls[i] === 1 ? null : c.data[i]!;
-    case 'bool':
-      return c.nulls !== undefined && c.nulls[i] === 1 ? null : c.data[i] === 1;
-    case 'dict': {
-      const k = c.codes[i]!;
-      return k < 0 ? null : c.dict[k]!;
-    }
-    case 'join':
-      return c.parts.map((p) => columnValue(p, i)).join(c.sep);
-  }
-}
-
-function columnOf(table: TableName, rows: ColumnarRows, name: string): ColumnData {
-  const c = rows.columns[name];
-  if (c === undefined) throw new Error(`columnar ${table} rows have no column "${name}"`);
-  return c;
-}
-
-/** Row `i` of a columnar table as a row object (run_id first, then the columns in schema order). */
-export function columnarRow(table: TableName, rows: ColumnarRows, runId: string, i: number): Record<string, unknown> {
-  const r: Record<string, unknown> = { run_id: runId };
-  for (const c of fileColumns(table)) r[c.name] = columnValue(columnOf(table, rows, c.name), i);
-  return r;
-}
-
-/** Every row of a columnar table as row objects. */
-export function materializeRows(table: TableName, rows: ColumnarRows, runId: string): Record<string, unknown>[] {
-  const cols = fileColumns(table).map((c) => [c.name, columnOf(table, rows, c.name)] as const);
-  const out: Record<string, unknown>[] = new Array(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const r: Record<string, unknown> = { run_id: runId };
-    for (const [name, c] of cols) r[name] = columnValue(c, i);
-    out[i] = r;
-  }
-  return out;
 }
 
 const rowCount = (rows: readonly object[] | ColumnarRows | SqlRows | undefined): number => (rows === undefined ? 0 : rows.length);
@@ -351,219 +270,6 @@ export async function writeTableParquet(conn: DuckDBConnection, table: TableName
     `COPY (SELECT ${fileSelectList(cols)} FROM ${quoteIdent(staging)}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`,
   );
   await conn.run(`DROP TABLE ${quoteIdent(staging)}`);
-}
-
-/** DuckDB types of staging columns (the vectors a data chunk is filled through). */
-const STAGE_TYPES: Record<string, DuckDBType> = { VARCHAR, INTEGER, BIGINT, DOUBLE, BOOLEAN };
-
-type Vector = { setItem(i: number, v: DuckDBValue | null): void };
-
-interface StagedColumn {
-  name: string;
-  /** Staging type: a key of STAGE_TYPES. */
-  type: string;
-  /** Fills `vector` (of a new data chunk) with rows [off, off + n). */
-  fill: (vector: Vector, off: number, n: number) => void;
-}
-
-/**
- * Copies `src[off, off + n)` into a new INTEGER or DOUBLE vector of n items. The vector's own
- * typed array is written in one go when it is there (as in @duckdb/node-api 1.5: `items`, what
- * `setItem` writes and `flush` copies); otherwise item by item through `setItem`. No NULLs here:
- * nulls are staged as a column of their own.
- */
-function bulkFill(vector: Vector, src: Int32Array | Float64Array | Uint8Array, off: number, n: number): void {
-  const items = (vector as { items?: unknown }).items;
-  if (src instanceof Uint8Array) {
-    if (items instanceof Int32Array && items.length === n) {
-      for (let i = 0; i < n; i++) items[i] = src[off + i]!;
-    } else for (let i = 0; i < n; i++) vector.setItem(i, src[off + i]!);
-    return;
-  }
-  if ((items instanceof Int32Array || items instanceof Float64Array) && items.constructor === src.constructor && items.length === n) {
-    items.set(src.subarray(off, off + n));
-  } else for (let i = 0; i < n; i++) vector.setItem(i, src[off + i]!);
-}
-
-/** Fills a staging column of `type` from a 'values' column, with the conversions of the row appender (`appendValue`). */
-function valuesFill(values: ArrayLike<unknown>, type: string): StagedColumn['fill'] {
-  const conv: (x: unknown) => DuckDBValue =
-    type === 'VARCHAR' ? (x) => String(x) : type === 'BIGINT' ? (x) => BigInt(x as number) : (x) => x as DuckDBValue;
-  return (v, off, n) => {
-    for (let i = 0; i < n; i++) {
-      const x = values[off + i];
-      v.setItem(i, x === null || x === undefined ? null : conv(x));
-    }
-  };
-}
-
-/**
- * How columnar tables are written: the varying columns go through data chunks into DuckDB staging
- * tables (dictionary codes and typed arrays, NULL flags as columns of their own; one staging table
- * per row count, so tables of the same length share the arrays they have in common), constants and
- * dictionaries through bound session variables, and one COPY per table builds every column with
- * its schema type. `plan` every table, `stage` once, then run each table's COPY.
- */
-class ColumnarWriter {
-  private readonly groups = new Map<number, { name: string; staged: StagedColumn[]; stagedBy: Map<object, Map<string, string>> }>();
-  private readonly vars: { name: string; value: DuckDBValue; type: DuckDBType }[] = [];
-  private readonly dictVars = new Map<readonly string[], string>();
-
-  private variable(value: DuckDBValue, type: DuckDBType): string {
-    const name = `standoff_v${this.vars.length}`;
-    this.vars.push({ name, value, type });
-    return `getvariable(${quoteLiteral(name)})`;
-  }
-
-  /** A dictionary as a VARCHAR[] variable (one per dictionary). */
-  private dictVariable(dict: readonly string[]): string {
-    let v = this.dictVars.get(dict);
-    if (v === undefined) this.dictVars.set(dict, (v = this.variable(listValue([...dict]), LIST(VARCHAR))));
-    return v;
-  }
-
-  /** The SELECT (without COPY) that gives the table's rows; registers what it needs staged. */
-  plan(table: TableName, rows: ColumnarRows): string {
-    const n = rows.length;
-    let group = this.groups.get(n);
-    const needGroup = () => {
-      if (!group) this.groups.set(n, (group = { name: `stage_${this.groups.size}`, staged: [], stagedBy: new Map() }));
-      return group;
-    };
-    /** The staging column holding `source` as `type` (each source is staged once per type). */
-    const stage = (source: object, type: string, fill: () => StagedColumn['fill']): string => {
-      const g = needGroup();
-      let byType = g.stagedBy.get(source);
-      if (!byType) g.stagedBy.set(source, (byType = new Map()));
-      let name = byType.get(type);
-      if (name === undefined) {
-        name = `s${g.staged.length}`;
-        byType.set(type, name);
-        g.staged.push({ name, type, fill: fill() });
-      }
-      return quoteIdent(name);
-    };
-    const typed = (src: Int32Array | Float64Array | Uint8Array, type: 'INTEGER' | 'DOUBLE') =>
-      stage(src, type, () => (v, off, m) => bulkFill(v, src, off, m));
-    const check = (len: number) => {
-      if (len < n) throw new Error(`${table}: a column has ${len} values for ${n} rows`);
-    };
-    /** `x`, or NULL where `nulls[i] === 1`. */
-    const withNulls = (x: string, nulls: Uint8Array | undefined): string => {
-      if (nulls === undefined) return x;
-      check(nulls.length);
-      if (nulls.subarray(0, n).indexOf(1) < 0) return x;
-      return `CASE WHEN ${typed(nulls, 'INTEGER')} = 1 THEN NULL ELSE ${x} END`;
-    };
-    const bad = (d: ColumnData, type: string): never => {
-      throw new Error(`${table}: a ${d.kind} column cannot hold ${type} values`);
-    };
-    /** SQL for the values of `d` as `type` (VARCHAR, INTEGER, BIGINT, DOUBLE or BOOLEAN). */
-    const expr = (d: ColumnData, type: string): string => {
-      switch (d.kind) {
-        case 'const': {
-          const v = d.value;
-          if (v === null) return `CAST(NULL AS ${type})`;
-          let value: DuckDBValue;
-          if (type === 'VARCHAR') value = String(v);
-          else if (type === 'BOOLEAN' && typeof v === 'boolean') value = v;
-          else if (type === 'BIGINT' && typeof v === 'number') value = BigInt(v);
-          else if ((type === 'INTEGER' || type === 'DOUBLE') && typeof v === 'number') value = v;
-          else return bad(d, type);
-          return `CAST(${this.variable(value, STAGE_TYPES[type]!)} AS ${type})`;
-        }
-        case 'values':
-          check(d.values.length);
-          return stage(d, type, () => valuesFill(d.values, type));
-        case 'int32': {
-          check(d.data.length);
-          if (type !== 'INTEGER' && type !== 'BIGINT' && type !== 'DOUBLE' && type !== 'VARCHAR') return bad(d, type);
-          const x = typed(d.data, 'INTEGER');
-          return withNulls(type === 'INTEGER' ? x : `CAST(${x} AS ${type})`, d.nulls);
-        }
-        case 'float64': {
-          check(d.data.length);
-          if (type === 'DOUBLE') return withNulls(typed(d.data, 'DOUBLE'), d.nulls);
-          if (type !== 'BIGINT') return bad(d, type);
-          for (let i = 0; i < n; i++) {
-            if (!Number.isSafeInteger(d.data[i]) && d.nulls?.[i] !== 1) throw new Error(`${table}: ${d.data[i]} is not a safe integer for a BIGINT column`);
-          }
-          return withNulls(`CAST(${typed(d.data, 'DOUBLE')} AS BIGINT)`, d.nulls);
-        }
-        case 'bool': {
-          check(d.data.length);
-          if (type !== 'BOOLEAN' && type !== 'VARCHAR') return bad(d, type);
-          const x = `(${typed(d.data, 'INTEGER')} = 1)`;
-          return withNulls(type === 'BOOLEAN' ? x : `CAST(${x} AS VARCHAR)`, d.nulls);
-        }
-        case 'dict': {
-          check(d.codes.length);
-          if (type !== 'VARCHAR') return bad(d, type);
-          const size = d.dict.length;
-          for (let i = 0; i < n; i++) {
-            const k = d.codes[i]!;
-            if (k < -1 || k >= size) throw new Error(`${table}: dictionary code ${k} out of range (-1 to ${size - 1})`);
-          }
-          // Lists are 1-based and [0] is NULL: code -1 is NULL.
-          return `${this.dictVariable(d.dict)}[${typed(d.codes, 'INTEGER')} + 1]`;
-        }
-        case 'join': {
-          if (type !== 'VARCHAR') return bad(d, type);
-          if (d.parts.length === 0) return `CAST('' AS VARCHAR)`;
-          const sep = this.variable(d.sep, VARCHAR);
-          // concat() skips NULLs, as join() writes null as ''.
-          return `concat(${d.parts.map((p) => expr(p, 'VARCHAR')).join(`, ${sep}, `)})`;
-        }
-      }
-    };
-    const select = fileColumns(table)
-      .map((c) => {
-        const d = columnOf(table, rows, c.name);
-        let e: string;
-        if (c.type === 'TIMESTAMP') e = `CAST(${expr(d, 'VARCHAR')} AS TIMESTAMP)`;
-        else if (c.type in STAGE_TYPES) e = expr(d, c.type);
-        else if (d.kind === 'const' && d.value === null) e = `CAST(NULL AS ${c.type})`;
-        else throw new Error(`${table}.${c.name}: columnar input does not support ${c.type} columns`);
-        return `${e} AS ${quoteIdent(c.name)}`;
-      })
-      .join(', ');
-    return `SELECT ${select} FROM ${group ? quoteIdent(group.name) : `range(${n})`}`;
-  }
-
-  /** Sets the (session) variables the SELECTs use on a connection. */
-  async setVariables(conn: DuckDBConnection): Promise<void> {
-    for (const v of this.vars) await conn.run(`SET VARIABLE ${quoteIdent(v.name)} = $1`, [v.value], [v.type]);
-  }
-
-  /** Fills the staging tables (plain tables of the in-memory database: every connection sees them). */
-  async stage(conn: DuckDBConnection): Promise<void> {
-    for (const [n, g] of this.groups) {
-      await conn.run(`CREATE OR REPLACE TABLE ${quoteIdent(g.name)} (${g.staged.map((c) => `${quoteIdent(c.name)} ${c.type}`).join(', ')})`);
-      const ap = await conn.createAppender(g.name);
-      try {
-        const types = g.staged.map((c) => STAGE_TYPES[c.type]!);
-        const size = 2048;
-        for (let off = 0; off < n; off += size) {
-          const m = Math.min(size, n - off);
-          const chunk = DuckDBDataChunk.create(types, m);
-          for (let k = 0; k < g.staged.length; k++) {
-            const vector = chunk.getColumnVector(k);
-            g.staged[k]!.fill(vector as never, off, m);
-            vector.flush();
-          }
-          ap.appendDataChunk(chunk);
-        }
-        ap.flushSync();
-      } finally {
-        ap.closeSync();
-      }
-    }
-  }
-
-  /** Drops the staging tables. */
-  async cleanup(conn: DuckDBConnection): Promise<void> {
-    for (const g of this.groups.values()) await conn.run(`DROP TABLE IF EXISTS ${quoteIdent(g.name)}`);
-  }
 }
 
 export async function fsyncPath(path: string): Promise<void> {

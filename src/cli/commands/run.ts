@@ -17,6 +17,7 @@ export function registerRun(program: Command): void {
     .option('--concurrency <n>', 'episodes in flight at once', parseIntArg('--concurrency'))
     .option('--seed <n>', 'seed of the run (recorded; sent to endpoints per epoch)', parseIntArg('--seed'))
     .option('--run-id <id>', 'run id (default <config name>-s<seed>)')
+    .option('--shard <i/N>', 'run only shard i of N: the units (subject x scenario x epoch, in that order) whose index is i-1 modulo N; the N shards together are the whole run (same episode ids and seeds). Merge them with standoff merge')
     .option('--resume <id>', 'complete an interrupted run from its journal (missing episodes, and those that ended in error, run)')
     .option('--replace', 'overwrite an existing run with the same id')
     .option('--sim-latency <ms>', 'latency of each reply from the in-process sim endpoint (the reply is computed within it)', parseIntArg('--sim-latency'))
@@ -26,7 +27,7 @@ export function registerRun(program: Command): void {
     .addOption(new Option('--prompt <variant>', 'agent prompt: neutral (default: nothing tells the agent to read the log) or instructed (it is told to fetch the log first)').choices(['neutral', 'instructed']))
     .addOption(new Option('--progress <mode>', 'progress display on stderr').choices(['auto', 'bar', 'lines', 'none']).default('auto'))
     .action(
-      action(async ({ format, json: _json, ...o }: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; maxErrors?: number; allowTruncated?: number; allowJudgeErrors?: number; prompt?: string; progress: 'auto' | 'bar' | 'lines' | 'none'; format: Format; json?: boolean }) => {
+      action(async ({ format, json: _json, ...o }: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; shard?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; maxErrors?: number; allowTruncated?: number; allowJudgeErrors?: number; prompt?: string; progress: 'auto' | 'bar' | 'lines' | 'none'; format: Format; json?: boolean }) => {
         const { runCommand, formatSummary, runVerdict } = await import('../../runner/run.ts');
         const { formatValidation } = await import('../../store/validate-run.ts');
         const s = await runCommand({ ...o, simLatencyMs: o.simLatency });
@@ -44,6 +45,7 @@ export function registerRun(program: Command): void {
     'standoff run --config standoff.config.json --max-errors 3 --allow-truncated 2',
     'standoff run --resume demo-s20260810          # after Ctrl-C, a crash or --max-errors',
     'standoff run --preset demo --prompt instructed --run-id demo-instructed   # tell the agent to read the log',
+    'standoff run --preset demo --shard 2/3 --traces shard-2   # one machine\'s share; then: standoff merge traces shard-1 shard-2 shard-3',
   );
 
   const validate = program

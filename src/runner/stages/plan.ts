@@ -83,6 +83,17 @@ export function planUnits(cfg: Pick<ResolvedConfig, 'subjects' | 'epochs'>, scen
 
 const shardText = (s: ShardSpec | null | undefined) => (s ? `${s.index}/${s.count}` : 'none');
 
+/** Parses `--shard i/N` (1 <= i <= N); a usage error (exit 2) otherwise. */
+export function parseShardSpec(text: string): ShardSpec {
+  const m = /^\s*(\d{1,9})\s*\/\s*(\d{1,9})\s*$/.exec(text);
+  const index = m ? Number(m[1]) : NaN;
+  const count = m ? Number(m[2]) : NaN;
+  if (!m || count < 1 || index < 1 || index > count) {
+    throw usageError('run.badShard', `--shard must be i/N with 1 <= i <= N (e.g. 2/8), got "${text}"`);
+  }
+  return { index, count };
+}
+
 /** The run's progress log: every line loses secrets and URL user-info, and shows control characters. */
 function runLog(opts: EvaluationOptions, redactor: Redactor): (line: string) => void {
   const rawLog = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));

@@ -207,7 +207,7 @@ export function runVerdict(s: RunSummary): StandoffError | null {
 export function formatSummary(s: RunSummary): string[] {
   const pct = (a: number, b: number) => (b > 0 ? `${((100 * a) / b).toFixed(1)}% (${a}/${b})` : 'n/a');
   const lines = [
-    `run ${s.runId}: ${s.status}, ${s.episodes} episodes (${s.byStatus.valid} valid, ${s.byStatus.invalid} invalid, ${s.byStatus.error} error) in ${(s.wallMs / 1000).toFixed(1)} s${s.resumedFromJournal ? `, ${s.resumedFromJournal} from the journal` : ''}`,
+    `run ${s.runId}${s.shard ? ` shard ${s.shard.index}/${s.shard.count}` : ''}: ${s.status}, ${s.episodes} episodes (${s.byStatus.valid} valid, ${s.byStatus.invalid} invalid, ${s.byStatus.error} error) in ${(s.wallMs / 1000).toFixed(1)} s${s.resumedFromJournal ? `, ${s.resumedFromJournal} from the journal` : ''}`,
   ];
   for (const m of s.subjects) {
     lines.push(
@@ -216,5 +216,6 @@ export function formatSummary(s: RunSummary): string[] {
   }
   lines.push(`  judgments ${s.judgments} (${s.excludedSelf} excluded as self), probe states ${s.probeStates}, retries ${s.retries}, traces ${s.traces}`);
   if (s.notes) lines.push(`  notes: ${s.notes}`);
+  if (s.shard) lines.push(`  shard ${s.shard.index}/${s.shard.count}: no publication gate for a shard; merge the shards (standoff merge OUT STORE...), then standoff validate`);
   return lines;
 }
