@@ -100,6 +100,8 @@ export {
   defaultRunId,
   episodeIdOf,
   formatSummary,
+  parseShardSpec,
+  planUnits,
   runCommand,
   runEvaluation,
   runVerdict,
@@ -108,6 +110,7 @@ export {
   type ProgressMode,
   type RunCommandOptions,
   type RunSummary,
+  type ShardSpec,
   type SubjectSummary,
 } from './run.ts';
 export {

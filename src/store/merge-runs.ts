@@ -20,10 +20,10 @@
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { JSDuckDBValueConverter, type DuckDBConnection } from '@duckdb/node-api';
 import { dataError, storeError, usageError } from '../errors.ts';
 import { TABLE_NAMES, fileColumns, type RunRow, type TableName } from '../schema/tables.ts';
-import { createDb, forEachChunk, quoteIdent, quoteLiteral, toPlain, withConnection } from './duckdb.ts';
+import { createDb, quoteIdent, quoteLiteral, toPlain, withConnection } from './duckdb.ts';
 import { RunWriter } from './run-writer.ts';
 import { cleanupStore, commitStaged, createStaging, fsyncPath, isRunCommitted, listCommittedRuns, partitionDir, storeExists, writeFailed } from './write-run.ts';
 
@@ -207,27 +207,25 @@ async function unitsOf(conn: DuckDBConnection, shards: SourceRun[], runId: strin
   return { unitOf, rank };
 }
 
-/** Appends one table of every shard, rows in file order, each to its unit. */
+/** Appends one table of every shard, rows in file order, each to its unit; one chunk (~2,048 rows) in memory at a time. */
 async function appendTable(conn: DuckDBConnection, writer: RunWriter, table: TableName, shards: SourceRun[], runId: string, unitOf: Map<string, number>): Promise<void> {
   const names = fileColumns(table).map((c) => c.name);
+  const key = UNIT_KEY_SQL(new Set(names));
   for (const s of shards) {
     const file = fileOf(s.store, table, runId);
     if (!existsSync(file)) continue;
-    const key = UNIT_KEY_SQL(new Set(names));
     if (key === null) throw dataError('merge.badRun', `run "${runId}": table ${table} has no episode key, so its shards cannot be merged`);
-    let failed: Error | null = null;
-    const batch: Array<{ unit: number; row: Record<string, unknown> }> = [];
-    await forEachChunk(conn, `SELECT ${key} AS "__unit", ${rowSelect(table)} FROM read_parquet(${quoteLiteral(file)})`, undefined, (cols, n) => {
-      for (let i = 0; i < n; i++) {
+    const result = await conn.stream(`SELECT ${key} AS "__unit", ${rowSelect(table)} FROM read_parquet(${quoteLiteral(file)})`);
+    for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+      const cols = chunk.convertColumns(JSDuckDBValueConverter) as unknown[][];
+      for (let i = 0; i < chunk.rowCount; i++) {
         const unit = unitOf.get(cols[0]![i] as string);
-        if (unit === undefined) failed ??= dataError('merge.badRun', `${s.store}: a ${table} row of run "${runId}" belongs to no episode of its shard`);
+        if (unit === undefined) throw dataError('merge.badRun', `${s.store}: a ${table} row of run "${runId}" belongs to no episode of its shard`);
         const row: Record<string, unknown> = { run_id: runId };
         names.forEach((name, k) => (row[name] = toPlain(cols[k + 1]![i])));
-        batch.push({ unit: unit ?? 0, row });
+        await writer.append(table, [row], unit);
       }
-    });
-    if (failed) throw failed;
-    for (const b of batch) await writer.append(table, [b.row], b.unit);
+    }
   }
 }
 
