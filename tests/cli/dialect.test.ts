@@ -32,6 +32,7 @@ const NO_STORE: Record<string, string> = {
   'verifier serve': 'a server over scenario logs',
   'sim serve': 'a simulated endpoint',
   'notebook list': 'lists the shipped notebook files',
+  merge: 'OUT and the source stores are its arguments (standoff merge OUT STORE...)',
 };
 
 interface Cmd {
