@@ -191,7 +191,9 @@ function rowSelect(table: TableName): string {
 type Units = { unitOf: Map<string, number>; rank: number[] };
 
 async function unitsOf(conn: DuckDBConnection, shards: SourceRun[], runId: string): Promise<Units> {
-  const files = shards.map((s) => fileOf(s.store, 'episodes', runId));
+  // A shard can hold no unit (more shards than units): it has no episodes partition.
+  const files = shards.map((s) => fileOf(s.store, 'episodes', runId)).filter((f) => existsSync(f));
+  if (files.length === 0) return { unitOf: new Map(), rank: [] };
   const r = await conn.runAndReadAll(
     `SELECT episode_id, subject_model || chr(0) || scenario_id || chr(0) || CAST(epoch AS VARCHAR) AS k, row_number() OVER (ORDER BY subject_model, scenario_id, epoch) - 1 AS rnk FROM read_parquet([${files.map(quoteLiteral).join(', ')}], filename = true, file_row_number = true) ORDER BY list_position([${files.map(quoteLiteral).join(', ')}], filename), file_row_number`,
   );

@@ -185,6 +185,21 @@ describe('three shards and a merge equal the unsharded run', () => {
   }, 60_000);
 });
 
+describe('more shards than units', () => {
+  it('an empty shard is a run of no episodes, and the merge is still the whole run', async () => {
+    const one = { subjects: [{ model: 'sim:careful' }], scenarios: ['em_act_a'], epochs: 1 };
+    const whole = await tmp();
+    await run(whole, undefined, one);
+    const a = await tmp();
+    const b = await tmp();
+    expect((await run(a, '1/2', one)).episodes).toBe(1);
+    expect((await run(b, '2/2', one)).episodes).toBe(0);
+    const out = join(await tmp(), 'o');
+    await mergeStores(out, [b, a]);
+    for (const t of TABLE_NAMES) expect(await rowsOf(out, t), t).toEqual(await rowsOf(whole, t));
+  }, 120_000);
+});
+
 describe('mergeNotes', () => {
   it('sums leading counts over shards and keeps every other part once', () => {
     expect(mergeNotes(['simulated subjects; 2 episode(s) ended in error after retries; protocol 3', 'simulated subjects; protocol 3', 'simulated subjects; 1 episode(s) ended in error after retries; resumed: 2 of 4 episodes came from the journal; protocol 3'])).toBe(
