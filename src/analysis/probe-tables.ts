@@ -35,6 +35,7 @@ import {
   type WeightedProbeRow,
 } from '../stats/index.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { rawDecisionSql } from '../schema/tables.ts';
 import { forEachChunk, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
 import { CLT_METHOD, clusterIntervalFromTotals, type Interval } from './rates.ts';
 import { stateIntervals, type ShownKind } from './state-interval.ts';
@@ -150,7 +151,8 @@ export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeSta
     LEFT JOIN (SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_
                FROM probe_answers GROUP BY ALL) a USING (run_id, subject_model, state_id)
     LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes) m USING (run_id, scenario_id)
-    ${subject?.join ?? ''}${excludeStates ? `\n    WHERE ${EXCLUDED_STATES_FILTER}` : ''}`;
+    ${subject?.join ?? ''}
+    WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}`;
 }
 
 /** Group values compare by value (lists and objects through their JSON). */
@@ -382,7 +384,7 @@ async function sufficiency(q: Q, excludeStates = false): Promise<ProbeSufficienc
     st AS (SELECT d.scenario_id, fm.domain AS family, list_sort(d.gold_actions) AS gold, f.h1, f.h2, f.k,
                   min({'r': d.run_id, 's': d.subject_model, 't': d.state_id}) AS rep
            FROM probe_decisions d LEFT JOIN fp f USING (run_id, subject_model, state_id) LEFT JOIN fam fm USING (run_id, scenario_id)
-           ${excludeStates ? `WHERE ${EXCLUDED_STATES_FILTER}` : ''}
+           WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}
            GROUP BY ALL),
     ans AS (SELECT st.rep, string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id) AS answers
             FROM st JOIN probe_answers p ON p.run_id = st.rep.r AND p.subject_model = st.rep.s AND p.state_id = st.rep.t

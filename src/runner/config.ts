@@ -44,7 +44,8 @@ import { usageError } from '../errors.ts';
 import { packagePath } from '../paths.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { zodKeysAt } from '../schema/zod-keys.ts';
-import { RUN_ID_PATTERN } from '../schema/tables.ts';
+import { PROBE_CONDITIONS, RUN_ID_PATTERN } from '../schema/tables.ts';
+import { parseProbeConditions, probeConditionsOf } from './probe-conditions.ts';
 import { simFamily } from './sim/profiles.ts';
 import { PROMPT_VARIANTS, type PromptVariant } from './protocol.ts';
 import { SELF_EXCLUSION_DEFAULT } from '../stats/judge-panel.ts';
@@ -127,6 +128,11 @@ export const ConfigSchema = z.strictObject({
   judge_exclusion: z.enum(['model', 'family']).default(SELF_EXCLUSION_DEFAULT),
   /** Run probe mode (paired factual probes) for every subject x scenario x epoch. */
   probes: z.boolean().default(true),
+  /**
+   * Composition-ladder conditions of probe mode (`probe-conditions.ts`): `raw` (required),
+   * `own-answers`, `facts`, `composed`. Default: raw and composed (no extra model call).
+   */
+  probe_conditions: z.array(z.enum(PROBE_CONDITIONS)).min(1).refine((a) => a.includes('raw'), 'must include raw').optional(),
   /**
    * Agent prompt variant: `neutral` (default; the agent sees the situation, the policy and the
    * tools, and nothing tells it to read the log) or `instructed` (it is told to fetch the log
@@ -351,6 +357,8 @@ export interface ConfigOverrides {
   maxErrors?: number;
   /** `--prompt neutral|instructed`. */
   prompt?: string;
+  /** `--probe-conditions raw,own-answers,facts,composed`. */
+  probeConditions?: string;
 }
 
 /** Applies command-line overrides (subjects/judges by model name; `none` clears the judges). */
@@ -377,6 +385,7 @@ export function applyOverrides(cfg: ResolvedConfig, o: ConfigOverrides): Resolve
     if (!(PROMPT_VARIANTS as readonly string[]).includes(o.prompt)) throw usageError('config.invalid', `--prompt must be one of ${PROMPT_VARIANTS.join(', ')}, got "${o.prompt}"`);
     out.prompt = o.prompt as PromptVariant;
   }
+  if (o.probeConditions !== undefined) out.probe_conditions = parseProbeConditions(o.probeConditions);
   return out;
 }
 
@@ -420,6 +429,7 @@ export function configRecord(cfg: ResolvedConfig, extra: Record<string, unknown>
     timeouts: cfg.timeouts,
     judge_exclusion: cfg.judge_exclusion,
     probes: cfg.probes,
+    probe_conditions: probeConditionsOf(cfg),
     prompt: cfg.prompt ?? 'neutral',
     max_turns: cfg.max_turns,
     retry_degenerate: cfg.retry_degenerate,

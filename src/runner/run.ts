@@ -64,6 +64,7 @@ import { Limiter, ModelCallError, ModelClient, checkEndpoint, isAbort, runEpisod
 import { RequestParams, endpointHint, type ParamAdjustment } from './endpoint.ts';
 import { judgeEpisode, type JudgePanelMember } from './judges.ts';
 import { runProbeState } from './probes.ts';
+import { isDefaultProbeConditions, probeConditionsOf } from './probe-conditions.ts';
 import { buildStateManifest, describeManifestDiff, diffStateManifests } from '../store/state-manifest.ts';
 import { SCORERS, scoreEpisode } from './scorers.ts';
 import { journalPath, openJournal, refuseLiveJournal, readJournal, readJournalUnit, removeJournal, scanJournal, type JournalHeader, type JournalUnit } from './journal.ts';
@@ -179,6 +180,7 @@ export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[], 
     seed: cfg.seed,
     judge_exclusion: cfg.judge_exclusion,
     probes: cfg.probes,
+    ...(isDefaultProbeConditions(probeConditionsOf(cfg)) ? {} : { probe_conditions: probeConditionsOf(cfg) }),
     max_turns: cfg.max_turns,
     retry_degenerate: cfg.retry_degenerate,
     protocol: PROTOCOL_VERSION,
@@ -381,6 +383,7 @@ function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'>): voi
       }
       for (const e of rows.episodes) if (e.target !== null) ambiguous.set(e.scenario_id, e.target === NOANSWER);
       for (const d of rows.probe_decisions) {
+        if ((d.condition ?? 'raw') !== 'raw') continue; // the other ladder steps are not the decision
         const s = subjects.get(d.subject_model);
         probeStates++;
         // Ambiguous states have no single correct decision: reported apart, as in the report.
@@ -652,7 +655,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
               })
             : Promise.resolve([] as JudgmentRow[]),
           cfg.probes
-            ? runProbeState({ runId, subject: u.subject, scenario: u.scenario, epoch: u.epoch, client, requestSeed: seed, rng, redactor, signal })
+            ? runProbeState({ runId, subject: u.subject, scenario: u.scenario, epoch: u.epoch, client, requestSeed: seed, rng, redactor, signal }, probeConditionsOf(cfg))
             : Promise.resolve(null),
         ]);
         const scores: ScoreRow[] =
@@ -672,7 +675,7 @@ export async function runEvaluation(opts: EvaluationOptions): Promise<RunSummary
           scores: scores.map(r) as ScoreRow[],
           judgments: judgments.map(r) as JudgmentRow[],
           probe_answers: (probe?.answers ?? []).map(r) as ProbeAnswerRow[],
-          probe_decisions: (probe?.decision ? [probe.decision] : []).map(r) as ProbeDecisionRow[],
+          probe_decisions: (probe?.decisions ?? []).map(r) as ProbeDecisionRow[],
           ...(probe && probe.errors.length ? { probe_errors: probe.errors.map((e) => redactor.text(e)) } : {}),
           ...(probe && probe.truncated ? { probe_truncated: probe.truncated } : {}),
         };
@@ -880,6 +883,8 @@ export interface RunCommandOptions {
   simLatencyMs?: number;
   /** Agent prompt variant (`--prompt neutral|instructed`; default: the config's, else neutral). */
   prompt?: string;
+  /** Composition-ladder conditions (`--probe-conditions raw,own-answers,facts,composed`; default raw,composed). */
+  probeConditions?: string;
   progress?: ProgressMode;
   /** Stop once this many episodes have ended in error (overrides the config's `max_errors`). */
   maxErrors?: number;
@@ -902,7 +907,7 @@ function resolveRunConfig(o: RunCommandOptions, journalConfig: ResolvedConfig | 
   else if (journalConfig) cfg = journalConfig;
   else if (existsSync(DEFAULT_CONFIG_FILE)) cfg = loadConfigFile(DEFAULT_CONFIG_FILE);
   else throw usageError('run.noConfig', `no configuration: pass --config FILE or --preset demo (or create ${DEFAULT_CONFIG_FILE})`);
-  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed, maxErrors: o.maxErrors, prompt: o.prompt });
+  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed, maxErrors: o.maxErrors, prompt: o.prompt, probeConditions: o.probeConditions });
   if (o.simLatencyMs !== undefined) {
     if (!(o.simLatencyMs >= 0)) throw usageError('config.invalid', `--sim-latency must be >= 0 ms, got ${o.simLatencyMs}`);
     cfg = { ...cfg, sim: { ...cfg.sim, latency_ms: o.simLatencyMs } };
