@@ -37,7 +37,7 @@ import {
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { rawDecisionSql } from '../schema/tables.ts';
 import { forEachChunk, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
-import { CLT_METHOD, clusterIntervalFromTotals, type Interval } from './rates.ts';
+import { CLT_METHOD, clusterIntervalFromTotals, type Interval, type RateOptions } from './rates.ts';
 import { stateIntervals, type ShownKind } from './state-interval.ts';
 
 export const PROBE_GROUP_COLUMNS = ['subject_model', 'scenario_id', 'domain', 'decision_type', 'variant', 'run_id', 'epoch'] as const;
@@ -309,14 +309,14 @@ class ProbeGroupAccumulator {
     let composed: ProbeGroupTable['composed'] = null;
     if (g.composed) {
       const d = this.comp.cols.diff;
-      const interval = clusterIntervalFromTotals(d.count, d.n, 'state', o);
+      const interval = pairedDifferenceInterval(d.count, d.n, o);
       composed = {
         answers: g.composed.n,
         states: this.comp.length,
         composed_accuracy: share('composedAccuracy'),
         decision_accuracy: share('composedDecisionAccuracy'),
         difference: g.composed.difference,
-        interval: interval.method === CLT_METHOD ? { ...interval, method: `paired-${CLT_METHOD}` } : { ...interval, method: 'paired-cluster-bootstrap-percentile' },
+        interval,
         repaired: g.composed.repaired,
         broken: g.composed.broken,
       };
@@ -361,7 +361,18 @@ class ProbeGroupAccumulator {
 
 const sum = (xs: readonly number[]) => xs.reduce((a, x) => a + x, 0);
 
-function shareInterval(count: number, n: number, perState: { count: readonly number[]; n: readonly number[] }, o: ProbeTableOptions): ShareInterval {
+/**
+ * A paired difference's interval from per-state sums of (b - a) and pair counts: the cluster
+ * interval over states (`clusterIntervalFromTotals`: percentile bootstrap, or the clustered CLT at
+ * scale), named as paired. The composition table and the ladder both use it.
+ */
+export function pairedDifferenceInterval(sums: readonly number[], pairs: readonly number[], o: RateOptions): Interval {
+  const interval = clusterIntervalFromTotals(sums, pairs, 'state', o);
+  return interval.method === CLT_METHOD ? { ...interval, method: `paired-${CLT_METHOD}` } : { ...interval, method: 'paired-cluster-bootstrap-percentile' };
+}
+
+/** A share with the interval it shows (`stateIntervals`) and both intervals. */
+export function shareInterval(count: number, n: number, perState: { count: readonly number[]; n: readonly number[] }, o: RateOptions): ShareInterval {
   const { interval, shown, exact, cluster } = stateIntervals(count, n, perState, o);
   return { count, n, rate: n > 0 ? count / n : null, lower: exact.lower, upper: exact.upper, interval, shown, exact, cluster };
 }

@@ -295,7 +295,8 @@ export function loadConfigFile(file: string): ResolvedConfig {
 export const DEMO_SEED = 20260810;
 
 /**
- * `demo`: 3 sim subjects x 18 scenarios x 5 epochs (270 episodes) + probe mode + 3 sim judges.
+ * `demo`: 3 sim subjects x 18 scenarios x 5 epochs (270 episodes) + probe mode with the whole
+ * composition ladder + 3 sim judges.
  * `sim:judge-lenient` shares the family `simfam-careful` with `sim:careful`, so family
  * self-exclusion is exercised on sim:careful's episodes.
  */
@@ -311,6 +312,8 @@ export const PRESETS: Readonly<Record<string, ConfigInput>> = Object.freeze({
     timeouts: { request_ms: 30_000, log_read_ms: 5_000 },
     judge_exclusion: 'family',
     probes: true,
+    // The whole composition ladder: the demo shows it (two extra decision requests per state).
+    probe_conditions: ['raw', 'own-answers', 'facts', 'composed'],
   },
   /** Nine episodes: one scenario per decision type, one epoch, per sim subject (the seed's smoke gate). */
   smoke: {
