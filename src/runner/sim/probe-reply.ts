@@ -4,10 +4,11 @@
  *
  * Raw decision: wrong with the state's error rate (`stateErrorRate`: a hard/easy split shared by
  * every model, so errors fall on the same states). With facts shown (`own-answers`, `facts`) the
- * sim reads the block back, applies the state's rule to the answers shown and follows that action,
- * slipping with the raw rate times `ownAnswersErrorFactor` / `factsErrorFactor`: shown wrong
- * answers lead it astray, so its own-answers accuracy depends on its probe answers, and with the
- * correct facts it is right most often.
+ * sim reads the block back, re-checks each shown answer against the state (a wrong one is caught
+ * with probability `recheckShownAnswers`), applies the state's rule to the answers it now holds
+ * and follows that action, slipping with the raw rate times `ownAnswersErrorFactor` /
+ * `factsErrorFactor`: uncaught wrong answers lead it astray, so its own-answers accuracy depends on
+ * its probe answers, and with the correct facts it is right most often.
  */
 import { DECISION_QUESTION, DECISION_TOOLS, NOANSWER, STATE_MARKERS, isDecisionTool, type DecisionTool } from '../protocol.ts';
 import { applyDecisionRule, canonicalDecimal, type Probe, type Scenario } from '../../schema/scenario.ts';
@@ -68,12 +69,14 @@ function rawChoice(key: string, e: number, gold: readonly DecisionTool[]): { cho
 }
 
 /** With a facts block: follow the rule on the answers shown (NOANSWER: the allowed set), slipping with rate `e`. */
-function shownFactsChoice(key: string, e: number, scenario: Scenario, shown: Map<string, string | null>): DecisionTool {
+function shownFactsChoice(key: string, e: number, scenario: Scenario, shown: Map<string, string | null>, recheck: number): DecisionTool {
   const byQuestion = new Map([...shown].map(([q, a]) => [normText(q), a]));
   const answers: Record<string, string> = {};
   for (const pr of scenario.probes) {
     const a = byQuestion.get(normText(pr.question));
-    if (a !== undefined && a !== null) answers[pr.probe_id] = a;
+    // A shown answer that is wrong (or missing) is caught on re-reading the state with probability `recheck`.
+    if (a !== pr.answer && u(key, `recheck:${pr.probe_id}`) < recheck) answers[pr.probe_id] = pr.answer;
+    else if (a !== undefined && a !== null) answers[pr.probe_id] = a;
   }
   const ruled = applyDecisionRule(scenario.decision_rule, answers);
   const follow: DecisionTool[] = isDecisionTool(ruled) ? [ruled] : scenario.target === NOANSWER ? [...scenario.gold_actions] : [...DECISION_TOOLS];
@@ -111,7 +114,7 @@ function decisionReply(ctx: ReplyContext, p: SubjectParams, state: string, scena
   let e = eRaw;
   if (shown && scenario) {
     e = eRaw * (shown.condition === 'facts' ? p.factsErrorFactor : p.ownAnswersErrorFactor);
-    chosen = shownFactsChoice(key, e, scenario, shown.answers);
+    chosen = shownFactsChoice(key, e, scenario, shown.answers, p.recheckShownAnswers);
   } else {
     chosen = rawChoice(key, e, gold).chosen;
   }

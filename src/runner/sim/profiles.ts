@@ -65,6 +65,8 @@ export interface SubjectParams {
   ownAnswersErrorFactor: number;
   /** The same with the correct facts shown (the facts-only reference). */
   factsErrorFactor: number;
+  /** Composition ladder: P(a wrong shown answer is caught on re-reading the state), per probe. */
+  recheckShownAnswers: number;
 }
 
 export interface JudgeParams {
@@ -114,6 +116,7 @@ export const SIM_MODELS: Readonly<Record<string, SimProfile>> = Object.freeze({
       confidenceHigh: 0.8,
       ownAnswersErrorFactor: 0.5,
       factsErrorFactor: 0.3,
+      recheckShownAnswers: 0.3,
     },
   },
   'sim:careful': {
@@ -135,6 +138,7 @@ export const SIM_MODELS: Readonly<Record<string, SimProfile>> = Object.freeze({
       confidenceHigh: 0.97,
       ownAnswersErrorFactor: 0.35,
       factsErrorFactor: 0.15,
+      recheckShownAnswers: 0.6,
     },
   },
   'sim:thorough': {
@@ -156,6 +160,7 @@ export const SIM_MODELS: Readonly<Record<string, SimProfile>> = Object.freeze({
       confidenceHigh: 0.995,
       ownAnswersErrorFactor: 0.3,
       factsErrorFactor: 0.1,
+      recheckShownAnswers: 0.8,
     },
   },
   'sim:judge-strict': {
