@@ -7,7 +7,7 @@
 import { cell, code, fmtCount } from '../markdown.ts';
 import { concentrationFigure } from '../figure-concentration.ts';
 import { accuracyFormFigure } from '../probe-accuracy-form.ts';
-import { ladderFigure } from '../probe-ladder.ts';
+import { ladderFigure } from '../figure-ladder.ts';
 import { isO1Data } from '../../schema/tables.ts';
 import { RESULTS_SCHEMA } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
