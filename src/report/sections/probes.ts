@@ -213,8 +213,9 @@ function renderCalibration(p: ProbesSection): string[] {
   ];
 }
 
-export function renderProbes(p: ProbesSection): string {
-  const out: string[] = ['## 7. Paired probes: reading vs acting\n'];
+/** Section `n` (7 in the Standoff report) of the report. */
+export function renderProbes(p: ProbesSection, n = 7): string {
+  const out: string[] = [`## ${n}. Paired probes: reading vs acting\n`];
   if (!p.available) {
     out.push(`${p.message}\n`);
     return out.join('\n');
