@@ -4,6 +4,7 @@
  * sim endpoint (real HTTP on 127.0.0.1) with every condition and with raw alone, the facts block
  * the sim reads back, and the config hash that does not move for the default.
  */
+import { readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +76,7 @@ describe('--probe-conditions', () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(/--probe-conditions/);
     }
+    expect(readdirSync(traces)).toEqual([]);
   });
 
   it('the facts block round-trips through the sim reader, unanswered probes shown as (no answer)', () => {
@@ -150,8 +152,49 @@ describe('runs with the ladder on the sim endpoint', () => {
       ['composed', false, null],
     ]);
     expect(r.ladder.subjects[0].differences).toEqual([]);
+    const json = JSON.parse(runCli(['probes', '--traces', traces, '--resamples', '200', '--format', 'json']).stdout);
+    expect(json.ladder.conditions_run).toEqual(['raw']);
+    expect(json.ladder.subjects[0].steps[3]).toEqual({ condition: 'composed', run: false, accuracy: null, states: 0 });
     const text = runCli(['probes', '--traces', traces, '--resamples', '200']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/sim:careful: raw \d+\.\d% \(\d+\/12\) \[[^\]]+\] \| own-answers not run \| facts not run \| composed not run/);
+  });
+});
+
+describe('the sim reads the facts block', () => {
+  it('follows the rule on the facts shown: correct facts give the action; uncaught wrong answers lead it astray; deterministic', async () => {
+    const { buildScenarioIndex, requestKey, simReply } = await import('../../src/runner/sim/behavior.ts');
+    const { parseSimModel } = await import('../../src/runner/sim/profiles.ts');
+    const scenarios = loadScenarios();
+    const index = buildScenarioIndex(scenarios);
+    const reply = (modelName: string, s: (typeof scenarios)[number], condition: 'own-answers' | 'facts', answers: Record<string, string>, seed: number) => {
+      const model = parseSimModel(modelName);
+      const body = { model: modelName, messages: buildShownFactsDecisionMessages(s, condition, answers), seed };
+      return simReply({ seed: 3, model, body, index, requestKey: requestKey(3, model, body) });
+    };
+    let astray = 0;
+    let wrongRule = 0;
+    for (const s of scenarios.filter((x) => x.target !== 'NOANSWER')) {
+      const gold = Object.fromEntries(s.probes.map((p) => [p.probe_id, p.answer]));
+      for (let seed = 0; seed < 5; seed++) {
+        const r = reply('sim:hasty+factsErrorFactor=0', s, 'facts', gold, seed);
+        expect(r.mode).toBe('probe_decision');
+        expect(r.debug).toMatchObject({ condition: 'facts', chosen: s.target });
+        expect(reply('sim:hasty+factsErrorFactor=0', s, 'facts', gold, seed).content).toBe(r.content);
+      }
+      // Every probe answered wrongly (yes/no flipped), never re-checked, never slipping: the sim follows the rule on them.
+      const flipped = Object.fromEntries(s.probes.map((p) => [p.probe_id, p.kind === 'yes_no' ? (p.answer === 'yes' ? 'no' : 'yes') : p.answer]));
+      const ruled = applyDecisionRule(s.decision_rule, flipped);
+      const r = reply('sim:careful+ownAnswersErrorFactor=0+recheckShownAnswers=0', s, 'own-answers', flipped, 1);
+      if (ruled !== 'NOANSWER') {
+        expect(r.debug).toMatchObject({ condition: 'own-answers', chosen: ruled });
+        if (ruled !== s.target) wrongRule++;
+      }
+      if ((r.debug as { chosen: string }).chosen !== s.target) astray++;
+      // With every wrong answer caught on re-reading, it is right again.
+      expect(reply('sim:careful+ownAnswersErrorFactor=0+recheckShownAnswers=1', s, 'own-answers', flipped, 1).debug).toMatchObject({ chosen: s.target });
+    }
+    expect(wrongRule).toBeGreaterThan(0);
+    expect(astray).toBeGreaterThanOrEqual(wrongRule);
   });
 });
