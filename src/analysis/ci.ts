@@ -7,6 +7,7 @@
 import { accuracyForm, type AccuracyForm } from '../report/probe-accuracy-form.ts';
 import { createExcludedStates, loadSensitivity, type ProbeSensitivity } from './probe-sensitivity.ts';
 import { loadConcentration, type ConcentrationReport } from './probe-concentration.ts';
+import { loadProbeLadder, type ProbeLadder } from './probe-ladder.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   clopperPearson,
@@ -406,6 +407,8 @@ export interface ProbesResult extends ProbeTables {
   accuracy_form?: AccuracyForm;
   /** With `excludeStates`: the headline numbers with all states and without the flagged ones (the tables are without). */
   sensitivity?: ProbeSensitivity;
+  /** The composition ladder per subject_model (section 6.1); steps not run have `run: false`. */
+  ladder: ProbeLadder;
   level: number;
   seed: number;
   resamples: number;
@@ -443,10 +446,11 @@ export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
     const sensitivity = excl ? { sensitivity: await loadSensitivity(q, { by, level, seed, resamples }, opts.excludeStates!.length) } : {};
     const byModel = by.length === 1 && by[0] === 'subject_model';
+    const ladder = { ladder: await loadProbeLadder(q, { level, seed, resamples, excludeStates: excl }) };
     const form = byModel && t.groups.length >= 2 ? { accuracy_form: accuracyForm(t.groups.map((g) => ({ subject: String(g.group.subject_model), t: g })), { seed, resamples, level }) } : {};
-    if (!opts.concentration) return { ...t, level, seed, resamples, ...sensitivity, ...form };
+    if (!opts.concentration) return { ...t, level, seed, resamples, ...ladder, ...sensitivity, ...form };
     const concentration = await loadConcentration(q, { minSubjects: opts.minSubjects, seed, permutations: resamples, level, excludeStates: excl });
-    return { ...t, level, seed, resamples, concentration, ...sensitivity, ...form };
+    return { ...t, level, seed, resamples, ...ladder, concentration, ...sensitivity, ...form };
   });
 }
 

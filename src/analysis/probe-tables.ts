@@ -35,8 +35,9 @@ import {
   type WeightedProbeRow,
 } from '../stats/index.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { rawDecisionSql } from '../schema/tables.ts';
 import { forEachChunk, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
-import { CLT_METHOD, clusterIntervalFromTotals, type Interval } from './rates.ts';
+import { CLT_METHOD, clusterIntervalFromTotals, type Interval, type RateOptions } from './rates.ts';
 import { stateIntervals, type ShownKind } from './state-interval.ts';
 
 export const PROBE_GROUP_COLUMNS = ['subject_model', 'scenario_id', 'domain', 'decision_type', 'variant', 'run_id', 'epoch'] as const;
@@ -150,7 +151,8 @@ export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeSta
     LEFT JOIN (SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_
                FROM probe_answers GROUP BY ALL) a USING (run_id, subject_model, state_id)
     LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes) m USING (run_id, scenario_id)
-    ${subject?.join ?? ''}${excludeStates ? `\n    WHERE ${EXCLUDED_STATES_FILTER}` : ''}`;
+    ${subject?.join ?? ''}
+    WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}`;
 }
 
 /** Group values compare by value (lists and objects through their JSON). */
@@ -307,14 +309,14 @@ class ProbeGroupAccumulator {
     let composed: ProbeGroupTable['composed'] = null;
     if (g.composed) {
       const d = this.comp.cols.diff;
-      const interval = clusterIntervalFromTotals(d.count, d.n, 'state', o);
+      const interval = pairedDifferenceInterval(d.count, d.n, o);
       composed = {
         answers: g.composed.n,
         states: this.comp.length,
         composed_accuracy: share('composedAccuracy'),
         decision_accuracy: share('composedDecisionAccuracy'),
         difference: g.composed.difference,
-        interval: interval.method === CLT_METHOD ? { ...interval, method: `paired-${CLT_METHOD}` } : { ...interval, method: 'paired-cluster-bootstrap-percentile' },
+        interval,
         repaired: g.composed.repaired,
         broken: g.composed.broken,
       };
@@ -359,7 +361,18 @@ class ProbeGroupAccumulator {
 
 const sum = (xs: readonly number[]) => xs.reduce((a, x) => a + x, 0);
 
-function shareInterval(count: number, n: number, perState: { count: readonly number[]; n: readonly number[] }, o: ProbeTableOptions): ShareInterval {
+/**
+ * A paired difference's interval from per-state sums of (b - a) and pair counts: the cluster
+ * interval over states (`clusterIntervalFromTotals`: percentile bootstrap, or the clustered CLT at
+ * scale), named as paired. The composition table and the ladder both use it.
+ */
+export function pairedDifferenceInterval(sums: readonly number[], pairs: readonly number[], o: RateOptions): Interval {
+  const interval = clusterIntervalFromTotals(sums, pairs, 'state', o);
+  return interval.method === CLT_METHOD ? { ...interval, method: `paired-${CLT_METHOD}` } : { ...interval, method: 'paired-cluster-bootstrap-percentile' };
+}
+
+/** A share with the interval it shows (`stateIntervals`) and both intervals. */
+export function shareInterval(count: number, n: number, perState: { count: readonly number[]; n: readonly number[] }, o: RateOptions): ShareInterval {
   const { interval, shown, exact, cluster } = stateIntervals(count, n, perState, o);
   return { count, n, rate: n > 0 ? count / n : null, lower: exact.lower, upper: exact.upper, interval, shown, exact, cluster };
 }
@@ -382,7 +395,7 @@ async function sufficiency(q: Q, excludeStates = false): Promise<ProbeSufficienc
     st AS (SELECT d.scenario_id, fm.domain AS family, list_sort(d.gold_actions) AS gold, f.h1, f.h2, f.k,
                   min({'r': d.run_id, 's': d.subject_model, 't': d.state_id}) AS rep
            FROM probe_decisions d LEFT JOIN fp f USING (run_id, subject_model, state_id) LEFT JOIN fam fm USING (run_id, scenario_id)
-           ${excludeStates ? `WHERE ${EXCLUDED_STATES_FILTER}` : ''}
+           WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}
            GROUP BY ALL),
     ans AS (SELECT st.rep, string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id) AS answers
             FROM st JOIN probe_answers p ON p.run_id = st.rep.r AND p.subject_model = st.rep.s AND p.state_id = st.rep.t

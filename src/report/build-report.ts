@@ -54,6 +54,7 @@ import { isStandoffStore } from '../analysis/metrics.ts';
 import { computeSuite, renderSections, suiteFigures, type RenderInput, type ReportSuite, type StoreFacts } from './suite.ts';
 import { standoffO1Suite } from './suites/standoff-o1.ts';
 import { coreSuite } from './suites/core.ts';
+import { probesOnlySuite } from './suites/probes-only.ts';
 import { ADJUST_METHODS, type Adjust } from './generic.ts';
 import type { GenericReportResults, ReportResults } from './report-results.ts';
 
@@ -224,7 +225,7 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
     const standoff = suite === standoffO1Suite;
     if (standoff && options.slices?.length) throw reportError('badOption', 'usage', '--slice is for stores that are not a Standoff suite (the Standoff report slices by domain, decision type and variant)');
     if (!standoff && options.requireStandoff) throw reportError('notStandoffSuite', 'usage', `the runs of ${options.traces} are not a Standoff suite; buildAnyReport (standoff report build) reports them`);
-    if (!standoff && excludeStates) throw reportError('badOption', 'usage', '--exclude-states is for the paired probes of a Standoff suite; this store is reported with the generic sections');
+    if (!standoff && suite !== probesOnlySuite && excludeStates) throw reportError('badOption', 'usage', '--exclude-states is for the paired probes of a Standoff suite; this store is reported with the generic sections');
     const ctx = await buildContext(store, { ...opts, log, mixedSuites: !standoff });
     ctx.excludeStates = excludeStates;
     step(`${ctx.runIds.length} run${ctx.runIds.length === 1 ? '' : 's'}, ${ctx.subjects.length} subject${ctx.subjects.length === 1 ? '' : 's'} loaded`);
@@ -265,7 +266,7 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
 const browserBounds = (o: BuildReportOptions) => ({ budgetBytes: o.indexHtml?.dataBudgetBytes, listCap: o.indexHtml?.listCap, maxEpisodes: o.indexHtml?.maxEpisodes });
 
 /** The suites a report can be, most specific first; the core reports any store. */
-export const REPORT_SUITES: readonly ReportSuite<any>[] = [standoffO1Suite, coreSuite];
+export const REPORT_SUITES: readonly ReportSuite<any>[] = [probesOnlySuite, standoffO1Suite, coreSuite];
 
 /** What recognising a suite looks at (`StoreFacts`). */
 async function storeFacts(conn: ReportContext['conn']): Promise<StoreFacts> {
@@ -275,6 +276,7 @@ async function storeFacts(conn: ReportContext['conn']): Promise<StoreFacts> {
     suites: await list('SELECT DISTINCT suite AS x FROM runs ORDER BY x'),
     scorers: await list('SELECT DISTINCT scorer AS x FROM scores ORDER BY x'),
     standoff: await isStandoffStore(conn),
+    probesOnly: (await list('SELECT (SELECT count(*) FROM episodes) = 0 AND (SELECT count(*) FROM probe_decisions) > 0 AS x'))[0] === 'true',
   };
 }
 

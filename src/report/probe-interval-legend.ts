@@ -3,9 +3,18 @@
  * shows one: where states repeat but every state has the same outcome, the interval is over the
  * distinct states (*st.*), or over the answers as independent samples (*ind.*).
  */
-import type { ShownKind } from '../analysis/state-interval.ts';
+import { SHOWN_MARK, type ShownKind } from '../analysis/state-interval.ts';
+import type { ShareInterval } from '../analysis/probe-tables.ts';
+import { CLT_METHOD } from '../analysis/rates.ts';
+import { pctInterval, rateCell } from './markdown.ts';
 
-export { SHOWN_MARK } from '../analysis/state-interval.ts';
+export { SHOWN_MARK };
+
+/** `rate (count/n) [interval]`, the interval marked *cl.* (*cl. CLT* when from the clustered CLT), *st.* or *ind.* by what it treats as independent (`stateIntervals`). */
+export const shareCell = (s: ShareInterval): string => {
+  const mark = s.shown === 'cluster' && s.interval.method.endsWith(CLT_METHOD) ? 'cl. CLT' : SHOWN_MARK[s.shown];
+  return `${rateCell(s.count, s.n)} ${mark ? `${mark} ` : ''}${pctInterval(s.interval.lower, s.interval.upper)}`;
+};
 
 /** Every `shown` kind among the share intervals anywhere in `value` (a section's typed values). */
 export function shownKinds(value: unknown, out = new Set<ShownKind>()): Set<ShownKind> {

@@ -35,6 +35,8 @@ export interface StoreFacts {
   scorers: string[];
   /** True when every run is a Standoff run (the runner's or synthetic). */
   standoff: boolean;
+  /** The store holds probe decisions and no episode (a paired-probe import): `suites/probes-only.ts`. */
+  probesOnly?: boolean;
 }
 
 /** What a section's `compute` gets: the context and the results of the sections before it. */

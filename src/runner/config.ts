@@ -44,7 +44,8 @@ import { usageError } from '../errors.ts';
 import { packagePath } from '../paths.ts';
 import { didYouMean } from '../did-you-mean.ts';
 import { zodKeysAt } from '../schema/zod-keys.ts';
-import { RUN_ID_PATTERN } from '../schema/tables.ts';
+import { PROBE_CONDITIONS, RUN_ID_PATTERN } from '../schema/tables.ts';
+import { parseProbeConditions, probeConditionsOf } from './probe-conditions.ts';
 import { simFamily } from './sim/profiles.ts';
 import { PROMPT_VARIANTS, type PromptVariant } from './protocol.ts';
 import { SELF_EXCLUSION_DEFAULT } from '../stats/judge-panel.ts';
@@ -127,6 +128,11 @@ export const ConfigSchema = z.strictObject({
   judge_exclusion: z.enum(['model', 'family']).default(SELF_EXCLUSION_DEFAULT),
   /** Run probe mode (paired factual probes) for every subject x scenario x epoch. */
   probes: z.boolean().default(true),
+  /**
+   * Composition-ladder conditions of probe mode (`probe-conditions.ts`): `raw` (required),
+   * `own-answers`, `facts`, `composed`. Default: raw and composed (no extra model call).
+   */
+  probe_conditions: z.array(z.enum(PROBE_CONDITIONS)).min(1).refine((a) => a.includes('raw'), 'must include raw').optional(),
   /**
    * Agent prompt variant: `neutral` (default; the agent sees the situation, the policy and the
    * tools, and nothing tells it to read the log) or `instructed` (it is told to fetch the log
@@ -289,7 +295,8 @@ export function loadConfigFile(file: string): ResolvedConfig {
 export const DEMO_SEED = 20260810;
 
 /**
- * `demo`: 3 sim subjects x 18 scenarios x 5 epochs (270 episodes) + probe mode + 3 sim judges.
+ * `demo`: 3 sim subjects x 18 scenarios x 5 epochs (270 episodes) + probe mode with the whole
+ * composition ladder + 3 sim judges.
  * `sim:judge-lenient` shares the family `simfam-careful` with `sim:careful`, so family
  * self-exclusion is exercised on sim:careful's episodes.
  */
@@ -305,6 +312,8 @@ export const PRESETS: Readonly<Record<string, ConfigInput>> = Object.freeze({
     timeouts: { request_ms: 30_000, log_read_ms: 5_000 },
     judge_exclusion: 'family',
     probes: true,
+    // The whole composition ladder: the demo shows it (two extra decision requests per state).
+    probe_conditions: ['raw', 'own-answers', 'facts', 'composed'],
   },
   /** Nine episodes: one scenario per decision type, one epoch, per sim subject (the seed's smoke gate). */
   smoke: {
@@ -351,6 +360,8 @@ export interface ConfigOverrides {
   maxErrors?: number;
   /** `--prompt neutral|instructed`. */
   prompt?: string;
+  /** `--probe-conditions raw,own-answers,facts,composed`. */
+  probeConditions?: string;
 }
 
 /** Applies command-line overrides (subjects/judges by model name; `none` clears the judges). */
@@ -377,6 +388,7 @@ export function applyOverrides(cfg: ResolvedConfig, o: ConfigOverrides): Resolve
     if (!(PROMPT_VARIANTS as readonly string[]).includes(o.prompt)) throw usageError('config.invalid', `--prompt must be one of ${PROMPT_VARIANTS.join(', ')}, got "${o.prompt}"`);
     out.prompt = o.prompt as PromptVariant;
   }
+  if (o.probeConditions !== undefined) out.probe_conditions = parseProbeConditions(o.probeConditions);
   return out;
 }
 
@@ -420,6 +432,7 @@ export function configRecord(cfg: ResolvedConfig, extra: Record<string, unknown>
     timeouts: cfg.timeouts,
     judge_exclusion: cfg.judge_exclusion,
     probes: cfg.probes,
+    probe_conditions: probeConditionsOf(cfg),
     prompt: cfg.prompt ?? 'neutral',
     max_turns: cfg.max_turns,
     retry_degenerate: cfg.retry_degenerate,

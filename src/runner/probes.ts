@@ -12,6 +12,11 @@
  * to the subject's OWN parsed probe answers (unanswered probes match no rule row), i.e. the
  * paper's code composition.
  *
+ * The composition ladder (`probe-conditions.ts`): one decision row per condition run, `raw` first;
+ * `own-answers` and `facts` ask the decision question again with a facts block; `composed` is a
+ * row whose chosen action is the composed one. Without `composed`, composed_action and
+ * composed_correct are null on every row (not measured).
+ *
  * `composed_correct`: the composed action is one of `gold_actions`, or equals the agent-mode
  * target. The second clause matters only for ambiguous states, whose rule composes `NOANSWER`
  * ("the policy's conflict exception holds") from correct reading; that is the correct diagnosis
@@ -26,8 +31,9 @@
  * (HTTP 400 naming it), the client stops sending it for the run (`RequestParams`) and
  * `option_probs` is null.
  */
-import { applyDecisionRule, DECISION_TOOLS, type DecisionTool, type Scenario } from '../schema/scenario.ts';
+import { applyDecisionRule, correctAnswers, DECISION_TOOLS, type Scenario } from '../schema/scenario.ts';
 import type { ProbeAnswerRow, ProbeDecisionRow } from '../schema/tables.ts';
+import { buildShownFactsDecisionMessages, DEFAULT_PROBE_CONDITIONS, type ProbeCondition, type ShownFactsCondition } from './probe-conditions.ts';
 import type { Rng } from '../stats/rng.ts';
 import { buildDecisionQuestionMessages, buildProbeMessages, parseDecisionReply, parseProbeReply } from './protocol.ts';
 import { optionProbsFromLogprobs } from '../scorers/option-probs.ts';
@@ -50,7 +56,8 @@ export interface ProbeStateContext {
 
 export interface ProbeStateResult {
   answers: ProbeAnswerRow[];
-  decision: ProbeDecisionRow;
+  /** One row per condition run, in ladder order (`raw` first). */
+  decisions: ProbeDecisionRow[];
   /** Requests that failed after retries, or were cut off at the token limit (redacted messages). */
   errors: string[];
   /** Requests whose reply was cut off at the token limit (`finish_reason = length`). */
@@ -79,15 +86,11 @@ async function ask(
 
 const replyText = (res: ChatResult | null) => (res && typeof res.message.content === 'string' ? res.message.content : null);
 
-/** Runs probe mode on one frozen state. Throws only an AbortError. */
-export async function runProbeState(ctx: ProbeStateContext): Promise<ProbeStateResult> {
+type Ask = Awaited<ReturnType<typeof ask>>;
+
+/** The subject's probe answers as rows, and the parsed answers by probe id (unparsed ones left out). */
+function answerRows(ctx: ProbeStateContext, sid: string, probeAsks: readonly Ask[], errors: string[]): { answers: ProbeAnswerRow[]; parsed: Record<string, string> } {
   const { scenario, subject, epoch, runId } = ctx;
-  const sid = stateId(scenario.scenario_id, epoch);
-  const [decisionAsk, ...probeAsks] = await Promise.all([
-    ask(ctx, buildDecisionQuestionMessages(scenario), subject.logprobs),
-    ...scenario.probes.map((p) => ask(ctx, buildProbeMessages(scenario, p), false)),
-  ]);
-  const errors: string[] = [];
   const parsedAnswers: Record<string, string> = {};
   const answers: ProbeAnswerRow[] = scenario.probes.map((p, i) => {
     const r = probeAsks[i];
@@ -107,12 +110,32 @@ export async function runProbeState(ctx: ProbeStateContext): Promise<ProbeStateR
       correct: parsed !== null && parsed === p.answer,
     };
   });
-  if (decisionAsk.error) errors.push(`decision question: ${decisionAsk.error}`);
-  const chosen = parseDecisionReply(replyText(decisionAsk.res));
+  return { answers, parsed: parsedAnswers };
+}
+
+/**
+ * Runs probe mode on one frozen state under `conditions` (default raw and composed; raw always
+ * runs). The raw decision, every probe and the `facts` question go out together; `own-answers`
+ * waits for the probe answers it shows. Throws only an AbortError.
+ */
+export async function runProbeState(ctx: ProbeStateContext, conditions: readonly ProbeCondition[] = DEFAULT_PROBE_CONDITIONS): Promise<ProbeStateResult> {
+  const { scenario, subject, epoch, runId } = ctx;
+  const sid = stateId(scenario.scenario_id, epoch);
+  const has = (c: ProbeCondition) => conditions.includes(c);
+  const asked = (c: ShownFactsCondition, answers: Record<string, string>) => ask(ctx, buildShownFactsDecisionMessages(scenario, c, answers), subject.logprobs);
+  const [decisionAsk, factsAsk, ...probeAsks] = await Promise.all([
+    ask(ctx, buildDecisionQuestionMessages(scenario), subject.logprobs),
+    has('facts') ? asked('facts', correctAnswers(scenario.probes)) : Promise.resolve(null),
+    ...scenario.probes.map((p) => ask(ctx, buildProbeMessages(scenario, p), false)),
+  ]);
+  const errors: string[] = [];
+  const { answers, parsed } = answerRows(ctx, sid, probeAsks, errors);
+  const ownAsk = has('own-answers') ? await asked('own-answers', parsed) : null;
   const gold = [...scenario.gold_actions] as string[];
-  const composed = applyDecisionRule(scenario.decision_rule, parsedAnswers);
-  const probs = decisionAsk.res ? optionProbsFromLogprobs(decisionAsk.res.choice?.logprobs?.content) : null;
-  const decision: ProbeDecisionRow = {
+  const composing = has('composed');
+  const composed = composing ? applyDecisionRule(scenario.decision_rule, parsed) : null;
+  const composedCorrect = composed === null ? null : gold.includes(composed) || composed === scenario.target;
+  const row = (condition: ProbeCondition, chosen: string | null, correct: boolean, probs: string | null): ProbeDecisionRow => ({
     run_id: runId,
     state_id: sid,
     subject_model: subject.model,
@@ -120,12 +143,23 @@ export async function runProbeState(ctx: ProbeStateContext): Promise<ProbeStateR
     epoch,
     chosen_action: chosen,
     gold_actions: gold,
-    correct: chosen !== null && gold.includes(chosen),
+    correct,
     composed_action: composed,
-    composed_correct: gold.includes(composed) || composed === scenario.target,
+    composed_correct: composedCorrect,
     decision_rule: JSON.stringify(scenario.decision_rule),
-    option_probs: probs ? JSON.stringify(probs) : null,
+    option_probs: probs,
+    condition,
+  });
+  const decided = (condition: ProbeCondition, a: Ask) => {
+    if (a.error) errors.push(`decision question${condition === 'raw' ? '' : ` (${condition})`}: ${a.error}`);
+    const chosen = parseDecisionReply(replyText(a.res));
+    const probs = a.res ? optionProbsFromLogprobs(a.res.choice?.logprobs?.content) : null;
+    return row(condition, chosen, chosen !== null && gold.includes(chosen), probs ? JSON.stringify(probs) : null);
   };
-  const truncated = [decisionAsk, ...probeAsks].filter((a) => a.truncated).length;
-  return { answers, decision, errors, truncated };
+  const decisions = [decided('raw', decisionAsk)];
+  if (ownAsk) decisions.push(decided('own-answers', ownAsk));
+  if (factsAsk) decisions.push(decided('facts', factsAsk));
+  if (composing) decisions.push(row('composed', composed, composedCorrect === true, null));
+  const truncated = [decisionAsk, factsAsk, ownAsk, ...probeAsks].filter((a) => a?.truncated).length;
+  return { answers, decisions, errors, truncated };
 }

@@ -90,6 +90,8 @@ export interface RunCommandOptions {
   simLatencyMs?: number;
   /** Agent prompt variant (`--prompt neutral|instructed`; default: the config's, else neutral). */
   prompt?: string;
+  /** Composition-ladder conditions (`--probe-conditions raw,own-answers,facts,composed`; default raw,composed). */
+  probeConditions?: string;
   progress?: ProgressMode;
   /** Stop once this many episodes have ended in error (overrides the config's `max_errors`). */
   maxErrors?: number;
@@ -112,7 +114,7 @@ function resolveRunConfig(o: RunCommandOptions, journalConfig: ResolvedConfig | 
   else if (journalConfig) cfg = journalConfig;
   else if (existsSync(DEFAULT_CONFIG_FILE)) cfg = loadConfigFile(DEFAULT_CONFIG_FILE);
   else throw usageError('run.noConfig', `no configuration: pass --config FILE or --preset demo (or create ${DEFAULT_CONFIG_FILE})`);
-  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed, maxErrors: o.maxErrors, prompt: o.prompt });
+  cfg = applyOverrides(cfg, { subjects: o.subjects, judges: o.judges, epochs: o.epochs, concurrency: o.concurrency, seed: o.seed, maxErrors: o.maxErrors, prompt: o.prompt, probeConditions: o.probeConditions });
   if (o.simLatencyMs !== undefined) {
     if (!(o.simLatencyMs >= 0)) throw usageError('config.invalid', `--sim-latency must be >= 0 ms, got ${o.simLatencyMs}`);
     cfg = { ...cfg, sim: { ...cfg.sim, latency_ms: o.simLatencyMs } };

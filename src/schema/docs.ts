@@ -8,7 +8,7 @@ const TABLE_DOCS: Record<string, string> = {
   scores: 'Scorer results per episode.',
   judgments: 'Every judge verdict for model-graded scorers, including self-excluded ones.',
   probe_answers: 'Paired factual probes: one row per subject x state x probe.',
-  probe_decisions: 'Paired decision question: one row per subject x state.',
+  probe_decisions: 'Paired decision question: one row per subject x state x condition of the composition ladder (`raw` always; `own-answers`, `facts`, `composed` as the run chose). Filter `condition = \'raw\'` (or `coalesce(condition, \'raw\') = \'raw\'` across older stores) for the decision on the frozen state.',
   aggregates: 'Aggregate results (subject x metric with successes and trials), e.g. a published results table.',
 };
 

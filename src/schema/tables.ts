@@ -47,6 +47,16 @@ export const isStandoffSource = (source: string): boolean => STANDOFF_SOURCES.in
 export const EPISODE_STATUSES = ['valid', 'invalid', 'error'] as const;
 export const RUN_STATUSES = ['success', 'partial', 'error', 'cancelled'] as const;
 export const NOANSWER = 'NOANSWER';
+/**
+ * Conditions of the composition ladder ("Reading Right, Acting Wrong" section 6.1), in ladder
+ * order: `raw` the decision on the frozen state; `own-answers` asked again with the subject's own
+ * probe answers shown beside the state; `facts` with the correct facts shown (the facts-only
+ * reference); `composed` the scenario's rule applied in code to the subject's own answers.
+ */
+export const PROBE_CONDITIONS = ['raw', 'own-answers', 'facts', 'composed'] as const;
+export type ProbeCondition = (typeof PROBE_CONDITIONS)[number];
+/** SQL: the row of `alias` (a probe_decisions alias) is the raw decision (a NULL condition is, in older stores). */
+export const rawDecisionSql = (alias: string): string => `coalesce(${alias}.condition, 'raw') = 'raw'`;
 
 export const runsSchema = z.object({
   run_id: runId,
@@ -169,9 +179,14 @@ export const probeDecisionsSchema = z.object({
   gold_actions: z.array(z.string()).meta({ sql: 'VARCHAR[]', description: 'Acceptable actions for this state.' }),
   correct: bool('chosen_action is one of gold_actions.'),
   composed_action: textN('Action composed in code from the subject\'s own probe answers through the scenario\'s rule.'),
-  composed_correct: bool('composed_action is acceptable: one of gold_actions, or equal to the scenario target (for ambiguous states the rule composes NOANSWER, which is the target).'),
+  composed_correct: boolN('composed_action is acceptable: one of gold_actions, or equal to the scenario target (for ambiguous states the rule composes NOANSWER, which is the target). Null when nothing was composed (the run left out the `composed` condition, or an import records no rule): not measured.'),
   decision_rule: jsonN('The state\'s decision rule as JSON: the first-match table from probe answers to the action, in the policy\'s priority order (with the correct probe answers it decides the action; code composition applies it to the subject\'s answers). Null when the source records none (not measured).'),
   option_probs: jsonN('Option probabilities as JSON `{action: p}` when the endpoint returned logprobs; else null.'),
+  condition: added(
+    z.enum(PROBE_CONDITIONS).nullable().describe(
+      'Composition-ladder condition of the row (`standoff run --probe-conditions`): `raw` (the decision on the frozen state), `own-answers` (asked again with the subject\'s own probe answers shown), `facts` (with the correct facts shown), `composed` (chosen_action is the rule applied in code to the subject\'s answers; no model call). One row per subject x state x condition. Null in stores written before the column: such a row is the raw decision, and its composed_action / composed_correct give the composed step.',
+    ),
+  ),
 });
 
 export const aggregatesSchema = z.object({

@@ -24,7 +24,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
-import { STANDOFF_SOURCES } from '../schema/tables.ts';
+import { STANDOFF_SOURCES, rawDecisionSql } from '../schema/tables.ts';
 import { readFile, readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { StandoffError, dataError, oneLine, usageError } from '../errors.ts';
@@ -88,7 +88,7 @@ function probeDecisionMetric(name: string, description: string, column: 'correct
     description,
     binary: true,
     sql: `SELECT p.run_id, p.subject_model, p.scenario_id, p.epoch, e.domain, e.decision_type, e.variant, p.state_id AS episode_id, CAST(p.${column} AS DOUBLE) AS value
-          FROM probe_decisions p LEFT JOIN ${SCENARIO_META} e USING (run_id, scenario_id) WHERE e.target IS DISTINCT FROM 'NOANSWER'`,
+          FROM probe_decisions p LEFT JOIN ${SCENARIO_META} e USING (run_id, scenario_id) WHERE e.target IS DISTINCT FROM 'NOANSWER' AND ${rawDecisionSql('p')}`,
   };
 }
 

@@ -60,8 +60,8 @@ export function sampleBundle(runId = 'r1', episodes = 3): RunBundle {
       { run_id: runId, state_id: 'em_act_a/1', subject_model: 'sim:careful', scenario_id: 'em_act_a', epoch: 1, probe_id: 'p2', question: 'How many minutes old?', expected: '4', answer: null, correct: false },
     ],
     probe_decisions: [
-      { run_id: runId, state_id: 'em_act_a/1', subject_model: 'sim:careful', scenario_id: 'em_act_a', epoch: 1, chosen_action: 'issue_statement', gold_actions: ['issue_statement'], correct: true, composed_action: 'issue_statement', composed_correct: true, decision_rule: null, option_probs: JSON.stringify({ issue_statement: 0.9, escalate: 0.1 }) },
-      { run_id: runId, state_id: 'em_act_a/2', subject_model: 'sim:careful', scenario_id: 'em_act_a', epoch: 2, chosen_action: null, gold_actions: [], correct: false, composed_action: null, composed_correct: false, decision_rule: null, option_probs: null },
+      { run_id: runId, state_id: 'em_act_a/1', subject_model: 'sim:careful', scenario_id: 'em_act_a', epoch: 1, chosen_action: 'issue_statement', gold_actions: ['issue_statement'], correct: true, composed_action: 'issue_statement', composed_correct: true, decision_rule: null, option_probs: JSON.stringify({ issue_statement: 0.9, escalate: 0.1 }), condition: 'raw' },
+      { run_id: runId, state_id: 'em_act_a/2', subject_model: 'sim:careful', scenario_id: 'em_act_a', epoch: 2, chosen_action: null, gold_actions: [], correct: false, composed_action: null, composed_correct: false, decision_rule: null, option_probs: null, condition: 'raw' },
     ],
     aggregates: [{ run_id: runId, subject_model: 'GPT-OSS 120B', metric: 'gathered_evidence', successes: 20, trials: 90, source_row: 2 }],
   };

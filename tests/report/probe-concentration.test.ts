@@ -16,7 +16,7 @@ const SQL = `
        amb AS (SELECT DISTINCT scenario_id FROM episodes WHERE target = 'NOANSWER')
   SELECT d.subject_model AS s, d.scenario_id AS st, bool_or(a.all_right) AS fr, bool_or(a.all_right AND NOT coalesce(d.correct, false)) AS err
   FROM probe_decisions d JOIN ans a USING (run_id, subject_model, state_id)
-  WHERE d.scenario_id NOT IN (SELECT scenario_id FROM amb)
+  WHERE d.scenario_id NOT IN (SELECT scenario_id FROM amb) AND coalesce(d.condition, 'raw') = 'raw'
   GROUP BY ALL ORDER BY s, st`;
 
 describe('error concentration over a store', () => {

@@ -106,8 +106,12 @@ describe('runEvaluation', () => {
     const excluded = t.judgments.filter((j) => j.excluded_self);
     expect(excluded.length).toBeGreaterThan(0);
     expect(excluded.every((j) => j.judge_model === 'sim:judge-lenient' && String(j.episode_id).startsWith('sim:careful/'))).toBe(true);
-    // probe mode: one decision row per state, one answer per probe
-    expect(t.probe_decisions).toHaveLength(18);
+    // probe mode: one decision row per state and condition (default raw and composed), one answer per probe
+    expect(t.probe_decisions).toHaveLength(36);
+    expect(t.probe_decisions.filter((x) => x.condition === 'raw')).toHaveLength(18);
+    const comp = t.probe_decisions.filter((x) => x.condition === 'composed');
+    expect(comp).toHaveLength(18);
+    for (const c of comp) expect([c.chosen_action, c.correct, c.option_probs]).toEqual([c.composed_action, c.composed_correct, null]);
     const probesPer = Object.fromEntries(loadScenarios().map((x) => [x.scenario_id, x.probes.length]));
     expect(t.probe_answers.length).toBe(3 * 2 * (probesPer.em_act_a + probesPer.ct_esc_b + probesPer.fc_amb_a));
     const d = t.probe_decisions.find((x) => x.scenario_id === 'fc_amb_a')!;

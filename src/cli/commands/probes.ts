@@ -9,7 +9,7 @@ import { printResult, printText } from '../output.ts';
 import { visibleControls } from '../../escape.ts';
 
 export function registerProbes(program: Command): void {
-  const probes = statsOptions(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, ambiguous states apart, sufficiency'))
+  const probes = statsOptions(program.command('probes').description('paired-probe outcomes over distinct states: facts right/wrong x action right/wrong with intervals that resample whole states, coverage, composition, the composition ladder (raw -> own answers -> facts -> composed), ambiguous states apart, sufficiency'))
     .option('--by <cols>', 'group by these columns (comma-separated)', collect)
     .option('--concentration', 'also: do facts-right, action-wrong errors fall on the same states across subjects? share on states >= k subjects fail vs a seeded permutation null (--resamples permutations; "Reading Right, Acting Wrong" section 5.3)')
     .option('--exclude-states <file>', 'state ids to leave out (one per line, e.g. from a label audit): the tables are without them, followed by the headline numbers with and without them and the largest change')
@@ -17,6 +17,7 @@ export function registerProbes(program: Command): void {
     .action(
       action(async (o: StatsCommon & InputShape & { by?: string[]; concentration?: boolean; minSubjects?: number; excludeStates?: string }) => {
         const { probesFromStore, sufficiencyText, concentrationText, loadExcludedStates } = await import('../../analysis/ci.ts');
+        const { ladderText } = await import('../../analysis/probe-ladder.ts');
         const excludeStates = o.excludeStates === undefined ? undefined : loadExcludedStates(o.excludeStates);
         if (o.minSubjects !== undefined && !o.concentration) throw usageError('probes.minSubjects', '--min-subjects needs --concentration');
         const r = await probesFromStore({ traces: o.traces, runs: o.run }, { by: o.by, level: o.level, seed: o.seed, resamples: o.resamples, concentration: o.concentration, minSubjects: o.minSubjects, excludeStates });
@@ -50,6 +51,7 @@ export function registerProbes(program: Command): void {
             `\nstates are distinct decision states; each share is out of their answers (state x epoch), and cl. intervals resample whole states (ex.: Clopper-Pearson where each state is answered once; st.: every state has the same outcome, so Clopper-Pearson over the distinct states, each counted once; ind.: Clopper-Pearson over the answers as independent samples although states repeat). Ambiguous states are in no decision or composition denominator.\n`,
           );
         }
+        if (o.format !== 'csv' && r.ladder.subjects.length) printText(`\n${ladderText(r.ladder, r.level, (t) => visibleControls(t, ' ')).join('\n')}\n`);
         const s = r.sufficiency;
         if (s && o.format !== 'csv') {
           const plain = (t: string) => visibleControls(t, ' ');

@@ -25,9 +25,10 @@ export function registerRun(program: Command): void {
     .option('--allow-truncated <n>', 'episodes cut off at the token limit the run\'s gate accepts (default 0)', parseIntArg('--allow-truncated'))
     .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) the run\'s gate accepts (default 0)', parseIntArg('--allow-judge-errors'))
     .addOption(new Option('--prompt <variant>', 'agent prompt: neutral (default: nothing tells the agent to read the log) or instructed (it is told to fetch the log first)').choices(['neutral', 'instructed']))
+    .option('--probe-conditions <list>', 'composition-ladder conditions of probe mode, comma-separated: raw (required), own-answers, facts, composed (default raw,composed; docs/probes.md)')
     .addOption(new Option('--progress <mode>', 'progress display on stderr').choices(['auto', 'bar', 'lines', 'none']).default('auto'))
     .action(
-      action(async ({ format, json: _json, ...o }: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; shard?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; maxErrors?: number; allowTruncated?: number; allowJudgeErrors?: number; prompt?: string; progress: 'auto' | 'bar' | 'lines' | 'none'; format: Format; json?: boolean }) => {
+      action(async ({ format, json: _json, ...o }: { config?: string; preset?: string; subjects?: string[]; judges?: string[]; epochs?: number; concurrency?: number; seed?: number; runId?: string; shard?: string; resume?: string; traces: string; replace?: boolean; simLatency?: number; maxErrors?: number; allowTruncated?: number; allowJudgeErrors?: number; prompt?: string; probeConditions?: string; progress: 'auto' | 'bar' | 'lines' | 'none'; format: Format; json?: boolean }) => {
         const { runCommand, formatSummary, runVerdict } = await import('../../runner/run.ts');
         const { formatValidation } = await import('../../store/validate-run.ts');
         const s = await runCommand({ ...o, simLatencyMs: o.simLatency });
@@ -46,6 +47,7 @@ export function registerRun(program: Command): void {
     'standoff run --resume demo-s20260810          # after Ctrl-C, a crash or --max-errors',
     'standoff run --preset demo --prompt instructed --run-id demo-instructed   # tell the agent to read the log',
     'standoff run --preset demo --shard 2/3 --traces shard-2   # one machine\'s share; then: standoff merge traces shard-1 shard-2 shard-3',
+    'standoff run --preset demo --probe-conditions raw,own-answers,facts,composed   # the full composition ladder',
   );
 
   const validate = program

@@ -165,15 +165,17 @@ export async function buildContext(
     const list = [...suites.entries()].sort(([a], [b]) => byText(a, b)).map(([s, ids]) => `${s}: ${ids.join(', ')}`).join('; ');
     throw reportError('mixedSuites', 'usage', `runs come from different suites (${list}); report one suite at a time with --run`);
   }
-  const [{ n }] = await q(`SELECT CAST(count(*) AS BIGINT) AS n FROM episodes`);
-  if (Number(n) === 0) {
+  const [{ n, probes }] = await q(`SELECT (SELECT CAST(count(*) AS BIGINT) FROM episodes) AS n, (SELECT CAST(count(*) AS BIGINT) FROM probe_decisions) AS probes`);
+  // A paired-probe import holds no episodes: its subjects are those of its probe decisions (the probe sections report it).
+  const probesOnly = Number(n) === 0 && Number(probes) > 0;
+  if (Number(n) === 0 && !probesOnly) {
     throw reportError('noEpisodes', 'data', `run${runs.length === 1 ? '' : 's'} ${runs.map((r) => r.run_id).join(', ')} hold${runs.length === 1 ? 's' : ''} no episodes; nothing to report`);
   }
 
   await conn.run(`CREATE TEMP TABLE r_subject0 AS
     SELECT run_id, subject_model,
            CASE WHEN count(*) OVER (PARTITION BY subject_model) > 1 THEN subject_model || ' @ ' || run_id ELSE subject_model END AS subject
-    FROM (SELECT DISTINCT run_id, subject_model FROM episodes)`);
+    FROM (SELECT DISTINCT run_id, subject_model FROM ${probesOnly ? 'probe_decisions' : 'episodes'})`);
   const subjects = (await q(`SELECT DISTINCT subject FROM r_subject0`)).map((r) => String(r.subject)).sort(byText);
   // Subject index (position in the sorted subject list), so resampling vectors carry integers;
   // the labels (model names) are bound, as a JSON list, never written into the SQL.

@@ -15,14 +15,16 @@
  * on the non-ambiguous states.
  */
 import { expectedCalibrationError, type CalibrationBin } from '../../stats/index.ts';
-import { byText, cell, code, fixed, fmtCount, pct, pctInterval, pp, ppInterval, rateCell, table } from '../markdown.ts';
+import { byText, cell, code, fixed, fmtCount, pct, pp, ppInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
 import { sufficiencyText } from '../../analysis/probe-sufficiency-text.ts';
 import { accuracyForm, renderAccuracyForm, type AccuracyForm } from '../probe-accuracy-form.ts';
 import { createExcludedStates, loadSensitivity, renderSensitivity, type ProbeSensitivity } from '../../analysis/probe-sensitivity.ts';
 import { loadConcentration, renderConcentration, type ConcentrationReport } from '../../analysis/probe-concentration.ts';
-import { fallbackLegend, SHOWN_MARK } from '../probe-interval-legend.ts';
-import { CLT_METHOD } from '../../analysis/rates.ts';
+import { fallbackLegend, shareCell } from '../probe-interval-legend.ts';
+import { loadProbeLadder, type ProbeLadder } from '../../analysis/probe-ladder.ts';
+import { renderLadder } from '../probe-ladder.ts';
+import { rawDecisionSql } from '../../schema/tables.ts';
 import { float64Column } from '../../store/arrow.ts';
 import { loadProbeTables, probeStateSql, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../../analysis/probe-tables.ts';
 
@@ -42,6 +44,8 @@ export interface ProbesSection {
   accuracy_form?: AccuracyForm;
   /** With `--exclude-states`: the headline numbers with and without the flagged states. */
   sensitivity?: ProbeSensitivity;
+  /** The composition ladder (section 6.1): accuracy per condition and adjacent differences, per subject; absent when the runs asked exactly raw and composed (the composition table). */
+  ladder?: ProbeLadder;
   /** Error concentration across subjects (section 5.3); null when no subject read a state right. */
   concentration?: ConcentrationReport | null;
   calibration_available: boolean;
@@ -72,7 +76,7 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
            CASE WHEN d.option_probs IS NOT NULL AND d.chosen_action IS NOT NULL
                 THEN TRY_CAST(json_extract_string(d.option_probs, '$."' || d.chosen_action || '"') AS DOUBLE) END AS conf
     FROM (${probeStateSql(SUBJECT)}) x JOIN probe_decisions d USING (run_id, subject_model, state_id)
-    WHERE NOT x.ambiguous`);
+    WHERE NOT x.ambiguous AND ${rawDecisionSql('d')}`);
   const probs = await ctx.q(`SELECT CAST(count(*) FILTER (WHERE has_probs) AS BIGINT) AS n FROM r_conf`);
   const calibrationAvailable = Number(probs[0].n) > 0;
   if (calibrationAvailable) {
@@ -92,30 +96,21 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
     await createExcludedStates((sql, params) => ctx.q(sql, params), ctx.excludeStates);
     sensitivity = await loadSensitivity(ctx.q, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT }, ctx.excludeStates.length);
   }
+  // The ladder is shown when the runs asked more or less than raw and composed (which the composition table already compares).
+  const ladder = await loadProbeLadder(ctx.q, { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT });
+  ladder.subjects.sort((a, b) => byText(a.subject, b.subject));
+  const ladderShown = ladder.conditions_run.join(',') !== 'raw,composed';
   const accuracy_form = accuracyForm(subjects.map((x) => ({ subject: x.subject, t: x })), { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level });
-  return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, concentration, accuracy_form, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
+  return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, ...(ladderShown ? { ladder } : {}), concentration, accuracy_form, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
 }
 
-/** `rate (count/n) [interval]`, the interval marked *cl.* (*cl. CLT* when from the clustered CLT), *st.* or *ind.* by what it treats as independent (`stateIntervals`). */
-const shareCell = (s: ShareInterval) => {
-  const mark = s.shown === 'cluster' && s.interval.method.endsWith(CLT_METHOD) ? 'cl. CLT' : SHOWN_MARK[s.shown];
-  return `${rateCell(s.count, s.n)} ${mark ? `${mark} ` : ''}${pctInterval(s.interval.lower, s.interval.upper)}`;
-};
-
-export function renderProbes(p: ProbesSection): string {
+function renderIntro(p: ProbesSection): string[] {
   const L = Math.round(p.level * 100);
-  const out: string[] = ['## 7. Paired probes: reading vs acting\n'];
-  if (!p.available) {
-    out.push(`${p.message}\n`);
-    return out.join('\n');
-  }
   const epochs = p.subjects.reduce((a, s) => Math.max(a, s.max_answers_per_state), 0);
-  out.push(
+  return [
     `Each frozen decision state was asked the decision question and, separately, factual probes about the same state. ` +
       `Crossing "every probe answered correctly" with "decision correct" gives four observable outcomes. An unanswerable probe counts as wrong. ` +
       `These are behavioural observations: a correct probe answer does not show the subject used that fact.\n`,
-  );
-  out.push(
     `Unit: the distinct state. *States* counts distinct states; *answers* counts their state × epoch answers, the denominator of each share. ` +
       (epochs > 1
         ? `A state is answered up to ${epochs} times (epochs), and its answers are correlated, so each ${L}% interval (*cl.*) is a percentile cluster bootstrap that resamples whole states; ` +
@@ -123,8 +118,11 @@ export function renderProbes(p: ProbesSection): string {
         : `Each state is answered once, so the ${L}% intervals are exact (Clopper-Pearson). `) +
       fallbackLegend(p) +
       `Ambiguous states have no single correct action: they are in no decision or composition denominator and are reported apart below.\n`,
-  );
-  out.push(
+  ];
+}
+
+function renderOutcomes(p: ProbesSection): string[] {
+  return [
     table(
       ['Subject model', 'States (answers)', 'Facts right, action right', 'Facts right, action wrong', 'Fact wrong, action right', 'Fact wrong, action wrong'],
       p.subjects.map((s) => [
@@ -137,8 +135,6 @@ export function renderProbes(p: ProbesSection): string {
       ]),
       ['l', 'r', 'r', 'r', 'r', 'r'],
     ),
-  );
-  out.push(
     table(
       ['Subject model', 'Decision accuracy', 'Errors after correct reading (share of errors)', 'P(action wrong \\| facts right)', 'P(action right \\| a fact wrong)', 'Probe accuracy (mean / pooled)', 'Probe coverage'],
       p.subjects.map((s) => [
@@ -152,13 +148,15 @@ export function renderProbes(p: ProbesSection): string {
       ]),
       ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
-  );
-  out.push('### Composing the subject\'s own answers in code\n');
-  out.push(
+  ];
+}
+
+function renderComposition(p: ProbesSection): string[] {
+  const L = Math.round(p.level * 100);
+  return [
+    '### Composing the subject\'s own answers in code\n',
     `The state's decision rule applied in code to the subject's own probe answers, against the subject's own decision on the same states (ambiguous states excluded: composing NOANSWER there is not a repaired decision). ` +
       `Repaired: composition right where the decision was wrong; broken: the reverse. Interval: ${L}% paired cluster bootstrap of the difference (whole states resampled).\n`,
-  );
-  out.push(
     table(
       ['Subject model', 'States (answers)', 'Composed in code', 'Own decision', 'Difference', `${L}% CI`, 'Repaired', 'Broken'],
       p.subjects.map((s) =>
@@ -168,57 +166,68 @@ export function renderProbes(p: ProbesSection): string {
       ),
       ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
-  );
+  ];
+}
+
+function renderAmbiguous(p: ProbesSection): string[] {
   const amb = p.subjects.filter((s) => s.ambiguous);
-  if (amb.length) {
-    out.push('### Ambiguous states, reported apart\n');
-    out.push(
-      `On an ambiguous state the policy's own conflict exception holds, so no single action is correct. Reported: reading (every probe right), whether the decision stayed inside the set of actions the exception allows, ` +
-        `and whether composing the subject's own answers in code reached NOANSWER (the exception holds).\n`,
-    );
-    out.push(
-      table(
-        ['Subject model', 'States (answers)', 'Facts right', 'Decision among the allowed actions', 'Composition reached NOANSWER'],
-        amb.map((s) => [cell(s.subject), `${fmtCount(s.ambiguous!.states)} (${fmtCount(s.ambiguous!.answers)})`, shareCell(s.ambiguous!.all_facts_correct), shareCell(s.ambiguous!.allowed_action), shareCell(s.ambiguous!.composed_noanswer)]),
-        ['l', 'r', 'r', 'r', 'r'],
-      ),
-    );
+  if (!amb.length) return [];
+  return [
+    '### Ambiguous states, reported apart\n',
+    `On an ambiguous state the policy's own conflict exception holds, so no single action is correct. Reported: reading (every probe right), whether the decision stayed inside the set of actions the exception allows, ` +
+      `and whether composing the subject's own answers in code reached NOANSWER (the exception holds).\n`,
+    table(
+      ['Subject model', 'States (answers)', 'Facts right', 'Decision among the allowed actions', 'Composition reached NOANSWER'],
+      amb.map((s) => [cell(s.subject), `${fmtCount(s.ambiguous!.states)} (${fmtCount(s.ambiguous!.answers)})`, shareCell(s.ambiguous!.all_facts_correct), shareCell(s.ambiguous!.allowed_action), shareCell(s.ambiguous!.composed_noanswer)]),
+      ['l', 'r', 'r', 'r', 'r'],
+    ),
+  ];
+}
+
+function renderCalibration(p: ProbesSection): string[] {
+  if (!p.calibration_available) {
+    return ['### Calibration\n', 'No decision in this store carries option probabilities (the endpoints returned no logprobs), so calibration cannot be measured.\n'];
   }
+  const bins = p.subjects[0]?.calibration?.bins ?? [];
+  return [
+    '### Calibration\n',
+    `Confidence is the probability the subject gave the option it chose. ECE: expected calibration error over ${CALIBRATION_BINS} equal-width bins (right-closed); MCE: the largest bin gap. ` +
+      `Decisions without probabilities or without a parseable choice are left out (counted below).\n`,
+    table(
+      ['Subject model', 'Decisions with probabilities', 'Left out', 'ECE', 'MCE', 'Mean confidence', 'Accuracy'],
+      p.subjects.map((s) => {
+        const c = s.calibration;
+        if (!c) return [cell(s.subject), '0', '—', '—', '—', '—', '—'];
+        const conf = c.bins.reduce((a, b) => a + (b.meanConfidence ?? 0) * b.count, 0);
+        const acc = c.bins.reduce((a, b) => a + (b.accuracy ?? 0) * b.count, 0);
+        return [cell(s.subject), fmtCount(c.n), fmtCount(c.without_probabilities), pct(c.ece), pct(c.mce), c.n ? pct(conf / c.n) : '—', c.n ? pct(acc / c.n) : '—'];
+      }),
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
+    'Reliability (accuracy / mean confidence / decisions per confidence bin):\n',
+    table(
+      ['Subject model', ...bins.map((b) => `(${fixed(b.lower, 1)}, ${fixed(b.upper, 1)}]`)],
+      p.subjects.map((s) => [cell(s.subject), ...(s.calibration?.bins ?? []).map((b) => (b.count ? `${pct(b.accuracy, 0)} / ${pct(b.meanConfidence, 0)} / ${fmtCount(b.count)}` : '—'))]),
+      ['l', ...bins.map(() => 'r' as const)],
+    ),
+  ];
+}
+
+/** Section `n` (7 in the Standoff report) of the report. */
+export function renderProbes(p: ProbesSection, n = 7): string {
+  const out: string[] = [`## ${n}. Paired probes: reading vs acting\n`];
+  if (!p.available) {
+    out.push(`${p.message}\n`);
+    return out.join('\n');
+  }
+  out.push(...renderIntro(p), ...renderOutcomes(p), ...renderComposition(p));
+  if (p.ladder) out.push(renderLadder(p.ladder, p.level));
+  out.push(...renderAmbiguous(p));
   out.push('### Probe sufficiency\n');
   out.push(p.sufficiency ? `${sufficiencyText(p.sufficiency, { strong: (t) => `**${t}**`, quote: code, text: cell })}\n` : 'No state with probe answers.\n');
   if (p.concentration !== undefined) out.push(renderConcentration(p.concentration, p.sufficiency));
   if (p.accuracy_form && p.subjects.length >= 2) out.push(renderAccuracyForm(p.accuracy_form));
   if (p.sensitivity) out.push(renderSensitivity(p.sensitivity, 'subject'));
-  out.push('### Calibration\n');
-  if (!p.calibration_available) {
-    out.push('No decision in this store carries option probabilities (the endpoints returned no logprobs), so calibration cannot be measured.\n');
-  } else {
-    out.push(
-      `Confidence is the probability the subject gave the option it chose. ECE: expected calibration error over ${CALIBRATION_BINS} equal-width bins (right-closed); MCE: the largest bin gap. ` +
-        `Decisions without probabilities or without a parseable choice are left out (counted below).\n`,
-    );
-    out.push(
-      table(
-        ['Subject model', 'Decisions with probabilities', 'Left out', 'ECE', 'MCE', 'Mean confidence', 'Accuracy'],
-        p.subjects.map((s) => {
-          const c = s.calibration;
-          if (!c) return [cell(s.subject), '0', '—', '—', '—', '—', '—'];
-          const conf = c.bins.reduce((a, b) => a + (b.meanConfidence ?? 0) * b.count, 0);
-          const acc = c.bins.reduce((a, b) => a + (b.accuracy ?? 0) * b.count, 0);
-          return [cell(s.subject), fmtCount(c.n), fmtCount(c.without_probabilities), pct(c.ece), pct(c.mce), c.n ? pct(conf / c.n) : '—', c.n ? pct(acc / c.n) : '—'];
-        }),
-        ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
-      ),
-    );
-    out.push('Reliability (accuracy / mean confidence / decisions per confidence bin):\n');
-    const bins = p.subjects[0]?.calibration?.bins ?? [];
-    out.push(
-      table(
-        ['Subject model', ...bins.map((b) => `(${fixed(b.lower, 1)}, ${fixed(b.upper, 1)}]`)],
-        p.subjects.map((s) => [cell(s.subject), ...(s.calibration?.bins ?? []).map((b) => (b.count ? `${pct(b.accuracy, 0)} / ${pct(b.meanConfidence, 0)} / ${fmtCount(b.count)}` : '—'))]),
-        ['l', ...bins.map(() => 'r' as const)],
-      ),
-    );
-  }
+  out.push(...renderCalibration(p));
   return out.join('\n');
 }

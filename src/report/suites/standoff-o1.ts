@@ -7,6 +7,7 @@
 import { cell, code, fmtCount } from '../markdown.ts';
 import { concentrationFigure } from '../figure-concentration.ts';
 import { accuracyFormFigure } from '../probe-accuracy-form.ts';
+import { ladderFigure } from '../figure-ladder.ts';
 import { isO1Data } from '../../schema/tables.ts';
 import { RESULTS_SCHEMA } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
@@ -101,7 +102,7 @@ const probes: SuiteSection<ProbesSection> = {
   render: (v) => renderProbes(v),
   figures: (v, i) =>
     v.available
-      ? [probeOutcomes(v, i.ctx.subjects), concentrationFigure(v.concentration), accuracyFormFigure(v.accuracy_form, i.ctx.subjects, i.ctx.colours), reliabilityPlot(v, i.ctx.subjects, i.ctx.colours)]
+      ? [probeOutcomes(v, i.ctx.subjects), ladderFigure(v.ladder, i.ctx.subjects, i.ctx.colours, i.ctx.level), concentrationFigure(v.concentration), accuracyFormFigure(v.accuracy_form, i.ctx.subjects, i.ctx.colours), reliabilityPlot(v, i.ctx.subjects, i.ctx.colours)]
       : [],
 };
 const episodes: SuiteSection<EpisodesSection> = {
@@ -123,7 +124,7 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
   // (the standoff_o1 task, or two of O1's scorers) whoever wrote it (Inspect logs, CSV).
   recognise: (f) => f.suites.length === 1 && (f.standoff || f.sources.every((source) => isO1Data({ source, suite: f.suites[0], scorers: f.scorers }))),
   sections: () => [summarySection, results, recomputed, grounded, slices, pairwise, ranking, judges, probes, episodes, costs, limitationsSection],
-  figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'ranking', 'probes', 'concentration', 'accuracy-form', 'calibration', 'judges'],
+  figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'ranking', 'probes', 'ladder', 'concentration', 'accuracy-form', 'calibration', 'judges'],
   results(ctx: ReportContext, v: Record<string, unknown>) {
     const { hashes, gate, ...summary } = v.summary as SummaryResult;
     const r: ReportResults = {

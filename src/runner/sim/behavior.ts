@@ -18,186 +18,31 @@
  * between the judge markers). The scenario is identified by matching its situation text against
  * the prompt; the decision is taken from the log the model actually received in a tool result
  * (matched against every known scenario's log), never from the prompt alone.
+ *
+ * Shared pieces (hash draws, request key, scenario index, reply types) are in `reply-core.ts`,
+ * probe mode (with the composition ladder's conditions) in `probe-reply.ts`; both re-exported here.
  */
-import { createHash } from 'node:crypto';
-import {
-  DECISION_QUESTION,
-  DECISION_TOOLS,
-  INFORMATION_TOOL,
-  JUDGE_MARKERS,
-  NOANSWER,
-  STATE_MARKERS,
-  isDecisionTool,
-  type DecisionTool,
-} from '../protocol.ts';
-import { canonicalDecimal, type Probe, type Scenario } from '../../schema/scenario.ts';
+import { DECISION_TOOLS, INFORMATION_TOOL, JUDGE_MARKERS, NOANSWER, STATE_MARKERS, isDecisionTool, type DecisionTool } from '../protocol.ts';
+import type { Scenario } from '../../schema/scenario.ts';
 import type { JudgeParams, ParsedSimModel, SubjectParams } from './profiles.ts';
+import { canonicalJson, pick, sha256Hex, textOf, toolNames, u, type ChatMsg, type ReplyContext, type SimReply, type SimToolCall } from './reply-core.ts';
+import { probeReply } from './probe-reply.ts';
 
-// ---------------------------------------------------------------------------------------------
-// Hashing
-// ---------------------------------------------------------------------------------------------
-
-export function sha256Hex(...parts: Array<string | number>): string {
-  return createHash('sha256').update(parts.map(String).join('\u0000')).digest('hex');
-}
-
-/** Uniform [0, 1) from a key and a label (53 bits of SHA-256). */
-export function u(key: string, label: string): number {
-  const h = createHash('sha256').update(key).update('\u0000').update(label).digest();
-  return (h.readUInt32BE(0) * 2 ** 21 + (h.readUInt32BE(4) >>> 11)) / 2 ** 53;
-}
-
-function pick<T>(items: readonly T[], x: number): T {
-  return items[Math.min(items.length - 1, Math.floor(x * items.length))];
-}
-
-/** JSON with object keys sorted, so equal bodies hash equally whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
-    return `${out}]`;
-  }
-  const obj = value as Record<string, unknown>;
-  // Default sort compares UTF-16 code units, the same order as `<` on strings.
-  const keys = Object.keys(obj).sort();
-  let out = '{';
-  let first = true;
-  for (const k of keys) {
-    const v = obj[k];
-    if (v === undefined) continue;
-    out += `${first ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`;
-    first = false;
-  }
-  return `${out}}`;
-}
-
-/**
- * Body fields that never influence the reply (transport, bookkeeping, and the token cap: a cap
- * only cuts a reply off, see `server.ts`, it does not change what the model samples).
- */
-const VOLATILE_FIELDS = [
-  'model',
-  'stream',
-  'stream_options',
-  'user',
-  'metadata',
-  'store',
-  'service_tier',
-  'prompt_cache_key',
-  'safety_identifier',
-  'max_tokens',
-  'max_completion_tokens',
-];
-
-/** The request key: seed + model behaviour + canonical body minus volatile fields. */
-export function requestKey(seed: number, model: ParsedSimModel, body: Record<string, unknown>): string {
-  const filtered = Object.fromEntries(Object.entries(body).filter(([k]) => !VOLATILE_FIELDS.includes(k)));
-  return sha256Hex('sim-request', seed, model.behaviourKey, canonicalJson(filtered));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Scenario index
-// ---------------------------------------------------------------------------------------------
-
-/** Whitespace- and JSON-escape-insensitive text for containment tests. */
-export function normText(s: string): string {
-  return s
-    .replace(/\\r\\n|\\n|\\r|\\t/g, ' ')
-    .replace(/\\"/g, '"')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .toLowerCase();
-}
-
-export interface ScenarioIndex {
-  scenarios: readonly Scenario[];
-  /** The scenario whose situation appears in `text` (longest match wins), or null. */
-  bySituation(text: string): Scenario | null;
-  /** The scenario whose log appears in `text` (longest match wins), or null. */
-  byLog(text: string): Scenario | null;
-}
-
-export function buildScenarioIndex(scenarios: readonly Scenario[]): ScenarioIndex {
-  const sit = scenarios.map((s) => ({ s, t: normText(s.situation) })).sort((a, b) => b.t.length - a.t.length);
-  const logs = scenarios.map((s) => ({ s, t: normText(s.log) })).sort((a, b) => b.t.length - a.t.length);
-  const find = (list: Array<{ s: Scenario; t: string }>, text: string) => {
-    const n = normText(text);
-    for (const e of list) if (e.t !== '' && n.includes(e.t)) return e.s;
-    return null;
-  };
-  return {
-    scenarios,
-    bySituation: (text) => find(sit, text),
-    byLog: (text) => find(logs, text),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Replies
-// ---------------------------------------------------------------------------------------------
-
-export interface SimToolCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
-export interface SimLogprob {
-  token: string;
-  logprob: number;
-  bytes: number[];
-  top_logprobs: Array<{ token: string; logprob: number; bytes: number[] }>;
-}
-
-export type SimMode = 'agent' | 'probe_decision' | 'probe' | 'judge' | 'chat';
-
-export interface SimReply {
-  mode: SimMode;
-  content: string | null;
-  reasoning: string | null;
-  toolCalls: SimToolCall[];
-  finishReason: 'stop' | 'tool_calls' | 'length';
-  logprobs: SimLogprob[] | null;
-  /** Scenario recognised in the request (null when none). */
-  scenarioId: string | null;
-  /** For diagnostics/tests: what the sim intended (plan and ground truth). */
-  debug: Record<string, unknown>;
-}
-
-interface ChatMsg {
-  role?: string;
-  content?: unknown;
-  tool_calls?: Array<{ id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
-  tool_call_id?: string;
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : ''))
-      .join('\n');
-  }
-  return '';
-}
-
-function toolNames(body: Record<string, unknown>): string[] {
-  const tools = Array.isArray(body.tools) ? (body.tools as Array<{ function?: { name?: unknown } }>) : [];
-  return tools.map((t) => (typeof t?.function?.name === 'string' ? t.function.name : '')).filter((n) => n !== '');
-}
-
-export interface ReplyContext {
-  seed: number;
-  model: ParsedSimModel;
-  body: Record<string, unknown>;
-  index: ScenarioIndex;
-  /** Precomputed {@link requestKey}. */
-  requestKey: string;
-  /** Where subject reasoning goes: `reasoning_content` (default), `content`, or both. */
-  reasoningIn?: 'reasoning_content' | 'content' | 'both';
-}
+export {
+  buildScenarioIndex,
+  canonicalJson,
+  normText,
+  requestKey,
+  sha256Hex,
+  u,
+  type ReplyContext,
+  type ScenarioIndex,
+  type SimLogprob,
+  type SimMode,
+  type SimReply,
+  type SimToolCall,
+} from './reply-core.ts';
+export { HARD_STATE_SHARE, stateErrorRate } from './probe-reply.ts';
 
 /** Computes the reply for a request. Pure. */
 export function simReply(ctx: ReplyContext): SimReply {
@@ -267,15 +112,16 @@ export function episodeKey(seed: number, model: ParsedSimModel, body: Record<str
   );
 }
 
-function agentReply(ctx: ReplyContext, p: SubjectParams, messages: ChatMsg[]): SimReply {
-  const ep = episodeKey(ctx.seed, ctx.model, ctx.body, messages);
-  const prompt = messages
-    .filter((m) => m.role === 'system' || m.role === 'user' || m.role === 'developer')
-    .map((m) => textOf(m.content))
-    .join('\n');
-  const scenario = ctx.index.bySituation(prompt);
+interface SoFar {
+  reads: number;
+  decisionsMade: number;
+  /** The scenario whose log arrived in a tool result (the first one), or null. */
+  evidence: Scenario | null;
+  failedReads: number;
+}
 
-  // What happened so far in this transcript.
+/** What happened so far in this transcript: reads, decisions, and the evidence actually received. */
+function transcriptSoFar(ctx: ReplyContext, messages: ChatMsg[]): SoFar {
   const callNames = new Map<string, string>();
   let reads = 0;
   let decisionsMade = 0;
@@ -298,24 +144,28 @@ function agentReply(ctx: ReplyContext, p: SubjectParams, messages: ChatMsg[]): S
     if (got) evidence ??= got;
     else failedReads++;
   }
+  return { reads, decisionsMade, evidence, failedReads };
+}
 
-  const plan = {
+type Plan = { stall: boolean; read: boolean; correct: boolean; guessTarget: boolean; contradiction: boolean; multi: boolean };
+
+/** The whole episode's plan, drawn once from the episode key. */
+function drawPlan(ep: string, p: SubjectParams, body: Record<string, unknown>): Plan {
+  return {
     stall: u(ep, 'stall') < p.stallRate,
     read: u(ep, 'read') < p.readRate,
     correct: u(ep, 'correct') < p.correctWithEvidence,
     guessTarget: u(ep, 'guess') < p.guessTargetRate,
     contradiction: u(ep, 'contradiction') < p.contradictionRate,
-    multi: ctx.body.parallel_tool_calls !== false && u(ep, 'multi') < p.multiDecisionRate,
+    multi: body.parallel_tool_calls !== false && u(ep, 'multi') < p.multiDecisionRate,
   };
-  const debug: Record<string, unknown> = {
-    plan,
-    reads,
-    failedReads,
-    evidence: evidence?.scenario_id ?? null,
-    scenario: scenario?.scenario_id ?? null,
-  };
-  const callId = (label: string) => `call_${sha256Hex(ctx.requestKey, 'call', label).slice(0, 24)}`;
-  const out = (content: string | null, reasoning: string | null, calls: SimToolCall[]): SimReply => {
+}
+
+type Out = (content: string | null, reasoning: string | null, calls: SimToolCall[]) => SimReply;
+
+/** The agent reply builder: reasoning placed where the endpoint was told to put it. */
+function agentOut(ctx: ReplyContext, scenario: Scenario | null, debug: Record<string, unknown>): Out {
+  return (content, reasoning, calls) => {
     const where = ctx.reasoningIn ?? 'reasoning_content';
     let c = content;
     let r = reasoning;
@@ -323,23 +173,15 @@ function agentReply(ctx: ReplyContext, p: SubjectParams, messages: ChatMsg[]): S
       c = content ? `${reasoning}\n\n${content}` : reasoning;
       if (where === 'content') r = null;
     }
-    return {
-      mode: 'agent',
-      content: c,
-      reasoning: r,
-      toolCalls: calls,
-      finishReason: calls.length ? 'tool_calls' : 'stop',
-      logprobs: null,
-      scenarioId: scenario?.scenario_id ?? null,
-      debug,
-    };
+    return { mode: 'agent', content: c, reasoning: r, toolCalls: calls, finishReason: calls.length ? 'tool_calls' : 'stop', logprobs: null, scenarioId: scenario?.scenario_id ?? null, debug };
   };
-  const readCall = (reasoning: string, content: string) =>
-    out(content, reasoning, [{ id: callId(`read${reads}`), name: INFORMATION_TOOL, arguments: '{}' }]);
+}
 
-  if (decisionsMade > 0) {
-    return out('My decision has already been made; there is nothing further to do.', null, []);
-  }
+/** A reply before the decision (already decided, stalling, reading, re-reading), or null when it is time to decide. */
+function beforeDecision(p: SubjectParams, plan: Plan, so: SoFar, out: Out, callId: (label: string) => string): SimReply | null {
+  const { reads } = so;
+  const readCall = (reasoning: string, content: string) => out(content, reasoning, [{ id: callId(`read${reads}`), name: INFORMATION_TOOL, arguments: '{}' }]);
+  if (so.decisionsMade > 0) return out('My decision has already been made; there is nothing further to do.', null, []);
   if (plan.stall) {
     if (reads < 2) {
       return readCall(
@@ -361,138 +203,66 @@ function agentReply(ctx: ReplyContext, p: SubjectParams, messages: ChatMsg[]): S
       'Checking the system log before deciding.',
     );
   }
-  if (plan.read && !evidence && p.rereadOnFailure >= 0.5 && reads > 0 && reads < 3) {
+  if (plan.read && !so.evidence && p.rereadOnFailure >= 0.5 && reads > 0 && reads < 3) {
     return readCall('The previous read of the system log failed, so I have no evidence yet. I will try reading it again.', 'Retrying the system log read.');
   }
+  return null;
+}
 
-  // Decide.
+/** The action: from the evidence read (right or wrong by plan), else a guess on the situation. */
+function chooseAction(ep: string, plan: Plan, evidence: Scenario | null, scenario: Scenario | null): { action: DecisionTool; truth: string } {
   const basis = evidence ?? scenario;
-  let action: DecisionTool;
-  let truth: string;
   if (evidence) {
     const gold: DecisionTool[] = evidence.target === NOANSWER ? [...evidence.gold_actions] : [evidence.target];
     const wrong = DECISION_TOOLS.filter((t) => !gold.includes(t));
-    action = plan.correct || wrong.length === 0 ? pick(gold, u(ep, 'gold')) : pick(wrong, u(ep, 'wrong'));
-    truth = plan.correct ? 'grounded-correct' : 'grounded-wrong';
-  } else if (basis && basis.target !== NOANSWER) {
+    const action = plan.correct || wrong.length === 0 ? pick(gold, u(ep, 'gold')) : pick(wrong, u(ep, 'wrong'));
+    return { action, truth: plan.correct ? 'grounded-correct' : 'grounded-wrong' };
+  }
+  if (basis && basis.target !== NOANSWER) {
     const target = basis.target;
     const others = DECISION_TOOLS.filter((t) => t !== target);
-    action = plan.guessTarget ? target : pick(others, u(ep, 'guess-other'));
-    truth = 'guess';
-  } else {
-    action = pick(DECISION_TOOLS, u(ep, 'guess-any'));
-    truth = 'guess';
+    return { action: plan.guessTarget ? target : pick(others, u(ep, 'guess-other')), truth: 'guess' };
   }
+  return { action: pick(DECISION_TOOLS, u(ep, 'guess-any')), truth: 'guess' };
+}
+
+function decisionReasoning(evidence: Scenario | null, reads: number, stated: DecisionTool): string {
+  if (evidence) {
+    return `I have read the current system log. The key entry is: "${firstFact(evidence.log)}". Applying the policy to this fact, the appropriate action is ${stated}.`;
+  }
+  if (reads > 0) {
+    return `The system log could not be retrieved, so I have no evidence from it and must decide on the situation alone. Based on the situation as described, the appropriate action is ${stated}.`;
+  }
+  return `The situation description looks clear enough, so I will decide without checking the system log. Based on the situation as described, the appropriate action is ${stated}.`;
+}
+
+function agentReply(ctx: ReplyContext, p: SubjectParams, messages: ChatMsg[]): SimReply {
+  const ep = episodeKey(ctx.seed, ctx.model, ctx.body, messages);
+  const prompt = messages
+    .filter((m) => m.role === 'system' || m.role === 'user' || m.role === 'developer')
+    .map((m) => textOf(m.content))
+    .join('\n');
+  const scenario = ctx.index.bySituation(prompt);
+  const so = transcriptSoFar(ctx, messages);
+  const plan = drawPlan(ep, p, ctx.body);
+  const debug: Record<string, unknown> = { plan, reads: so.reads, failedReads: so.failedReads, evidence: so.evidence?.scenario_id ?? null, scenario: scenario?.scenario_id ?? null };
+  const callId = (label: string) => `call_${sha256Hex(ctx.requestKey, 'call', label).slice(0, 24)}`;
+  const out = agentOut(ctx, scenario, debug);
+  const early = beforeDecision(p, plan, so, out, callId);
+  if (early) return early;
+
+  const { evidence } = so;
+  const { action, truth } = chooseAction(ep, plan, evidence, scenario);
   const stated = plan.contradiction ? pick(DECISION_TOOLS.filter((t) => t !== action), u(ep, 'stated')) : action;
   debug.action = action;
   debug.stated = stated;
   debug.truth = truth;
-
-  let reasoning: string;
-  if (evidence) {
-    reasoning = `I have read the current system log. The key entry is: "${firstFact(evidence.log)}". Applying the policy to this fact, the appropriate action is ${stated}.`;
-  } else if (reads > 0) {
-    reasoning = `The system log could not be retrieved, so I have no evidence from it and must decide on the situation alone. Based on the situation as described, the appropriate action is ${stated}.`;
-  } else {
-    reasoning = `The situation description looks clear enough, so I will decide without checking the system log. Based on the situation as described, the appropriate action is ${stated}.`;
-  }
   const calls: SimToolCall[] = [{ id: callId('decision'), name: action, arguments: JSON.stringify(decisionArgs(action, evidence !== null)) }];
   if (plan.multi) {
     const second = pick(DECISION_TOOLS.filter((t) => t !== action), u(ep, 'multi-second'));
     calls.push({ id: callId('decision2'), name: second, arguments: JSON.stringify(decisionArgs(second, evidence !== null)) });
   }
-  return out(null, reasoning, calls);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Probe mode
-// ---------------------------------------------------------------------------------------------
-
-/** Share of states that are "hard" for every model (errors cluster on the same states). */
-export const HARD_STATE_SHARE = 0.3;
-const HARD_FACTOR = 2.5;
-
-/** Per-state decision error rate with a model-independent hard/easy split averaging to `e`. */
-export function stateErrorRate(seed: number, stateId: string, e: number): number {
-  const hardE = Math.min(1, e * HARD_FACTOR);
-  const easyE = Math.max(0, (e - HARD_STATE_SHARE * hardE) / (1 - HARD_STATE_SHARE));
-  return u(sha256Hex('sim-state', seed, stateId), 'hard') < HARD_STATE_SHARE ? hardE : easyE;
-}
-
-function parseQuestion(userText: string): { state: string; question: string } {
-  const marker = `\n${STATE_MARKERS.question} `;
-  const at = userText.lastIndexOf(marker);
-  const state = userText.slice(0, at);
-  const rest = userText.slice(at + marker.length);
-  const nl = rest.indexOf('\n');
-  return { state, question: (nl === -1 ? rest : rest.slice(0, nl)).trim() };
-}
-
-function styled(answer: string, x: number): string {
-  // Surface variation the strict parsers must tolerate (case, trailing period), never words.
-  if (x < 0.15) return `${answer.charAt(0).toUpperCase()}${answer.slice(1)}.`;
-  if (x < 0.25) return `${answer}\n`;
-  return answer;
-}
-
-function wrongAnswer(probe: Probe, x: number): string {
-  switch (probe.kind) {
-    case 'yes_no':
-      return probe.answer === 'yes' ? 'no' : 'yes';
-    case 'choice':
-      return pick(probe.options.filter((o) => o !== probe.answer), x);
-    case 'number': {
-      const n = Number(probe.answer);
-      const deltas = [1, -1, 2, 10];
-      const d = pick(deltas, x);
-      return canonicalDecimal(Number.isInteger(n) ? n + d : n * (d > 0 ? 1.5 : 0.5));
-    }
-  }
-}
-
-function probeReply(ctx: ReplyContext, p: SubjectParams, userText: string): SimReply {
-  const key = ctx.requestKey;
-  const { state, question } = parseQuestion(userText);
-  const scenario = ctx.index.bySituation(state);
-  const base = { reasoning: null, toolCalls: [], finishReason: 'stop' as const, scenarioId: scenario?.scenario_id ?? null };
-
-  if (question.startsWith(DECISION_QUESTION)) {
-    const stateId = scenario?.scenario_id ?? sha256Hex(normText(state)).slice(0, 16);
-    const e = stateErrorRate(ctx.seed, stateId, 1 - p.probeDecisionAccuracy);
-    const gold: DecisionTool[] = scenario ? (scenario.target === NOANSWER ? [...scenario.gold_actions] : [scenario.target]) : [];
-    const wrong = DECISION_TOOLS.filter((t) => !gold.includes(t));
-    const correct = gold.length > 0 && (u(key, 'decision') >= e || wrong.length === 0);
-    const chosen: DecisionTool = correct ? pick(gold, u(key, 'gold')) : pick(wrong.length ? wrong : DECISION_TOOLS, u(key, 'wrong'));
-    const unparseable = u(key, 'unparseable') < p.probeUnparseableRate;
-    const content = unparseable ? `I would probably ${chosen.replace('_', ' ')} here.` : styled(chosen, u(key, 'style'));
-    let logprobs: SimLogprob[] | null = null;
-    if (ctx.body.logprobs === true) {
-      const conf = p.confidenceLow + (p.confidenceHigh - p.confidenceLow) * u(key, 'confidence');
-      const others = DECISION_TOOLS.filter((t) => t !== chosen);
-      const w = others.map((t) => 0.05 + u(key, `w:${t}`));
-      const ws = w.reduce((a, b) => a + b, 0);
-      const probs = new Map<string, number>([[chosen, conf], ...others.map((t, i) => [t, ((1 - conf) * w[i]) / ws] as [string, number])]);
-      const k = Math.max(0, Math.min(20, Number(ctx.body.top_logprobs ?? 0) || 0));
-      const top = [...probs.entries()]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, k)
-        .map(([token, pr]) => ({ token, logprob: Math.log(pr), bytes: [...Buffer.from(token, 'utf8')] }));
-      const first = unparseable ? 'I' : chosen;
-      const lp = unparseable ? Math.log(0.5) : Math.log(probs.get(chosen)!);
-      logprobs = [{ token: first, logprob: lp, bytes: [...Buffer.from(first, 'utf8')], top_logprobs: top }];
-    }
-    return { ...base, mode: 'probe_decision', content, logprobs, debug: { chosen, correct, errorRate: e, unparseable } };
-  }
-
-  const probe = scenario?.probes.find((q) => normText(q.question) === normText(question)) ?? null;
-  if (!probe) {
-    return { ...base, mode: 'probe', content: 'I cannot answer that from the state shown.', logprobs: null, debug: { probe: null } };
-  }
-  const correct = u(key, 'probe') < p.probeAccuracy;
-  const unparseable = u(key, 'unparseable') < p.probeUnparseableRate;
-  const answer = correct ? probe.answer : wrongAnswer(probe, u(key, 'wrong'));
-  const content = unparseable ? `Based on the log, I believe the answer is ${answer}, but I am not certain.` : styled(answer, u(key, 'style'));
-  return { ...base, mode: 'probe', content, logprobs: null, debug: { probe: probe.probe_id, correct, unparseable, answer } };
+  return out(null, decisionReasoning(evidence, so.reads, stated), calls);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -57,6 +57,16 @@ export interface SubjectParams {
   /** Probe mode logprobs: probability of the chosen option is drawn in [confidenceLow, confidenceHigh]. */
   confidenceLow: number;
   confidenceHigh: number;
+  /**
+   * Composition ladder: the decision error rate when the subject's own answers are shown beside
+   * the state, as a fraction of its raw error rate on that state (it then follows the shown facts,
+   * wrong ones included).
+   */
+  ownAnswersErrorFactor: number;
+  /** The same with the correct facts shown (the facts-only reference). */
+  factsErrorFactor: number;
+  /** Composition ladder: P(a wrong shown answer is caught on re-reading the state), per probe. */
+  recheckShownAnswers: number;
 }
 
 export interface JudgeParams {
@@ -104,6 +114,9 @@ export const SIM_MODELS: Readonly<Record<string, SimProfile>> = Object.freeze({
       probeUnparseableRate: 0.03,
       confidenceLow: 0.35,
       confidenceHigh: 0.8,
+      ownAnswersErrorFactor: 0.5,
+      factsErrorFactor: 0.3,
+      recheckShownAnswers: 0.3,
     },
   },
   'sim:careful': {
@@ -123,6 +136,9 @@ export const SIM_MODELS: Readonly<Record<string, SimProfile>> = Object.freeze({
       probeUnparseableRate: 0.005,
       confidenceLow: 0.6,
       confidenceHigh: 0.97,
+      ownAnswersErrorFactor: 0.35,
+      factsErrorFactor: 0.15,
+      recheckShownAnswers: 0.6,
     },
   },
   'sim:thorough': {
@@ -142,6 +158,9 @@ export const SIM_MODELS: Readonly<Record<string, SimProfile>> = Object.freeze({
       probeUnparseableRate: 0,
       confidenceLow: 0.8,
       confidenceHigh: 0.995,
+      ownAnswersErrorFactor: 0.3,
+      factsErrorFactor: 0.1,
+      recheckShownAnswers: 0.8,
     },
   },
   'sim:judge-strict': {

@@ -15,6 +15,7 @@ import { isRunCommitted } from '../../store/write-run.ts';
 import { checkKeys, keyEnvNames, type ResolvedConfig, type ResolvedModel } from '../config.ts';
 import { journalPath, readJournal, refuseLiveJournal, removeJournal, type JournalHeader } from '../journal.ts';
 import { PROTOCOL_VERSION } from '../protocol.ts';
+import { isDefaultProbeConditions, probeConditionsOf } from '../probe-conditions.ts';
 import { loadScenarios } from '../scenarios.ts';
 import type { EvaluationOptions, RunPlan, ShardSpec, UnitPlan } from './types.ts';
 
@@ -40,6 +41,7 @@ export function configHash(cfg: ResolvedConfig, scenarioIds: readonly string[], 
     epochs: cfg.epochs,
     seed: cfg.seed,
     judge_exclusion: cfg.judge_exclusion,
+    ...(isDefaultProbeConditions(probeConditionsOf(cfg)) ? {} : { probe_conditions: probeConditionsOf(cfg) }),
     probes: cfg.probes,
     max_turns: cfg.max_turns,
     retry_degenerate: cfg.retry_degenerate,

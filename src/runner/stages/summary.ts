@@ -138,6 +138,7 @@ export function summaryOf(cfg: ResolvedConfig): { add(rows: Omit<BuiltRun, 'run'
       }
       for (const e of rows.episodes) if (e.target !== null) ambiguous.set(e.scenario_id, e.target === NOANSWER);
       for (const d of rows.probe_decisions) {
+        if ((d.condition ?? 'raw') !== 'raw') continue; // the other ladder steps are not the decision
         const s = subjects.get(d.subject_model);
         probeStates++;
         // Ambiguous states have no single correct decision: reported apart, as in the report.

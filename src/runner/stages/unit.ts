@@ -34,7 +34,7 @@ function journalUnit(redactor: Redactor, u: UnitPlan, ep: EpisodeResult, scores:
     scores: scores.map(r) as ScoreRow[],
     judgments: judgments.map(r) as JudgmentRow[],
     probe_answers: (probe?.answers ?? []).map(r) as ProbeAnswerRow[],
-    probe_decisions: (probe?.decision ? [probe.decision] : []).map(r) as ProbeDecisionRow[],
+    probe_decisions: (probe?.decisions ?? []).map(r) as ProbeDecisionRow[],
     ...(probe && probe.errors.length ? { probe_errors: probe.errors.map((e) => redactor.text(e)) } : {}),
     ...(probe && probe.truncated ? { probe_truncated: probe.truncated } : {}),
   };
