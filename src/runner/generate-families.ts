@@ -45,6 +45,8 @@ export interface FamilySpec {
   surface(rng: Rng): Record<string, string | number>;
   title(s: Record<string, string | number>): string;
   situation(s: Record<string, string | number>): string;
+  /** Where the decisive facts are; the state's `log_cue`, shown only by `--prompt instructed`. */
+  logCue: string;
   policyName(s: Record<string, string | number>): string;
   rules: RuleFactSpec[];
   distractors: DistractorSpec[];
@@ -97,7 +99,8 @@ const REFUND: FamilySpec = {
   title: (s) => `Refund request ${s.ticket} for a ${s.product}`,
   situation: (s) =>
     `${s.customer} asks ${s.store} for a refund on order ${s.order} (${s.product}) in support ticket ${s.ticket}. ` +
-    `The customer wants the money back today. The order, delivery, account and return records are in the system log.`,
+    `The customer wants the money back today.`,
+  logCue: 'The order, delivery, account and return records are in the system log.',
   policyName: (s) => `${s.store} refund desk policy RF-${String(s.limit).slice(0, 1)}${s.window}`,
   rules: [
     {
@@ -214,7 +217,8 @@ const HOUSEHOLD: FamilySpec = {
   title: (s) => `Door access for a ${s.company} visit at ${s.street}`,
   situation: (s) =>
     `${s.visitor} from ${s.company} is at the front door of ${s.street} at ${s.hour}:${String(s.minute).padStart(2, '0')}, ` +
-    `asking to be let in to ${s.job}. ${s.homeowner}, the homeowner, is away. The household calendar, sensors and app records are in the system log.`,
+    `asking to be let in to ${s.job}. ${s.homeowner}, the homeowner, is away.`,
+  logCue: 'The household calendar, sensors and app records are in the system log.',
   policyName: (s) => `${s.homeowner}'s household access procedure`,
   rules: [
     {

@@ -321,6 +321,7 @@ export function generateState(family: Family, split: Split, stateSeed: number, r
     title: spec.title(s),
     policy: buildPolicy(family, sk, s),
     situation: spec.situation(s),
+    log_cue: spec.logCue,
     log,
     target: sk.target,
     ground_truth_defense: buildDefense(sk, s),
