@@ -37,7 +37,7 @@
  */
 import { MAX_RESAMPLES } from '../stats/index.ts';
 import { loadExcludedStates } from '../analysis/probe-sensitivity.ts';
-import { loadPrices } from '../analysis/costs.ts';
+import { loadPrices } from '../analysis/price-table.ts';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';

@@ -62,6 +62,22 @@ describe('report build --prices', () => {
     for (const f of ['latency', 'tokens', 'cost-frontier']) for (const ext of ['vl.json', 'svg', 'png']) expect(existsSync(join(dir, 'priced', 'figures', `${f}.${ext}`)), `${f}.${ext}`).toBe(true);
     const spec = JSON.parse(readFileSync(join(dir, 'priced', 'figures', 'cost-frontier.vl.json'), 'utf8'));
     expect(spec.layer[0].encoding.x.title).toBe('Cost per 1,000 episodes (USD)');
+    // The frontier line runs through the subjects on the frontier, in increasing cost.
+    const onFrontier = costs.subjects.filter((s: { on_frontier: boolean }) => s.on_frontier).sort((x: { cost_per_1000: number }, y: { cost_per_1000: number }) => x.cost_per_1000 - y.cost_per_1000);
+    expect(spec.layer[0].data.values.map((p: { subject: string }) => p.subject)).toEqual(onFrontier.map((s: { subject: string }) => s.subject));
+    for (const f of ['latency', 'tokens', 'cost-frontier']) {
+      const vl = JSON.parse(readFileSync(join(dir, 'priced', 'figures', `${f}.vl.json`), 'utf8'));
+      expect(vl.config.font, f).toBe('DejaVu Sans');
+      const svg = readFileSync(join(dir, 'priced', 'figures', `${f}.svg`), 'utf8');
+      expect((svg.match(/<text/g) ?? []).length, f).toBeGreaterThan(5);
+      expect(readFileSync(join(dir, 'priced', 'figures', `${f}.png`)).subarray(1, 4).toString('latin1')).toBe('PNG');
+      expect(md).toContain(`](figures/${f}.png)`);
+    }
+    // Each subject keeps the colour it has in the results figure.
+    const colours = (f: string) => /"domain":\["sim:careful","sim:hasty"\],"range":\[("#[0-9A-F]{6}","#[0-9A-F]{6}")\]/.exec(readFileSync(join(dir, 'priced', 'figures', `${f}.vl.json`), 'utf8').replace(/\s+/g, ''))?.[1];
+    expect(colours('results')).toBeDefined();
+    expect(colours('latency')).toBe(colours('results'));
+    expect(colours('cost-frontier')).toBe(colours('results'));
     // Deterministic: the same store, options and prices give byte-identical figures.
     expect(build('priced2', ['--prices', prices]).code).toBe(0);
     for (const f of ['latency.svg', 'tokens.svg', 'cost-frontier.svg', 'cost-frontier.png']) {

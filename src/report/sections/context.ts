@@ -18,7 +18,7 @@ import { query, quoteLiteral, type Plain, type SqlParams } from '../../store/duc
 import { queryArrow } from '../../store/arrow.ts';
 import { listCommittedRuns, storeExists } from '../../store/write-run.ts';
 import { metricSql } from '../../analysis/metrics.ts';
-import type { LoadedPrices } from '../../analysis/costs.ts';
+import type { LoadedPrices } from '../../analysis/price-table.ts';
 import { byText } from '../markdown.ts';
 
 /** DuckDB worker threads for the report (pinned; nothing in the report depends on it). */
