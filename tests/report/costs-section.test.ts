@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/runner/run.ts';
-import { runCli } from '../helpers/cli.ts';
+import { ROOT, runCli } from '../helpers/cli.ts';
+import { ingestCsv } from '../../src/ingest/ingest-csv.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'standoff-costs-section-'));
 const traces = join(dir, 'traces');
@@ -107,7 +108,7 @@ describe('report build --prices', () => {
     expect(md).toContain('No subject appears in two runs of this store');
   }, 60_000);
 
-  it('a bad price table is a one-line data error naming the file, model and field; nothing is written', () => {
+  it('a bad price table is a one-line data error naming the file, model and field; nothing is written', async () => {
     const bad = join(dir, 'bad-prices.json');
     for (const [body, want] of [
       [{ 'sim:careful': { input_per_mtok: 'cheap', output_per_mtok: 0.6 } }, /bad-prices\.json: model "sim:careful": field "input_per_mtok" must be a non-negative number, got "cheap"/],
@@ -122,6 +123,13 @@ describe('report build --prices', () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(existsSync(join(dir, 'never'))).toBe(false);
     }
+    // A store that is not a Standoff suite has no cost section: --prices is refused, not ignored.
+    const csv = join(dir, 'csv-store');
+    await ingestCsv([join(ROOT, 'tests/fixtures/csv/episodes.csv')], { traces: csv, runId: 'csv-rt', now: new Date('2026-01-01T00:00:00Z') });
+    const generic = runCli(['report', 'build', '--traces', csv, '--out', join(dir, 'never'), '--prices', prices, '--quiet']);
+    expect(generic.code).toBe(2);
+    expect(generic.stderr).toContain('--prices is for the cost section of a Standoff suite');
+    expect(existsSync(join(dir, 'never'))).toBe(false);
     const missing = build('never', ['--prices', join(dir, 'nope.json')]);
     expect(missing.code).toBe(4);
     expect(missing.stderr).toMatch(/nope\.json: cannot read the --prices file/);
