@@ -1,120 +1,132 @@
 /**
- * `standoff costs`: per subject, tokens, latency (median and p95) and cost per 1,000 episodes from
- * a per-model price table (`--prices FILE`; without one, cost is "not measured", null, never 0).
+ * `standoff costs` and the report's "Cost and latency" section (one query, one builder): per
+ * subject, tokens, latency (median and p95), cost per 1,000 episodes from a per-model price table
+ * (`--prices FILE`; without one, cost is "not measured", null, never 0), policy action accuracy
+ * (the `policy_action` metric: NOANSWER out of the denominator, invalid episodes wrong), and the
+ * cost frontier (`pareto-frontier.ts`): accuracy against cost per 1,000 episodes, or against mean
+ * tokens per episode when no cost is measured (`frontier_axis` says which).
  * Latency quantiles are DuckDB's `quantile_cont` (linear interpolation: R's type 7, numpy's
  * default). Errored episodes are left out (their tokens and time are not an episode's cost).
  */
-import { readFileSync } from 'node:fs';
-import { dataError, usageError } from '../errors.ts';
 import { query } from '../store/duckdb.ts';
+import { metricSql } from '../store/metrics.ts';
 import { withStore, type StoreSource } from './ci.ts';
-import { clopperPearson } from '../stats/clopper-pearson.ts';
+import { paretoFrontier } from './pareto-frontier.ts';
+import { priceTableInfo, type LoadedPrices, type PriceTable, type PriceTableInfo } from './price-table.ts';
 
-/** USD per million tokens, by model. */
-export type PriceTable = Record<string, { input_per_mtok: number; output_per_mtok: number }>;
+export { loadPrices, loadPriceTable, parsePriceTable, priceTableInfo, type LoadedPrices, type PriceTable, type PriceTableInfo } from './price-table.ts';
+export { rerunAgreement, type RerunRow } from './rerun.ts';
+
+export type FrontierAxis = 'cost_per_1000' | 'mean_tokens';
 
 export interface CostRow {
+  /** The subject as the report labels it (the model, or `model @ run`); `standoff costs`: the model. */
+  subject: string;
   subject_model: string;
   episodes: number;
   /** Episodes with token counts (the rest: not measured). */
   with_tokens: number;
   mean_input_tokens: number | null;
   mean_output_tokens: number | null;
+  /** Mean input + output tokens per episode. */
+  mean_tokens: number | null;
   latency_median_ms: number | null;
   latency_p95_ms: number | null;
-  /** USD per 1,000 episodes; null without a price for the model (not measured). */
+  /** USD per 1,000 episodes; null when not measured (`cost_note` says why). */
   cost_per_1000: number | null;
+  cost_note: 'no price table' | 'no price for this model' | 'no token counts' | null;
+  /** Policy action accuracy (metric `policy_action`), null when no episode has a target. */
+  accuracy: number | null;
+  accuracy_successes: number;
+  accuracy_trials: number;
+  /** On the cost frontier (`frontier_axis`); null when its cost/tokens or accuracy is not measured. */
+  on_frontier: boolean | null;
+  dominated_by: string[];
 }
 
-/** Reads and checks a price table: `{ "<model>": { "input_per_mtok": n, "output_per_mtok": n } }`. */
-export function loadPriceTable(file: string): PriceTable {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw usageError('costs.badPrices', `${file}: not readable JSON (${(e as Error).message})`);
-  }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw dataError('costs.badPrices', `${file}: expected an object of model -> {input_per_mtok, output_per_mtok}`);
-  for (const [model, p] of Object.entries(raw as Record<string, unknown>)) {
-    const ok = p !== null && typeof p === 'object' && ['input_per_mtok', 'output_per_mtok'].every((k) => Number.isFinite((p as Record<string, unknown>)[k]) && ((p as Record<string, number>)[k]) >= 0);
-    if (!ok) throw dataError('costs.badPrices', `${file}: model ${JSON.stringify(model)}: input_per_mtok and output_per_mtok must be non-negative numbers`);
-  }
-  return raw as PriceTable;
+export interface CostReport {
+  /** True when a price table was given. */
+  prices: boolean;
+  price_table: PriceTableInfo | null;
+  /** What the frontier is drawn against: cost when any subject's cost is measured, else tokens; null when neither is. */
+  frontier_axis: FrontierAxis | null;
+  subjects: CostRow[];
 }
 
-/** Per-subject token and latency aggregates over completed episodes (one query, for the CLI and the report). */
-export const COSTS_SQL = `SELECT subject_model, CAST(count(*) AS BIGINT) AS episodes,
-       CAST(count(*) FILTER (WHERE input_tokens IS NOT NULL AND output_tokens IS NOT NULL) AS BIGINT) AS with_tokens,
-       avg(input_tokens) AS mi, avg(output_tokens) AS mo,
-       quantile_cont(latency_ms, 0.5) AS med, quantile_cont(latency_ms, 0.95) AS p95
-FROM episodes WHERE status <> 'error' GROUP BY subject_model ORDER BY subject_model`;
+/**
+ * Per-subject token, latency and accuracy aggregates over completed episodes. `label` is the SQL of
+ * the subject label and `join` what it needs: the model for `standoff costs`, the report's
+ * `r_subject` labels (`model @ run` when a model is in several runs) in the report.
+ */
+export function costsSql(label = 'e.subject_model', join = ''): string {
+  return `WITH ep AS (SELECT ${label} AS subject, e.subject_model, e.input_tokens, e.output_tokens, e.latency_ms FROM episodes e ${join} WHERE e.status <> 'error'),
+  acc AS (SELECT ${label} AS subject, e.subject_model, CAST(sum(e.value) AS BIGINT) AS k, CAST(count(e.value) AS BIGINT) AS n FROM ${metricSql('policy_action')} e ${join} GROUP BY ALL)
+SELECT ep.subject, ep.subject_model, CAST(count(*) AS BIGINT) AS episodes,
+       CAST(count(*) FILTER (WHERE ep.input_tokens IS NOT NULL AND ep.output_tokens IS NOT NULL) AS BIGINT) AS with_tokens,
+       avg(ep.input_tokens) AS mi, avg(ep.output_tokens) AS mo,
+       quantile_cont(ep.latency_ms, 0.5) AS med, quantile_cont(ep.latency_ms, 0.95) AS p95,
+       any_value(acc.k) AS k, any_value(acc.n) AS n
+FROM ep LEFT JOIN acc USING (subject, subject_model) GROUP BY ep.subject, ep.subject_model ORDER BY ep.subject, ep.subject_model`;
+}
 
-/** `COSTS_SQL` rows -> cost rows, priced from the table (null: not measured). */
+/** The `standoff costs` query (subjects are models). */
+export const COSTS_SQL = costsSql();
+
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+function costOf(mi: number | null, mo: number | null, prices: PriceTable | null, model: string): Pick<CostRow, 'cost_per_1000' | 'cost_note'> {
+  if (!prices) return { cost_per_1000: null, cost_note: 'no price table' };
+  const p = Object.hasOwn(prices, model) ? prices[model] : undefined;
+  if (!p) return { cost_per_1000: null, cost_note: 'no price for this model' };
+  if (mi === null || mo === null) return { cost_per_1000: null, cost_note: 'no token counts' };
+  return { cost_per_1000: (1000 * (mi * p.input_per_mtok + mo * p.output_per_mtok)) / 1e6, cost_note: null };
+}
+
+/** The frontier's x axis: cost when any subject's cost is measured, else tokens, else none. */
+export function frontierAxis(rows: readonly Pick<CostRow, 'cost_per_1000' | 'mean_tokens'>[]): FrontierAxis | null {
+  if (rows.some((r) => r.cost_per_1000 !== null)) return 'cost_per_1000';
+  if (rows.some((r) => r.mean_tokens !== null)) return 'mean_tokens';
+  return null;
+}
+
+/** `costsSql` rows -> cost rows, priced from the table (null: not measured), frontier marked. */
 export function buildCostRows(rows: Record<string, unknown>[], prices: PriceTable | null): CostRow[] {
-  const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-  return rows.map((r) => {
+  const out: CostRow[] = rows.map((r) => {
     const model = String(r.subject_model);
-    const mi = n(r.mi);
-    const mo = n(r.mo);
-    const p = prices?.[model];
+    const mi = num(r.mi);
+    const mo = num(r.mo);
+    const k = num(r.k) ?? 0;
+    const n = num(r.n) ?? 0;
     return {
+      subject: String(r.subject ?? model),
       subject_model: model,
       episodes: Number(r.episodes),
       with_tokens: Number(r.with_tokens),
       mean_input_tokens: mi,
       mean_output_tokens: mo,
-      latency_median_ms: n(r.med),
-      latency_p95_ms: n(r.p95),
-      cost_per_1000: p && mi !== null && mo !== null ? (1000 * (mi * p.input_per_mtok + mo * p.output_per_mtok)) / 1e6 : null,
+      mean_tokens: mi !== null && mo !== null ? mi + mo : null,
+      latency_median_ms: num(r.med),
+      latency_p95_ms: num(r.p95),
+      ...costOf(mi, mo, prices, model),
+      accuracy: n > 0 ? k / n : null,
+      accuracy_successes: k,
+      accuracy_trials: n,
+      on_frontier: null,
+      dominated_by: [],
     };
   });
+  const axis = frontierAxis(out);
+  if (axis === null) return out;
+  const marks = paretoFrontier(out.map((r) => ({ id: r.subject, cost: r[axis], accuracy: r.accuracy })));
+  return out.map((r, i) => ({ ...r, on_frontier: marks[i].on_frontier, dominated_by: marks[i].dominated_by }));
 }
 
-export async function costsFromStore(src: StoreSource, prices: PriceTable | null): Promise<{ prices: boolean; subjects: CostRow[] }> {
-  return withStore(src, async (conn) => ({ prices: prices !== null, subjects: buildCostRows((await query(conn, COSTS_SQL)).rows, prices) }));
+/** Everything `standoff costs` prints, from rows of {@link costsSql}. */
+export function buildCostReport(rows: Record<string, unknown>[], prices: LoadedPrices | null): CostReport {
+  const subjects = buildCostRows(rows, prices?.table ?? null);
+  return { prices: prices !== null, price_table: priceTableInfo(prices), frontier_axis: frontierAxis(subjects), subjects };
 }
 
-export interface RerunRow {
-  subject_model: string;
-  /** Episodes paired on (subject, scenario, epoch) that are completed in both runs. */
-  paired: number;
-  /** Pairs whose terminal decision (or invalidity) is the same. */
-  matched: number;
-  agreement: number | null;
-  lower: number | null;
-  upper: number | null;
-}
-
-/**
- * Rerun agreement (the paper's "a rerun of JEV's decisions ... matched 96.3% of 2,783 states"):
- * two runs of the same subjects on the same states, paired on (subject, scenario, epoch); a pair
- * matches when both made the same terminal decision (two invalid episodes match; errored ones are
- * left out). Exact Clopper-Pearson interval, pairs treated as independent.
- */
-export async function rerunAgreement(src: StoreSource & { a: string; b: string }, level = 0.95): Promise<{ a: string; b: string; level: number; subjects: RerunRow[] }> {
-  const rows = await withStore({ traces: src.traces, runs: [src.a, src.b] }, async (conn) =>
-    (
-      await query(
-        conn,
-        `SELECT x.subject_model, CAST(count(*) AS BIGINT) AS paired,
-                CAST(count(*) FILTER (WHERE x.decision_tool IS NOT DISTINCT FROM y.decision_tool) AS BIGINT) AS matched
-         FROM episodes x JOIN episodes y ON x.subject_model = y.subject_model AND x.scenario_id = y.scenario_id AND x.epoch = y.epoch
-         WHERE x.run_id = $a AND y.run_id = $b AND x.status <> 'error' AND y.status <> 'error'
-         GROUP BY x.subject_model ORDER BY x.subject_model`,
-        { a: src.a, b: src.b },
-      )
-    ).rows,
-  );
-  if (rows.length === 0) throw dataError('rerun.noPairs', `runs "${src.a}" and "${src.b}" share no completed (subject, scenario, epoch) episode`);
-  return {
-    a: src.a,
-    b: src.b,
-    level,
-    subjects: rows.map((r) => {
-      const n = Number(r.paired);
-      const k = Number(r.matched);
-      const ci = clopperPearson(k, n, { level });
-      return { subject_model: String(r.subject_model), paired: n, matched: k, agreement: ci.estimate, lower: ci.lower, upper: ci.upper };
-    }),
-  };
+export async function costsFromStore(src: StoreSource, prices: LoadedPrices | null): Promise<CostReport> {
+  return withStore(src, async (conn) => buildCostReport((await query(conn, COSTS_SQL)).rows, prices));
 }

@@ -37,6 +37,7 @@
  */
 import { MAX_RESAMPLES } from '../stats/index.ts';
 import { loadExcludedStates } from '../analysis/probe-sensitivity.ts';
+import { loadPrices } from '../analysis/price-table.ts';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -96,6 +97,8 @@ export interface BuildReportOptions {
   excludeStates?: string;
   /** Pairwise p-value adjustment within each task x scorer family (`--adjust`, default holm; the core sections). */
   adjust?: Adjust;
+  /** A price table (`--prices FILE`, the format of `standoff costs --prices`): cost per 1,000 episodes in the cost section. */
+  prices?: string;
 }
 
 export interface BuildReportResult<R = ReportResults> {
@@ -214,6 +217,8 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
   const step = (msg: string) => log(`${msg} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
   const excludeStates = options.excludeStates === undefined ? undefined : loadExcludedStates(options.excludeStates);
+  // Read before anything is opened or written: a bad price table leaves no trace.
+  const prices = options.prices === undefined ? null : loadPrices(options.prices);
   const store = await openReportStore(options.traces, options.runs);
   let tmp: string | null = null;
   try {
@@ -225,9 +230,11 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
     const standoff = suite === standoffO1Suite;
     if (standoff && options.slices?.length) throw reportError('badOption', 'usage', '--slice is for stores that are not a Standoff suite (the Standoff report slices by domain, decision type and variant)');
     if (!standoff && options.requireStandoff) throw reportError('notStandoffSuite', 'usage', `the runs of ${options.traces} are not a Standoff suite; buildAnyReport (standoff report build) reports them`);
+    if (!standoff && prices) throw reportError('badOption', 'usage', '--prices is for the cost section of a Standoff suite; this store is reported with the generic sections (standoff costs --prices FILE prices any store)');
     if (!standoff && suite !== probesOnlySuite && excludeStates) throw reportError('badOption', 'usage', '--exclude-states is for the paired probes of a Standoff suite; this store is reported with the generic sections');
     const ctx = await buildContext(store, { ...opts, log, mixedSuites: !standoff });
     ctx.excludeStates = excludeStates;
+    ctx.prices = prices;
     step(`${ctx.runIds.length} run${ctx.runIds.length === 1 ? '' : 's'}, ${ctx.subjects.length} subject${ctx.subjects.length === 1 ? '' : 's'} loaded`);
     tmp = await prepareOutput(out);
     const slices = options.slices ?? [];

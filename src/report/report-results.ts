@@ -4,6 +4,7 @@
  * without importing each other.
  */
 import type { RankingSection } from './sections/ranking.ts';
+import type { CostsSection } from './sections/costs.ts';
 import type { SummaryResult, RunHash } from './sections/summary.ts';
 import type { ResultsSection } from './sections/results.ts';
 import type { GroundedSection } from './sections/grounded.ts';
@@ -30,6 +31,8 @@ export interface ReportResults {
   judges: JudgesSection;
   probes: ProbesSection;
   episodes: EpisodesSection;
+  /** Section 9: tokens, latency, cost (with --prices), the cost frontier and rerun agreement. */
+  costs: CostsSection;
   limitations: string[];
   figures: { name: string; caption: string; files: string[] }[];
 }

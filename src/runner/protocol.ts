@@ -46,8 +46,11 @@ import {
 
 export { DECISION_TOOLS, INFORMATION_TOOL, NOANSWER, isDecisionTool, type DecisionTool };
 
-/** Bump when any prompt, tool description or answer format below changes (recorded with runs). */
-export const PROTOCOL_VERSION = 'standoff-protocol/2';
+/**
+ * Bump when any prompt, tool description or answer format below changes (recorded with runs).
+ * 3: the situation's log cue moved to `log_cue`, shown only by the instructed prompt.
+ */
+export const PROTOCOL_VERSION = 'standoff-protocol/3';
 
 /** All five agent tool names: the information tool first, then the decision tools. */
 export const AGENT_TOOL_NAMES = [INFORMATION_TOOL, ...DECISION_TOOLS] as const;
@@ -62,7 +65,7 @@ export const DECISION_ARG: Record<DecisionTool, 'reason' | 'text'> = {
 };
 
 /** The scenario fields a prompt may use (the log only in probe mode, where it is "already read"). */
-export type PromptScenario = Pick<Scenario, 'situation' | 'policy'>;
+export type PromptScenario = Pick<Scenario, 'situation' | 'policy'> & { log_cue?: string | undefined };
 export type ProbeScenario = Pick<Scenario, 'situation' | 'policy' | 'log'>;
 
 // ---------------------------------------------------------------------------------------------
@@ -112,9 +115,19 @@ export const AGENT_SYSTEM_PROMPT = AGENT_SYSTEM_PROMPTS[DEFAULT_PROMPT_VARIANT];
 /** The last line of the user message per variant. */
 const USER_CLOSING: Readonly<Record<PromptVariant, string>> = { neutral: 'Make your decision.', instructed: 'Check the current system log, then make your decision.' };
 
+/**
+ * The situation as the agent sees it: `instructed` appends the scenario's `log_cue` (the sentence
+ * saying where the decisive facts are); `neutral` shows the situation alone, so nothing in the
+ * neutral condition points at the log (issue 24, point 7).
+ */
+export function agentSituation(scenario: PromptScenario, variant: PromptVariant = DEFAULT_PROMPT_VARIANT): string {
+  const cue = variant === 'instructed' ? scenario.log_cue?.trim() : undefined;
+  return cue ? `${scenario.situation.trim()} ${cue}` : scenario.situation.trim();
+}
+
 /** The user message of an episode: the situation and the policy, nothing else (no title, no log). */
 export function buildAgentUserPrompt(scenario: PromptScenario, variant: PromptVariant = DEFAULT_PROMPT_VARIANT): string {
-  return ['Situation:', scenario.situation.trim(), '', 'Policy:', scenario.policy.trim(), '', USER_CLOSING[variant]].join('\n');
+  return ['Situation:', agentSituation(scenario, variant), '', 'Policy:', scenario.policy.trim(), '', USER_CLOSING[variant]].join('\n');
 }
 
 /** The opening messages of an agent episode: `[system, user]`, in the given prompt variant (default neutral). */

@@ -47,6 +47,7 @@ import {
  * | scenario.ruleConstant | the rule gives the same action everywhere (probes decide nothing) |
  * | scenario.ruleTarget | the rule on the correct probe answers does not give the target |
  * | scenario.logLeak | a line of the log appears verbatim in the situation or policy |
+ * | scenario.cueInSituation | the situation points at the log (that sentence belongs in `log_cue`) |
  */
 
 export const MAX_ANSWER_SPACE = 200_000;
@@ -123,6 +124,7 @@ export function validateScenario(s: Scenario, file: string): void {
   checkProbes(s.probes, file);
   checkRule(s, file);
   checkLeak(s, file);
+  checkCue(s, file);
 }
 
 function checkIdentity(s: Scenario, file: string): void {
@@ -226,6 +228,22 @@ function checkLeak(s: Scenario, file: string): void {
     if (t.length >= 24 && visible.includes(t)) {
       fail('logLeak', file, `field "log" line "${line.trim().slice(0, 60)}" also appears in the situation or policy`);
     }
+  }
+}
+
+/** Words in a situation that point the agent at the log (issue 24, point 7). */
+export const LOG_CUE_PATTERN = /\bsystem log\b|\bread_system_log\b|\bthe log\b/i;
+
+/**
+ * The neutral prompt shows the situation as written, so a situation that says where the decisive
+ * facts are ("... are in the system log.") would cue the agent; that sentence belongs in `log_cue`,
+ * which only `--prompt instructed` shows.
+ */
+function checkCue(s: Scenario, file: string): void {
+  const hit = LOG_CUE_PATTERN.exec(s.situation);
+  if (hit) {
+    const sentence = s.situation.split(/(?<=[.!?])\s+/).find((x) => LOG_CUE_PATTERN.test(x)) ?? hit[0];
+    fail('cueInSituation', file, `field "situation" points at the log ("${sentence.trim().slice(0, 80)}"); move that sentence to field "log_cue"`);
   }
 }
 

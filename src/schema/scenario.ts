@@ -199,8 +199,18 @@ export const Scenario = z.strictObject({
   title: text,
   /** The rule the subject must apply. Always visible in the prompt. */
   policy: text,
-  /** User-visible operational context. Must not reveal the decisive fact. */
+  /**
+   * User-visible operational context. Must not reveal the decisive fact, and must not point at the
+   * log either (the loader rejects a situation that mentions the system log: `scenario.cueInSituation`).
+   */
   situation: text,
+  /**
+   * The sentence that says where the decisive facts are ("Current gauge data and the incident
+   * command status are in the system log."). Shown ONLY by `--prompt instructed`, appended to the
+   * situation; the neutral prompt never shows it, so nothing in the neutral condition points the
+   * agent at the log (issue 24, point 7). Optional: a scenario without one simply has no cue.
+   */
+  log_cue: text.optional(),
   /** The decisive fact(s): telemetry, freshness, verification, provenance. Only via read_system_log. */
   log: text,
   /** Agent-mode target: one decision tool, or NOANSWER exactly when decision_type is ambiguous. */

@@ -28,6 +28,7 @@ describe('standoff costs', () => {
     const got = JSON.parse(r.stdout);
     const db = await createDb({ threads: 1 });
     const rows = (await withConnection(db, (c) => query(c, `SELECT subject_model, input_tokens, output_tokens, latency_ms FROM read_parquet('${TRACES}/episodes/*/*.parquet', hive_partitioning = true) WHERE status <> 'error'`))).rows;
+    const scores = (await withConnection(db, (c) => query(c, `SELECT e.subject_model, s.value FROM read_parquet('${TRACES}/episodes/*/*.parquet', hive_partitioning = true) e JOIN read_parquet('${TRACES}/scores/*/*.parquet', hive_partitioning = true) s USING (run_id, episode_id) WHERE s.scorer = 'policy_compliant_action' AND NOT s.noanswer AND e.status <> 'error'`))).rows;
     db.closeSync();
     for (const s of got.subjects) {
       const mine = rows.filter((x) => x.subject_model === s.subject_model);
@@ -38,12 +39,20 @@ describe('standoff costs', () => {
       expect(s.latency_p95_ms).toBeCloseTo(type7(mine.map((x) => Number(x.latency_ms)), 0.95), 9);
       if (s.subject_model === 'sim:careful') expect(s.cost_per_1000).toBeCloseTo((1000 * (mean('input_tokens') * 0.15 + mean('output_tokens') * 0.6)) / 1e6, 12);
       else expect(s.cost_per_1000).toBeNull();
+      // Policy action accuracy: the policy_compliant_action scores, NOANSWER out of the denominator.
+      const sc = scores.filter((x) => x.subject_model === s.subject_model);
+      expect([s.accuracy_successes, s.accuracy_trials]).toEqual([sc.filter((x) => Number(x.value) === 1).length, sc.length]);
     }
+    // Only sim:careful is priced, so the frontier is over cost and the others are not measured (null, not false).
+    expect(got.frontier_axis).toBe('cost_per_1000');
+    expect(got.price_table).toMatchObject({ file: 'prices.json', models: ['sim:careful'] });
+    expect(got.subjects.map((s: { subject_model: string; on_frontier: boolean | null }) => [s.subject_model, s.on_frontier])).toEqual([['sim:careful', true], ['sim:hasty', null], ['sim:thorough', null]]);
     const plain = runCli(['costs', '--traces', TRACES]);
     expect(plain.stdout).toContain('cost_per_1000: not measured (no --prices table)');
+    expect(plain.stdout).toContain('on_frontier: policy action accuracy against mean tokens per episode (cost not measured)');
     writeFileSync(prices, JSON.stringify({ 'sim:careful': { input_per_mtok: -1, output_per_mtok: 0.6 } }));
     const bad = runCli(['costs', '--traces', TRACES, '--prices', prices]);
     expect(bad.code).toBe(3);
-    expect(bad.stderr).toMatch(/prices\.json: model "sim:careful": input_per_mtok and output_per_mtok must be non-negative numbers/);
+    expect(bad.stderr).toMatch(/prices\.json: model "sim:careful": field "input_per_mtok" must be a non-negative number, got -1/);
   });
 });

@@ -89,7 +89,7 @@ describe('state manifest', () => {
     expect(runCli(['report', 'build', '--traces', traces, '--out', out, '--resamples', '100']).code).toBe(0);
     expect(readFileSync(join(out, 'REPORT.md'), 'utf8')).toContain(`\`${a.state_manifest.root.slice(0, 16)}\``);
 
-    editSituation(states(), 'ct_esc_a', ' The system log has the rest.');
+    editSituation(states(), 'ct_esc_a', ' The ward clerk has the rest.');
     const bad = runCli(['validate', '--traces', traces, '--run', 'sealed-a', '--states', states()]);
     expect(bad.code).toBe(3);
     expect(bad.stdout).toMatch(/FAIL state_manifest: .* differs from the run's manifest \(root [0-9a-f]{16}\): 1 changed \(ct_esc_a\)/);

@@ -5,7 +5,7 @@
  * variant is what the subject really receives (the stored transcript), is recorded in
  * runs.config, and the report shows it. Real runs on the in-process sim endpoint (127.0.0.1).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,9 @@ import { AGENT_SYSTEM_PROMPTS } from '../../src/runner/protocol.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
 import { buildReport } from '../../src/report/index.ts';
+import { loadScenarios } from '../../src/runner/scenarios.ts';
+
+const CUES = loadScenarios('scenarios').map((s) => s.log_cue ?? '').filter((c) => c !== '');
 
 const dir = mkdtempSync(join(tmpdir(), 'standoff-prompt-'));
 const traces = join(dir, 'traces');
@@ -25,8 +28,8 @@ async function runOf(runId: string) {
   try {
     const config = JSON.parse(String((await query(s.conn, 'SELECT config FROM runs')).rows[0].config));
     const system = (await query(s.conn, `SELECT DISTINCT content FROM messages WHERE role = 'system'`)).rows.map((r) => r.content);
-    const user = (await query(s.conn, `SELECT content FROM messages WHERE role = 'user' ORDER BY episode_id LIMIT 1`)).rows[0].content as string;
-    return { config, system, user };
+    const users = (await query(s.conn, `SELECT DISTINCT content FROM messages WHERE role = 'user' ORDER BY content`)).rows.map((r) => String(r.content));
+    return { config, system, user: users[0], users };
   } finally {
     s.close();
   }
@@ -38,9 +41,12 @@ describe('--prompt neutral|instructed', () => {
     const r = await runOf('neutral');
     expect(r.config.prompt).toBe('neutral');
     expect(r.system).toEqual([AGENT_SYSTEM_PROMPTS.neutral]);
-    // The user message is the scenario's situation and policy, then this line (the situation itself
-    // says where the facts are kept, as in O1; nothing asks the agent to look).
+    // The user message is the scenario's situation and policy, then this line; nothing asks the
+    // agent to look, and nothing says where the facts are (the log cue is instructed-only).
     expect(r.user.endsWith('\n\nMake your decision.')).toBe(true);
+    expect(r.users.length).toBeGreaterThan(0);
+    for (const u of r.users) expect(u).not.toMatch(/system log/i);
+    for (const cue of CUES) for (const u of r.users) expect(u).not.toContain(cue);
     expect(AGENT_SYSTEM_PROMPTS.neutral).not.toMatch(/fetch|check the|read the log|use the read_system_log/i);
   }, 60_000);
 
@@ -50,8 +56,11 @@ describe('--prompt neutral|instructed', () => {
     expect(r.config.prompt).toBe('instructed');
     expect(r.system).toEqual([AGENT_SYSTEM_PROMPTS.instructed]);
     expect(r.user.endsWith('Check the current system log, then make your decision.')).toBe(true);
+    // Every episode's user message carries its scenario's log cue right after the situation.
+    for (const u of r.users) expect(CUES.some((cue) => u.includes(`. ${cue}`) || u.includes(`" ${cue}`)), u.slice(0, 80)).toBe(true);
     const rep = await buildReport({ traces, runs: ['instructed'], out: join(dir, 'report'), resamples: 200 });
     expect(rep.results.summary.runs[0].prompt).toBe('instructed');
+    expect(readFileSync(join(dir, 'report', 'REPORT.md'), 'utf8')).toMatch(/Prompt: \*instructed\* \(the agent is told to fetch the system log first\)/);
   }, 60_000);
 
   it('the config file can set it; a bad value is a usage error naming the flag or field', async () => {

@@ -142,7 +142,7 @@ describe('agent episode builders', () => {
     expect(instructed).toMatch(/Use the read_system_log tool to fetch the current system log/);
     expect(instructed.endsWith('Check the current system log, then make your decision.')).toBe(true);
     expect(PROMPT_VARIANTS).toEqual(['neutral', 'instructed']);
-    expect(PROTOCOL_VERSION).toBe('standoff-protocol/2');
+    expect(PROTOCOL_VERSION).toBe('standoff-protocol/3');
   });
   it('five tools in OpenAI function format', () => {
     expect(AGENT_TOOLS.map((t) => t.function.name)).toEqual([...AGENT_TOOL_NAMES]);

@@ -72,7 +72,7 @@ describe('runEvaluation', () => {
     expect(String(run.notes)).toContain('simulated subjects');
     const config = JSON.parse(String(run.config));
     expect(config.subjects.map((m: { model: string }) => m.model)).toEqual(['sim:hasty', 'sim:careful', 'sim:thorough']);
-    expect(config.protocol_version).toBe('standoff-protocol/2');
+    expect(config.protocol_version).toBe('standoff-protocol/3');
     expect(config.prompt).toBe('neutral');
 
     // one row per episode, ids <subject>/<scenario>/<epoch>, sorted by (subject, scenario, epoch)

@@ -9,15 +9,17 @@ import { printResult, printText } from '../output.ts';
 import type { Format } from '../../store/format.ts';
 
 export function registerCosts(program: Command): void {
-  const costs = formatOption(storeOptions(program.command('costs').description('per subject: tokens, latency (median, p95) and cost per 1,000 episodes from a price table (cost is not measured without --prices)')))
+  const costs = formatOption(storeOptions(program.command('costs').description('per subject: tokens, latency (median, p95), cost per 1,000 episodes from a price table (cost is not measured without --prices), policy action accuracy and the cost frontier (accuracy against cost, or against tokens when no cost is measured)')))
     .option('--prices <file>', 'JSON price table: {"<model>": {"input_per_mtok": USD, "output_per_mtok": USD}}')
     .action(
       action(async (o: { traces: string; run?: string[]; prices?: string; format: Format }) => {
-        const { costsFromStore, loadPriceTable } = await import('../../analysis/costs.ts');
-        const r = await costsFromStore({ traces: o.traces, runs: o.run }, o.prices ? loadPriceTable(o.prices) : null);
+        const { costsFromStore, loadPrices } = await import('../../analysis/costs.ts');
+        const r = await costsFromStore({ traces: o.traces, runs: o.run }, o.prices ? loadPrices(o.prices) : null);
         if (o.format === 'json') return printResult(r, 'json');
-        printResult(r.subjects, o.format, ['subject_model', 'episodes', 'with_tokens', 'mean_input_tokens', 'mean_output_tokens', 'latency_median_ms', 'latency_p95_ms', 'cost_per_1000']);
-        if (!r.prices && o.format === 'table') printText('cost_per_1000: not measured (no --prices table)\n');
+        printResult(r.subjects, o.format, ['subject_model', 'episodes', 'with_tokens', 'mean_input_tokens', 'mean_output_tokens', 'latency_median_ms', 'latency_p95_ms', 'cost_per_1000', 'accuracy', 'on_frontier']);
+        if (o.format !== 'table') return;
+        if (!r.prices) printText('cost_per_1000: not measured (no --prices table)\n');
+        if (r.frontier_axis) printText(`on_frontier: policy action accuracy against ${r.frontier_axis === 'cost_per_1000' ? 'cost per 1,000 episodes' : 'mean tokens per episode (cost not measured)'}\n`);
       }),
     );
   withExamples(costs, 'standoff costs', 'standoff costs --prices prices.json --format json');

@@ -18,17 +18,18 @@ export function registerReport(program: Command, makeProgram: ProgramFactory): v
     .addOption(new Option('--adjust <method>', 'pairwise p-values adjusted within each task x scorer family: holm, bh (Benjamini-Hochberg) or none (stores that are not one Standoff suite)').choices(['holm', 'bh', 'none']))
     .option('--quiet', 'no progress lines on stderr')
     .option('--exclude-states <file>', 'state ids (one per line, e.g. from a label audit): the probe section adds the headline numbers with and without them and the largest change')
+    .option('--prices <file>', 'JSON price table, as for standoff costs: {"<model>": {"input_per_mtok": USD, "output_per_mtok": USD}}; the cost section gives cost per 1,000 episodes and the cost frontier (without it cost is not measured)')
     .option('--slice <cols>', 'stores that are not a Standoff suite: also slice by these episode columns or sample metadata keys (comma-separated)', collect)
     .action(
-      action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; allowMissing?: number; adjust?: 'holm' | 'bh' | 'none'; quiet?: boolean; slice?: string[]; excludeStates?: string }) => {
+      action(async (o: { traces: string; run?: string[]; out: string; seed: number; resamples: number; level: number; allowJudgeErrors?: number; allowTruncated?: number; allowMissing?: number; adjust?: 'holm' | 'bh' | 'none'; quiet?: boolean; slice?: string[]; excludeStates?: string; prices?: string }) => {
         const { buildAnyReport } = await import('../../report/build-report.ts');
-        const r = await buildAnyReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, allowJudgeErrors: o.allowJudgeErrors, allowTruncated: o.allowTruncated, allowMissing: o.allowMissing, adjust: o.adjust, progress: !o.quiet, slices: o.slice, excludeStates: o.excludeStates });
+        const r = await buildAnyReport({ traces: o.traces, runs: o.run, out: o.out, seed: o.seed, resamples: o.resamples, level: o.level, allowJudgeErrors: o.allowJudgeErrors, allowTruncated: o.allowTruncated, allowMissing: o.allowMissing, adjust: o.adjust, progress: !o.quiet, slices: o.slice, excludeStates: o.excludeStates, prices: o.prices });
         process.stdout.write(`wrote ${r.files.length} files to ${o.out} (REPORT.md, index.html, results.json${r.files.some((f) => f.startsWith('figures/')) ? ', figures/' : ''})\n`);
       }),
     );
   // The shared options (src/cli/options.ts).
   levelOption(resamplingOptions(storeOptions(build), 'every resampling procedure'), 'confidence level of every interval');
-  withExamples(build, 'standoff report build', 'standoff report build --traces S --out S-report   # any store: CSV, Inspect, lm-eval', 'standoff report build --traces S --slice subject', 'standoff report build --exclude-states flagged-states.txt', 'standoff report build --traces other-store --run demo-s20260810 --out /tmp/report --seed 7');
+  withExamples(build, 'standoff report build', 'standoff report build --traces S --out S-report   # any store: CSV, Inspect, lm-eval', 'standoff report build --traces S --slice subject', 'standoff report build --exclude-states flagged-states.txt', 'standoff report build --prices prices.json   # cost per 1,000 episodes and the cost frontier', 'standoff report build --traces other-store --run demo-s20260810 --out /tmp/report --seed 7');
 
   const notebook = withExamples(
     program.command('notebook').description('Markdown notebooks of sql, vega-lite and standoff blocks (docs/notebooks.md)'),

@@ -18,6 +18,7 @@ import { query, quoteLiteral, type Plain, type SqlParams } from '../../store/duc
 import { queryArrow } from '../../store/arrow.ts';
 import { listCommittedRuns, storeExists } from '../../store/write-run.ts';
 import { metricSql } from '../../analysis/metrics.ts';
+import type { LoadedPrices } from '../../analysis/price-table.ts';
 import { byText } from '../markdown.ts';
 
 /** DuckDB worker threads for the report (pinned; nothing in the report depends on it). */
@@ -79,6 +80,8 @@ export interface ReportContext {
   log: (line: string) => void;
   /** State ids flagged by `--exclude-states` (the probe section's sensitivity table); undefined when none. */
   excludeStates?: string[];
+  /** The price table of `--prices FILE` (the cost section); undefined or null: cost not measured. */
+  prices?: LoadedPrices | null;
   /** Plain rows of `sql`; untrusted values (model names, scorers, ids) go in `params` as `$name`. */
   q(sql: string, params?: SqlParams): Promise<Record<string, Plain>[]>;
   arrow(sql: string, params?: SqlParams): Promise<Table>;

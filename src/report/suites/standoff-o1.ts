@@ -6,6 +6,7 @@
  */
 import { cell, code, fmtCount } from '../markdown.ts';
 import { concentrationFigure } from '../figure-concentration.ts';
+import { costFrontierFigure, latencyFigure, tokensFigure } from '../figure-costs.ts';
 import { accuracyFormFigure } from '../probe-accuracy-form.ts';
 import { ladderFigure } from '../figure-ladder.ts';
 import { isO1Data } from '../../schema/tables.ts';
@@ -58,6 +59,7 @@ const costs: SuiteSection<CostsSection> = {
   step: 'cost and latency',
   compute: ({ ctx }) => costsSection(ctx),
   render: (v) => renderCosts(v),
+  figures: (v, i) => [latencyFigure(v, i.ctx.subjects, i.ctx.colours), tokensFigure(v, i.ctx.subjects), costFrontierFigure(v, i.ctx.subjects, i.ctx.colours)],
 };
 const grounded: SuiteSection<GroundedSection> = {
   key: 'grounded',
@@ -124,7 +126,7 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
   // (the standoff_o1 task, or two of O1's scorers) whoever wrote it (Inspect logs, CSV).
   recognise: (f) => f.suites.length === 1 && (f.standoff || f.sources.every((source) => isO1Data({ source, suite: f.suites[0], scorers: f.scorers }))),
   sections: () => [summarySection, results, recomputed, grounded, slices, pairwise, ranking, judges, probes, episodes, costs, limitationsSection],
-  figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'ranking', 'probes', 'ladder', 'concentration', 'accuracy-form', 'calibration', 'judges'],
+  figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'ranking', 'probes', 'ladder', 'concentration', 'accuracy-form', 'calibration', 'judges', 'latency', 'tokens', 'cost-frontier'],
   results(ctx: ReportContext, v: Record<string, unknown>) {
     const { hashes, gate, ...summary } = v.summary as SummaryResult;
     const r: ReportResults = {
@@ -142,6 +144,7 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
       judges: v.judges as JudgesSection,
       probes: v.probes as ProbesSection,
       episodes: v.episodes as EpisodesSection,
+      costs: v.costs as CostsSection,
       limitations: v.limitations as string[],
       figures: [],
     };
