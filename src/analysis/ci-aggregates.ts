@@ -81,9 +81,16 @@ interface AggGroup {
   notMeasured: number | null;
 }
 
-const utf8 = (s: string | null) => Buffer.from(s ?? '', 'utf8');
-/** DuckDB's VARCHAR order (bytes of UTF-8), NULL last. */
-const byteOrder = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : Buffer.compare(utf8(a), utf8(b)));
+/** Characters where UTF-16 order (JS `<`) and UTF-8 byte order (DuckDB's VARCHAR order) can disagree. */
+const HIGH = /[\uD800-\uFFFF]/;
+/** DuckDB's VARCHAR order (bytes of UTF-8), NULL last; JS order where it is the same (no character above U+D7FF). */
+function byteOrder(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  if (HIGH.test(a) || HIGH.test(b)) return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  return a < b ? -1 : 1;
+}
 
 /** A data error naming the file, the row's line and the column. */
 const bad = (t: InputTable, i: number, col: string, what: string) => dataError('aggregates.badValue', `${t.file}: ${t.unit} ${t.lines[i]}: column "${col}": ${what}`);
@@ -132,7 +139,7 @@ async function readClusterFile(o: AggregateFileOptions, by: string[], needBinary
     const nb = t.values.nonbinary ? count(t, 'nonbinary', i) : 0;
     if (nb > n) throw bad(t, i, 'nonbinary', `${nb} is more than n = ${n}`);
     const missing = t.values.not_measured ? count(t, 'not_measured', i) : null;
-    const key = by.map((c) => JSON.stringify(texts(t, c)[i])).join(',');
+    const key = by.length === 0 ? '' : by.length === 1 ? String(texts(t, by[0]!)[i]) + (texts(t, by[0]!)[i] === null ? '\u0001' : '') : by.map((c) => JSON.stringify(texts(t, c)[i])).join(',');
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { group: Object.fromEntries(by.map((c) => [c, texts(t, c)[i]])), clusters: [], notMeasured: t.values.not_measured ? 0 : null, index: new Map() }));
     if (missing !== null) g.notMeasured! += missing;
@@ -155,11 +162,7 @@ async function readClusterFile(o: AggregateFileOptions, by: string[], needBinary
     }
     return 0;
   });
-  for (const g of out) {
-    const keyed = g.clusters.map((c) => ({ c, s: utf8(c.subject), id: utf8(c.id) }));
-    keyed.sort((a, b) => Buffer.compare(a.s, b.s) || Buffer.compare(a.id, b.id));
-    g.clusters = keyed.map((k) => k.c);
-  }
+  for (const g of out) g.clusters.sort((a, b) => byteOrder(a.subject ?? '', b.subject ?? '') || byteOrder(a.id, b.id));
   return out.map(({ group, clusters, notMeasured }) => ({ group, clusters, notMeasured }));
 }
 
