@@ -1,7 +1,7 @@
 /**
  * `standoff ci exact|bootstrap|paired --from-aggregates FILE`: the intervals from per-cluster
  * sufficient statistics that any SQL engine wrote (CSV or Parquet), instead of the store's rows.
- * The SQL that writes them is in `src/analysis/sql/` (`aggregateSql`); the columns:
+ * The SQL that writes them is in `sql/` (`aggregateSql`); the columns:
  *
  * - exact and bootstrap (`cluster-aggregates.sql`): the cluster column (`--cluster`, default
  *   scenario_id), n, sum, sum_sq, and optionally not_measured, nonbinary (required by exact) and
@@ -25,7 +25,7 @@ import { packagePath } from '../paths.ts';
 import { clopperPearson, clusterBootstrapTotals, clusteredStandardErrorFromTotals, cltStandardErrorFromMoments, type BinomialInterval, type Sided } from '../stats/index.ts';
 import { StandoffError } from '../errors.ts';
 import { orderedInterval } from './ci-exact.ts';
-import { exactRepeatsNote, type ExactResult, type Group } from './ci.ts';
+import { exactRepeatsNote, notBinaryNote, type ExactResult, type Group } from './ci.ts';
 import { DEFAULT_CLUSTER, parseStatistic, statisticLabel, type BootstrapCi, type BootstrapCiOptions, type PairedCi, type PairedCiOptions } from './ci-bootstrap.ts';
 import { comparePairedFromTotals } from './paired-comparison.ts';
 import { DEGENERATE } from './rates.ts';
@@ -35,10 +35,10 @@ import { numbers, readInputFile, texts, type InputColumn, type InputTable } from
 export const AGGREGATE_SQL = { cluster: 'cluster-aggregates.sql', paired: 'paired-aggregates.sql' } as const;
 export type AggregateEngine = 'duckdb' | 'spark' | 'trino';
 
-/** The text of a shipped aggregate SQL file (`src/analysis/sql/`, in the package). */
+/** The text of a shipped aggregate SQL file (`sql/`, in the package). */
 export function aggregateSql(kind: keyof typeof AGGREGATE_SQL, engine: AggregateEngine = 'duckdb'): string {
   const dir = engine === 'duckdb' || kind === 'cluster' ? [] : [engine];
-  return readFileSync(packagePath('src', 'analysis', 'sql', ...dir, AGGREGATE_SQL[kind]), 'utf8');
+  return readFileSync(packagePath('sql', ...dir, AGGREGATE_SQL[kind]), 'utf8');
 }
 
 /**
@@ -186,7 +186,7 @@ export async function ciExactAggregates(o: AggregateFileOptions & { by?: string[
     const nb = g.clusters.reduce((a, c) => a + c.nonbinary, 0);
     const missing = g.notMeasured !== null ? { not_measured: g.notMeasured } : {};
     const ci = (x: number, m: number): BinomialInterval => orderedInterval(clopperPearson(x, m, { level: o.level, sided: o.sided }));
-    if (nb > 0) return withGroup(by, g, { ...label(o.metric), ...ci(0, 0), trials: n, ...missing, sampling: 'independent' as const, note: `not binary: ${nb} value(s) are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${name}` });
+    if (nb > 0) return withGroup(by, g, { ...label(o.metric), ...ci(0, 0), trials: n, ...missing, sampling: 'independent' as const, note: notBinaryNote(nb, name) });
     if (!Number.isInteger(k)) throw dataError('aggregates.badValue', `${o.file}: column "sum" adds up to ${k} in a group whose values are 0/1 (nonbinary 0): successes must be a whole number`);
     const maxK = g.clusters.reduce((a, c) => Math.max(a, c.n), 0);
     const r: ExactResult = { ...label(o.metric), ...ci(k, n), ...missing, sampling: 'independent', max_per_scenario: maxK };

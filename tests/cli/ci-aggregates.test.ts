@@ -1,6 +1,6 @@
 /**
  * `standoff ci exact|bootstrap|paired --from-aggregates FILE` (#28.3): DuckDB runs the shipped
- * aggregate SQL (src/analysis/sql/) over the committed demo store and writes per-cluster sums as
+ * aggregate SQL (sql/) over the committed demo store and writes per-cluster sums as
  * Parquet and CSV; the CLI (dist/) then gives the same intervals from the file as over the store,
  * with the same seed: counts, estimates, interval ends, bootstrap SE and engine identical; SEs,
  * p and MDE from the moments within 1e-12. Malformed files fail with one line naming the file,
@@ -182,11 +182,11 @@ describe('malformed aggregate files fail on purpose (one line, file, line/row, c
 });
 
 describe('the aggregate SQL ships and is one text for every engine', () => {
-  it('npm pack includes src/analysis/sql/*.sql (the DuckDB, Spark and Trino files)', () => {
+  it('npm pack includes sql/*.sql (the DuckDB, Spark and Trino files)', () => {
     const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     const files = (JSON.parse(r.stdout)[0].files as { path: string }[]).map((x) => x.path);
-    for (const p of ['src/analysis/sql/cluster-aggregates.sql', 'src/analysis/sql/paired-aggregates.sql', 'src/analysis/sql/spark/paired-aggregates.sql', 'src/analysis/sql/trino/paired-aggregates.sql']) expect(files).toContain(p);
+    for (const p of ['sql/cluster-aggregates.sql', 'sql/paired-aggregates.sql', 'sql/spark/paired-aggregates.sql', 'sql/trino/paired-aggregates.sql']) expect(files).toContain(p);
   });
 
   it('the Spark and Trino paired files differ from DuckDB\'s only in the parameter markers and the comment naming them', () => {

@@ -19,7 +19,7 @@ export function registerCiBootstrap(ci: Command): void {
       .option('--input <file>', 'a CSV or Parquet file instead of the store')
       .option('--value <col>', 'with --input: the numeric column')
       .option('--item <cols>', 'with --input: the item column(s); rows of one item are resampled together (the same as --cluster; over the store the item is the cluster by default)')
-      .option('--from-aggregates <file>', 'per-cluster n, sum, sum_sq that any SQL engine wrote with src/analysis/sql/cluster-aggregates.sql (CSV or Parquet; docs/scale.md): the clustered bootstrap of the mean, as over the store; --by picks its group columns, --metric labels it'),
+      .option('--from-aggregates <file>', 'per-cluster n, sum, sum_sq that any SQL engine wrote with sql/cluster-aggregates.sql (CSV or Parquet; docs/scale.md): the clustered bootstrap of the mean, as over the store; --by picks its group columns, --metric labels it'),
   )
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
   metricOptions(boot)

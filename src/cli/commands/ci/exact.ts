@@ -22,7 +22,7 @@ export function registerCiExact(ci: Command): void {
       .option('--aggregates', 'use the aggregates table (ingested results tables) for --metric')
       .option('--input <file>', 'a CSV or Parquet file: with --value, a 0/1 column to count; without, successes and trials columns (one interval per row, or per --by group)')
       .option('--value <col>', 'with --input: the 0/1 column (also true/false, yes/no, C/I) whose successes and trials are counted')
-      .option('--from-aggregates <file>', 'per-cluster sums that any SQL engine wrote with src/analysis/sql/cluster-aggregates.sql (CSV or Parquet; docs/scale.md); --by picks its group columns, --metric labels it'),
+      .option('--from-aggregates <file>', 'per-cluster sums that any SQL engine wrote with sql/cluster-aggregates.sql (CSV or Parquet; docs/scale.md); --by picks its group columns, --metric labels it'),
   )
     .option('--sided <s>', 'two, upper (one-sided upper bound) or lower', 'two');
   metricOptions(exact)

@@ -22,7 +22,7 @@ export function registerCiPaired(ci: Command): void {
       .option('--by <cols>', 'with --input: one comparison per group of these columns (comma-separated)', collect)
       .option('--statistic <s>', 'mean (mean of a - b, with p and MDE) or median (median of the per-pair differences a - b)', 'mean')
       .addOption(threadsOption())
-      .option('--from-aggregates <file>', 'per-cluster pair sums (n, sum_a, sum_b, sum_sq_a, sum_sq_b, sum_ab, only_a, only_b) that any SQL engine wrote with src/analysis/sql/paired-aggregates.sql (CSV or Parquet; docs/scale.md); --a and --b label the arms'),
+      .option('--from-aggregates <file>', 'per-cluster pair sums (n, sum_a, sum_b, sum_sq_a, sum_sq_b, sum_ab, only_a, only_b) that any SQL engine wrote with sql/paired-aggregates.sql (CSV or Parquet; docs/scale.md); --a and --b label the arms'),
   )
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
   metricOptions(paired)

@@ -6,7 +6,8 @@
 -- where not measured. Output: one row per (subject_model, run_id, domain, decision_type, variant,
 -- scenario_id); scenario_id is the cluster. Rows with the same group and cluster are added up by
 -- the reader, so a file may also be written in parts (one per partition) and concatenated.
--- Plain SQL: the same text runs on DuckDB, Spark SQL and Trino (docs/scale.md).
+-- Plain SQL: the same text runs on DuckDB, Spark SQL and Trino (docs/scale.md). Shipped in the
+-- package (sql/), read by aggregateQuery in src/analysis/ci-aggregates.ts.
 SELECT
   subject_model,
   run_id,
