@@ -187,6 +187,8 @@ describe('the aggregate SQL ships and is one text for every engine', () => {
     expect(r.status, r.stderr).toBe(0);
     const files = (JSON.parse(r.stdout)[0].files as { path: string }[]).map((x) => x.path);
     for (const p of ['sql/cluster-aggregates.sql', 'sql/paired-aggregates.sql', 'sql/spark/paired-aggregates.sql', 'sql/trino/paired-aggregates.sql']) expect(files).toContain(p);
+    // No sources: an installed package without src/ runs dist/ (tests/cli/install.test.ts).
+    expect(files.filter((x) => x.startsWith('src/'))).toEqual([]);
   });
 
   it('the Spark and Trino paired files differ from DuckDB\'s only in the parameter markers and the comment naming them', () => {
