@@ -162,7 +162,13 @@ async function readClusterFile(o: AggregateFileOptions, by: string[], needBinary
     }
     return 0;
   });
-  for (const g of out) g.clusters.sort((a, b) => byteOrder(a.subject ?? '', b.subject ?? '') || byteOrder(a.id, b.id));
+  for (const g of out) {
+    // JS order equals DuckDB's byte order unless a string has a character above U+D7FF: test once, not per comparison.
+    const plain = !g.clusters.some((c) => HIGH.test(c.id) || (c.subject !== null && HIGH.test(c.subject)));
+    const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    const cmp = plain ? text : byteOrder;
+    g.clusters.sort((a, b) => cmp(a.subject ?? '', b.subject ?? '') || cmp(a.id, b.id));
+  }
   return out.map(({ group, clusters, notMeasured }) => ({ group, clusters, notMeasured }));
 }
 
