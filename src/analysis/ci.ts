@@ -157,6 +157,10 @@ export { ciExactCounts, orderedInterval } from './ci-exact.ts';
 export const exactRepeatsNote = (metric: string, k: number) =>
   `epochs repeat scenarios (up to ${k} observations of one scenario): this exact interval treats them as independent and is too narrow; standoff ci bootstrap --metric ${metric} clusters on scenario_id (or reduce epochs per item with --reduce)`;
 
+/** The note of a group whose values are not all 0/1: no binomial count, so no exact interval. */
+export const notBinaryNote = (nonbinary: number, metric: string | undefined) =>
+  `not binary: ${nonbinary} value(s) are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${metric}`;
+
 /**
  * `ci exact --metric M [--by COLS]` over the store: successes and trials counted in DuckDB per
  * group (measured values only; NULL = not measured is counted apart). A metric that is not binary
@@ -223,7 +227,7 @@ export async function ciExactMetric(
       const nb = Number(r.nonbinary ?? 0);
       if (nb > 0) {
         // A group whose values are not all 0/1 has no binomial count: no exact interval, and the reason.
-        const none: ExactResult = { ...fields, ...orderedInterval(clopperPearson(0, 0, { level: opts.level, sided: opts.sided })), trials: Number(r.n ?? 0), not_measured: Number(r.missing ?? 0), sampling: 'independent', note: `not binary: ${nb} value(s) are not 0 or 1 (e.g. split judge medians); use standoff ci bootstrap --metric ${fields?.metric ?? opts.metric}` };
+        const none: ExactResult = { ...fields, ...orderedInterval(clopperPearson(0, 0, { level: opts.level, sided: opts.sided })), trials: Number(r.n ?? 0), not_measured: Number(r.missing ?? 0), sampling: 'independent', note: notBinaryNote(nb, fields?.metric ?? opts.metric) };
         return by.length ? { group, ...none } : none;
       }
       const ci: ExactResult = { ...fields, ...orderedInterval(clopperPearson(Number(r.k ?? 0), Number(r.n ?? 0), { level: opts.level, sided: opts.sided })) };

@@ -17,7 +17,19 @@
  * `comparePaired` for any number of threads, which `ci paired` uses and the report need not.
  */
 import { StandoffError, dataError } from '../errors.ts';
-import { pairedBootstrap, pairedClusterBootstrap, pairedDifferences, pairedStandardError, pairedZTest, type BootstrapResult } from '../stats/index.ts';
+import {
+  clusterBootstrapTotals,
+  clusteredStandardErrorFromTotals,
+  pairedBootstrap,
+  pairedClusterBootstrap,
+  pairedDifferences,
+  pairedStandardError,
+  pairedStandardErrorFromMoments,
+  pairedZTest,
+  type BootstrapResult,
+  type PairedMoments,
+  type PairedStandardError,
+} from '../stats/index.ts';
 import type { Sampling } from './rates.ts';
 import type { ClusterId } from '../stats/cluster-totals.ts';
 
@@ -78,50 +90,65 @@ const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
  */
 export function comparePaired(a: Float64Array, b: Float64Array, clusterIds: ArrayLike<ClusterId> | null, cluster: string | null, o: PairedOptions, boot?: BootstrapResult): PairedComparison {
   if (a.length < 2) throw dataError('paired.tooFew', `${a.length} pair${a.length === 1 ? '' : 's'}: a paired interval needs at least 2`);
-  const method = o.method ?? 'percentile';
-  const alpha = Number((1 - o.level).toPrecision(12)); // 0.05, not 0.050000000000000044
+  const bopts = { resamples: o.resamples, level: o.level, method: o.method ?? 'percentile', seed: o.seed };
   const se1 = pairedStandardError(a, b, { ddof: 1 });
   const se0 = pairedStandardError(a, b, { ddof: 0 });
-  const bopts = { resamples: o.resamples, level: o.level, method, seed: o.seed };
-  let lower: number | null;
-  let upper: number | null;
-  let seBoot: number | null;
-  let engine: string;
-  let note: string | undefined;
-  let se: number;
-  let extra: Partial<PairedComparison> = {};
   if (clusterIds) {
     const r = pairedClusterBootstrap(a, b, clusterIds, bopts);
-    [lower, upper, seBoot, engine, note] = [finite(r.lower), finite(r.upper), finite(r.se), r.engine, r.note];
-    se = r.seClustered;
-    extra = { clusters: r.clusters, cluster: cluster ?? undefined, se_clustered: r.seClustered };
-  } else {
-    const r = boot ?? pairedBootstrap(a, b, bopts);
-    [lower, upper, seBoot, engine, note] = [finite(r.lower), finite(r.upper), finite(r.se), r.engine, r.note];
-    se = se1.sePaired;
+    return pairedResult(a.length, r, se1, se0, { clusters: r.clusters, cluster, seClustered: r.seClustered }, o);
   }
+  return pairedResult(a.length, boot ?? pairedBootstrap(a, b, bopts), se1, se0, null, o);
+}
+
+/** Per-cluster sufficient statistics of the pairs of one comparison (`comparePairedFromTotals`). */
+export interface PairedClusterTotals extends PairedMoments {
+  /** Per cluster, in the order the vector form meets them: pairs, and the sum of a - b. */
+  sizes: Float64Array;
+  sumsDiff: Float64Array;
+}
+
+/**
+ * `comparePaired` with cluster ids, from per-cluster totals instead of the pairs
+ * (`standoff ci paired --from-aggregates`): the paired cluster bootstrap depends on the pairs
+ * only through each cluster's (pairs, sum of a - b), so with clusters in the same order and the
+ * same seed the interval is the same bit for bit (sums of short decimals scale to exact
+ * integers); the SEs, p and MDE come from the moments (`pairedStandardErrorFromMoments`,
+ * `clusteredStandardErrorFromTotals`) and agree to rounding.
+ */
+export function comparePairedFromTotals(t: PairedClusterTotals, cluster: string | null, o: PairedOptions): PairedComparison {
+  if (t.n < 2) throw dataError('paired.tooFew', `${t.n} pair${t.n === 1 ? '' : 's'}: a paired interval needs at least 2`);
+  const r = clusterBootstrapTotals(t.sumsDiff, t.sizes, { resamples: o.resamples, level: o.level, method: o.method ?? 'percentile', seed: o.seed });
+  const seClustered = clusteredStandardErrorFromTotals(t.sumsDiff, t.sizes, undefined, { variant: 'cr1' });
+  return pairedResult(t.n, r, pairedStandardErrorFromMoments(t, { ddof: 1 }), pairedStandardErrorFromMoments(t, { ddof: 0 }), { clusters: r.clusters, cluster, seClustered }, o);
+}
+
+/** The comparison's fields from its bootstrap, its paired SEs and (clustered) the CR1 SE. */
+function pairedResult(n: number, r: BootstrapResult, se1: PairedStandardError, se0: PairedStandardError, cl: { clusters: number; cluster: string | null; seClustered: number } | null, o: PairedOptions): PairedComparison {
+  const method = o.method ?? 'percentile';
+  const alpha = Number((1 - o.level).toPrecision(12)); // 0.05, not 0.050000000000000044
+  const se = cl ? cl.seClustered : se1.sePaired;
   const t = pairedZTest({ difference: se1.meanDiff, se, alpha, power: MDE_POWER });
   const out: PairedComparison = {
-    n: a.length,
-    ...(extra.clusters !== undefined ? { clusters: extra.clusters } : {}),
+    n,
+    ...(cl ? { clusters: cl.clusters } : {}),
     mean_a: se1.meanA,
     mean_b: se1.meanB,
     mean_diff: se1.meanDiff,
-    lower,
-    upper,
+    lower: finite(r.lower),
+    upper: finite(r.upper),
     level: o.level,
     method,
-    sampling: clusterIds ? 'clustered' : 'independent',
-    ...(extra.cluster ? { cluster: extra.cluster } : {}),
+    sampling: cl ? 'clustered' : 'independent',
+    ...(cl?.cluster ? { cluster: cl.cluster } : {}),
     resamples: o.resamples,
     seed: o.seed,
-    engine,
-    se_bootstrap: seBoot,
+    engine: r.engine,
+    se_bootstrap: finite(r.se),
     se,
     se_paired: se1.sePaired,
     se_paired_ddof0: se0.sePaired,
     se_unpaired: se1.seUnpaired,
-    ...(extra.se_clustered !== undefined ? { se_clustered: extra.se_clustered } : {}),
+    ...(cl ? { se_clustered: cl.seClustered } : {}),
     correlation: finite(se1.correlation),
     p_value: t.p,
     mde: t.mde,
@@ -129,10 +156,10 @@ export function comparePaired(a: Float64Array, b: Float64Array, clusterIds: Arra
     power: MDE_POWER,
   };
   if (se === 0) {
-    out.note = clusterIds
-      ? `every ${cluster ?? 'cluster'} has the same mean difference: no spread, so no p-value or MDE`
+    out.note = cl
+      ? `every ${cl.cluster ?? 'cluster'} has the same mean difference: no spread, so no p-value or MDE`
       : 'every paired difference is identical: no spread, so no p-value or MDE';
-  } else if (note) out.note = note;
+  } else if (r.note) out.note = r.note;
   return out;
 }
 

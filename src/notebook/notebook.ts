@@ -128,6 +128,125 @@ async function writeOutput(tmp: string, outDir: string, file: string, data: stri
   }
 }
 
+/** The state of one notebook run that the blocks append to. */
+interface RunState {
+  file: string;
+  name: string;
+  outDir: string;
+  tmp: string;
+  conn: Awaited<ReturnType<typeof openStore>>['conn'];
+  log: (line: string) => void;
+  md: string[];
+  /** Output files (names in outDir), the Markdown first. */
+  produced: string[];
+  lastRows: Record<string, Plain>[] | null;
+  fig: number;
+}
+
+async function runSqlBlock(st: RunState, p: Block, where: string): Promise<void> {
+  let r: QueryResult;
+  try {
+    r = await executeReadOnly(st.conn, p.body);
+  } catch (err) {
+    const kind = err instanceof StandoffError && err.kind === 'store' ? 'store' : 'data';
+    throw new StandoffError('notebook.sqlError', kind, `${where}: sql block failed: ${oneLine((err as Error).message)}`, { cause: err });
+  }
+  st.lastRows = r.rows;
+  st.md.push('', renderRows(r));
+  st.log(`${where}: sql, ${r.rows.length} row${r.rows.length === 1 ? '' : 's'}`);
+}
+
+/** The block's spec, with the previous sql block's rows when it has no data, and the report's config. */
+function vegaSpec(st: RunState, p: Block, where: string): Record<string, unknown> {
+  let spec: Record<string, unknown>;
+  try {
+    spec = JSON.parse(p.body) as Record<string, unknown>;
+  } catch (err) {
+    throw new StandoffError('notebook.badSpec', 'data', `${where}: vega-lite block is not JSON: ${oneLine((err as Error).message)}`, { cause: err });
+  }
+  if (!spec.data) {
+    if (!st.lastRows) throw new StandoffError('notebook.badSpec', 'data', `${where}: vega-lite block has no data and no sql block comes before it`);
+    spec.data = { values: st.lastRows };
+  }
+  spec.config = { ...baseConfig(), ...((spec.config as object) ?? {}) };
+  return spec;
+}
+
+async function runVegaBlock(st: RunState, p: Block, where: string): Promise<void> {
+  const spec = vegaSpec(st, p, where);
+  st.fig++;
+  const stem = `${st.name}-${st.fig}`;
+  let rendered;
+  try {
+    rendered = await renderFigure(spec);
+  } catch (err) {
+    if (err instanceof StandoffError && err.code === 'report.externalData') throw new StandoffError('notebook.externalData', 'data', `${where}: ${err.message}`, { cause: err });
+    if (err instanceof StandoffError && err.code === 'report.generatorTooLarge') throw new StandoffError('notebook.badSpec', 'data', `${where}: ${err.message}`, { cause: err });
+    if (err instanceof StandoffError) throw err;
+    throw new StandoffError('notebook.badSpec', 'data', `${where}: vega-lite block cannot be rendered: ${oneLine((err as Error).message)}`, { cause: err });
+  }
+  await writeOutput(st.tmp, st.outDir, `${stem}.vl.json`, inertJson(JSON.stringify(spec, null, 2)) + '\n');
+  await writeOutput(st.tmp, st.outDir, `${stem}.svg`, rendered.svg.endsWith('\n') ? rendered.svg : rendered.svg + '\n');
+  await writeOutput(st.tmp, st.outDir, `${stem}.png`, rendered.png);
+  st.produced.push(`${stem}.vl.json`, `${stem}.svg`, `${stem}.png`);
+  const title = typeof spec.title === 'string' ? spec.title : ((spec.title as { text?: string } | undefined)?.text ?? `Figure ${st.fig}`);
+  st.md.push('', `![${cell(title)}](${stem}.png)\n\n<sub>[SVG](${stem}.svg) · [Vega-Lite spec with data](${stem}.vl.json)</sub>\n`);
+  st.log(`${where}: vega-lite, ${stem}.png`);
+}
+
+async function runStandoffBlock(st: RunState, p: Block, where: string, options: NotebookOptions, ctx: Omit<StandoffBlockContext, 'where'>): Promise<void> {
+  const words = splitWords(p.body.replace(/\\\n/g, ' ').replace(/\n/g, ' ').trim());
+  if (words[0] === 'standoff') words.shift();
+  if (!options.standoff) throw usageError('notebook.badCommand', `${where}: standoff blocks need the CLI's commands (run the notebook with standoff notebook run)`);
+  let output: StandoffBlockOutput;
+  try {
+    output = await options.standoff(words, { where, ...ctx });
+  } catch (err) {
+    // Errors of the command (a bad metric, a statistic of invalid data) keep their code and gain the position.
+    if (err instanceof StandoffError && !err.code.startsWith('notebook.')) throw new StandoffError(err.code, err.kind, `${where}: ${err.message}`, { cause: err });
+    throw err;
+  }
+  for (const piece of output) {
+    if ('text' in piece) st.md.push('', piece.text.split('\n').map((line) => cell(line)).join('\n'));
+    else if ('markdown' in piece) st.md.push('', piece.markdown);
+    else {
+      st.lastRows = piece.table.rows;
+      st.md.push('', renderRows(piece.table));
+    }
+  }
+  const firstOption = words.findIndex((w) => w.startsWith('-'));
+  st.log(`${where}: standoff ${(firstOption < 0 ? words : words.slice(0, firstOption)).join(' ')}`);
+}
+
+/** Writes the Markdown, removes stale figures of this notebook, then renames each file into place. */
+async function swapIn(st: RunState): Promise<void> {
+  await writeOutput(st.tmp, st.outDir, `${st.name}.md`, inertDocument(st.md.join('\n')).replace(/\n{3,}/g, '\n\n').replace(/\n*$/, '\n'));
+  for (const e of await readdir(st.outDir)) {
+    if (new RegExp(`^${escapeRe(st.name)}-\\d+\\.(svg|png|vl\\.json)$`).test(e) && !st.produced.includes(e)) await rm(join(st.outDir, e), { force: true });
+  }
+  for (const f of st.produced) await rename(join(st.tmp, f), join(st.outDir, f));
+}
+
+/** The store, sandboxed as `standoff sql`; its errors become `notebook.*`. */
+async function openNotebookStore(options: NotebookOptions) {
+  try {
+    return await openStore(options.traces, { runs: options.runs, sandbox: true, requireRuns: true });
+  } catch (err) {
+    if (err instanceof StandoffError) throw new StandoffError(err.code.replace(/^store\./, 'notebook.'), err.kind, err.message, { cause: err });
+    throw err;
+  }
+}
+
+/** A fresh temp directory inside outDir (created if needed). */
+async function makeTemp(outDir: string, name: string): Promise<string> {
+  try {
+    await mkdir(outDir, { recursive: true });
+    return await mkdtemp(join(outDir, `.${name}.tmp-`));
+  } catch (err) {
+    throw new StandoffError('notebook.unwritable', 'store', `cannot write notebook output to ${outDir}: ${oneLine((err as Error).message)}`, { cause: err });
+  }
+}
+
 export async function runNotebook(file: string, options: NotebookOptions): Promise<NotebookResult> {
   const log = typeof options.progress === 'function' ? options.progress : options.progress ? (l: string) => process.stderr.write(`notebook: ${terminalLine(l)}\n`) : () => undefined;
   let src: string;
@@ -140,114 +259,31 @@ export async function runNotebook(file: string, options: NotebookOptions): Promi
   const outIsFile = options.out !== undefined && extname(options.out).toLowerCase() === '.md';
   const name = outIsFile ? basename(options.out!, extname(options.out!)) : basename(file, extname(file));
   const outDir = resolve(outIsFile ? dirname(options.out!) : (options.out ?? join('reports', 'notebooks')));
-  const seed = options.seed ?? DEFAULT_REPORT_SEED;
-  const resamples = options.resamples ?? DEFAULT_RESAMPLES;
-  const level = options.level ?? DEFAULT_LEVEL;
+  const ctx = { traces: options.traces, runs: options.runs, seed: options.seed ?? DEFAULT_REPORT_SEED, resamples: options.resamples ?? DEFAULT_RESAMPLES, level: options.level ?? DEFAULT_LEVEL };
   const pieces = parseNotebook(src);
-
-  let store;
-  try {
-    store = await openStore(options.traces, { runs: options.runs, sandbox: true, requireRuns: true });
-  } catch (err) {
-    if (err instanceof StandoffError) throw new StandoffError(err.code.replace(/^store\./, 'notebook.'), err.kind, err.message, { cause: err });
-    throw err;
-  }
+  const store = await openNotebookStore(options);
   let tmp: string | null = null;
   try {
-    try {
-      await mkdir(outDir, { recursive: true });
-      tmp = await mkdtemp(join(outDir, `.${name}.tmp-`));
-    } catch (err) {
-      throw new StandoffError('notebook.unwritable', 'store', `cannot write notebook output to ${outDir}: ${oneLine((err as Error).message)}`, { cause: err });
-    }
-    const md: string[] = [];
-    const produced: string[] = [`${name}.md`];
+    tmp = await makeTemp(outDir, name);
+    const st: RunState = { file, name, outDir, tmp, conn: store.conn, log, md: [], produced: [`${name}.md`], lastRows: null, fig: 0 };
     const counts = { sql: 0, 'vega-lite': 0, standoff: 0 };
-    let lastRows: Record<string, Plain>[] | null = null;
-    let fig = 0;
     for (const p of pieces) {
       if ('text' in p) {
-        md.push(p.text);
+        st.md.push(p.text);
         continue;
       }
-      md.push(`${p.fence}${p.info}\n${p.body}\n${p.fence}`);
+      st.md.push(`${p.fence}${p.info}\n${p.body}\n${p.fence}`);
       if (!p.kind) continue;
       const where = `${file}:${p.line}`;
       counts[p.kind]++;
-      if (p.kind === 'sql') {
-        let r: QueryResult;
-        try {
-          r = await executeReadOnly(store.conn, p.body);
-        } catch (err) {
-          const kind = err instanceof StandoffError && err.kind === 'store' ? 'store' : 'data';
-          throw new StandoffError('notebook.sqlError', kind, `${where}: sql block failed: ${oneLine((err as Error).message)}`, { cause: err });
-        }
-        lastRows = r.rows;
-        md.push('', renderRows(r));
-        log(`${where}: sql, ${r.rows.length} row${r.rows.length === 1 ? '' : 's'}`);
-      } else if (p.kind === 'vega-lite') {
-        let spec: Record<string, unknown>;
-        try {
-          spec = JSON.parse(p.body) as Record<string, unknown>;
-        } catch (err) {
-          throw new StandoffError('notebook.badSpec', 'data', `${where}: vega-lite block is not JSON: ${oneLine((err as Error).message)}`, { cause: err });
-        }
-        if (!spec.data) {
-          if (!lastRows) throw new StandoffError('notebook.badSpec', 'data', `${where}: vega-lite block has no data and no sql block comes before it`);
-          spec.data = { values: lastRows };
-        }
-        spec.config = { ...baseConfig(), ...((spec.config as object) ?? {}) };
-        fig++;
-        const stem = `${name}-${fig}`;
-        let rendered;
-        try {
-          rendered = await renderFigure(spec);
-        } catch (err) {
-          if (err instanceof StandoffError && err.code === 'report.externalData') throw new StandoffError('notebook.externalData', 'data', `${where}: ${err.message}`, { cause: err });
-          if (err instanceof StandoffError && err.code === 'report.generatorTooLarge') throw new StandoffError('notebook.badSpec', 'data', `${where}: ${err.message}`, { cause: err });
-          if (err instanceof StandoffError) throw err;
-          throw new StandoffError('notebook.badSpec', 'data', `${where}: vega-lite block cannot be rendered: ${oneLine((err as Error).message)}`, { cause: err });
-        }
-        await writeOutput(tmp, outDir, `${stem}.vl.json`, inertJson(JSON.stringify(spec, null, 2)) + '\n');
-        await writeOutput(tmp, outDir, `${stem}.svg`, rendered.svg.endsWith('\n') ? rendered.svg : rendered.svg + '\n');
-        await writeOutput(tmp, outDir, `${stem}.png`, rendered.png);
-        produced.push(`${stem}.vl.json`, `${stem}.svg`, `${stem}.png`);
-        const title = typeof spec.title === 'string' ? spec.title : ((spec.title as { text?: string } | undefined)?.text ?? `Figure ${fig}`);
-        md.push('', `![${cell(title)}](${stem}.png)\n\n<sub>[SVG](${stem}.svg) · [Vega-Lite spec with data](${stem}.vl.json)</sub>\n`);
-        log(`${where}: vega-lite, ${stem}.png`);
-      } else {
-        const words = splitWords(p.body.replace(/\\\n/g, ' ').replace(/\n/g, ' ').trim());
-        if (words[0] === 'standoff') words.shift();
-        if (!options.standoff) throw usageError('notebook.badCommand', `${where}: standoff blocks need the CLI's commands (run the notebook with standoff notebook run)`);
-        let output: StandoffBlockOutput;
-        try {
-          output = await options.standoff(words, { where, traces: options.traces, runs: options.runs, seed, resamples, level });
-        } catch (err) {
-          // Errors of the command (a bad metric, a statistic of invalid data) keep their code and gain the position.
-          if (err instanceof StandoffError && !err.code.startsWith('notebook.')) throw new StandoffError(err.code, err.kind, `${where}: ${err.message}`, { cause: err });
-          throw err;
-        }
-        for (const piece of output) {
-          if ('text' in piece) md.push('', piece.text.split('\n').map((line) => cell(line)).join('\n'));
-          else if ('markdown' in piece) md.push('', piece.markdown);
-          else {
-            lastRows = piece.table.rows;
-            md.push('', renderRows(piece.table));
-          }
-        }
-        const firstOption = words.findIndex((w) => w.startsWith('-'));
-        log(`${where}: standoff ${(firstOption < 0 ? words : words.slice(0, firstOption)).join(' ')}`);
-      }
+      if (p.kind === 'sql') await runSqlBlock(st, p, where);
+      else if (p.kind === 'vega-lite') await runVegaBlock(st, p, where);
+      else await runStandoffBlock(st, p, where, options, ctx);
     }
-    await writeOutput(tmp, outDir, `${name}.md`, inertDocument(md.join('\n')).replace(/\n{3,}/g, '\n\n').replace(/\n*$/, '\n'));
-    // Swap in: remove stale figures of this notebook, then rename each file into place.
-    for (const e of await readdir(outDir)) {
-      if (new RegExp(`^${escapeRe(name)}-\\d+\\.(svg|png|vl\\.json)$`).test(e) && !produced.includes(e)) await rm(join(outDir, e), { force: true });
-    }
-    for (const f of produced) await rename(join(tmp, f), join(outDir, f));
+    await swapIn(st);
     await rm(tmp, { recursive: true, force: true });
     tmp = null;
-    return { output: join(outDir, `${name}.md`), files: produced.map((f) => join(outDir, f)).sort(), figures: fig, blocks: counts };
+    return { output: join(outDir, `${name}.md`), files: st.produced.map((f) => join(outDir, f)).sort(), figures: st.fig, blocks: counts };
   } finally {
     store.close();
     if (tmp) await rm(tmp, { recursive: true, force: true }).catch(() => undefined);

@@ -39,3 +39,26 @@ export function cltStandardError(values: Float64Array | readonly number[], optio
   if (k > 0) return Math.sqrt(sumSquaredDeviations(scaleDown(x, k)) / (n - ddof) / n) * 2 ** k;
   return Math.sqrt(sumSquaredDeviations(x) / (n - ddof) / n);
 }
+
+/**
+ * `cltStandardError` from the sufficient statistics of the values: their count n, sum and sum of
+ * squares (what SQL returns per group: `count(v)`, `sum(v)`, `sum(v * v)`), for callers that never
+ * hold the values (`standoff ci bootstrap --from-aggregates`). The sum of squared deviations is
+ * sumSq - sum^2 / n (clamped at 0), which loses relative precision ~ eps * mean^2 / variance
+ * against the two-pass formula: for scores in a bounded range the two agree to ~1e-12.
+ *
+ * Degenerate cases: n not an integer > ddof, or a non-finite sum or sum of squares, throw
+ * (`dataError`).
+ *
+ * @example
+ * import { cltStandardErrorFromMoments } from './clt-standard-error.ts';
+ * cltStandardErrorFromMoments(10, 3, 3); // 0.15275252316519464, as cltStandardError([1,0,0,1,0,0,0,1,0,0])
+ */
+export function cltStandardErrorFromMoments(n: number, sum: number, sumSq: number, options?: CltStandardErrorOptions): number {
+  const fn = 'cltStandardErrorFromMoments';
+  const opts = checkOptions(fn, options);
+  const ddof = checkCount(fn, 'ddof', opts.ddof ?? 1, 0);
+  if (!Number.isInteger(n) || n <= ddof) throw dataError('stats.tooFewValues', `${fn} requires an integer count above ddof (${ddof}), got ${n}`);
+  if (!Number.isFinite(sum) || !Number.isFinite(sumSq)) throw dataError('stats.badValue', `${fn} requires a finite sum and sum of squares, got ${sum} and ${sumSq}`);
+  return Math.sqrt(Math.max(0, sumSq - (sum * sum) / n) / (n - ddof) / n);
+}

@@ -63,3 +63,59 @@ export function clusteredStandardError(
   if (variant === 'cr1') return Math.sqrt((cr0sq * C) / (C - 1));
   return Math.sqrt(cr0sq + sumSquaredDeviations(x) / (N * N * (N - 1)));
 }
+
+/**
+ * `clusteredStandardError` from per-cluster totals: cluster c holds `sizes[c]` values summing to
+ * `sums[c]`; `sumSq` (the sum of squares of all values) is needed only by the 'miller' variant.
+ * This is what SQL returns per cluster (`standoff ci --from-aggregates`). Totals are shifted by
+ * the first cluster's mean before squaring, as the vector form shifts by its first value, so the
+ * two agree to rounding (~1e-15 relative for 0/1 data).
+ *
+ * Degenerate cases: mismatched lengths, negative or non-integer sizes, non-finite sums, fewer than
+ * 2 clusters with values, or 'miller' without a finite `sumSq`, throw (`dataError`). Clusters of
+ * size 0 are left out.
+ *
+ * @example
+ * import { clusteredStandardErrorFromTotals } from './clustered-standard-error.ts';
+ * clusteredStandardErrorFromTotals([2, 0, 1], [2, 2, 2]); // 0.28867513459481287 (cr1), as the example above
+ */
+export function clusteredStandardErrorFromTotals(
+  sums: ArrayLike<number>,
+  sizes: ArrayLike<number>,
+  sumSq?: number,
+  options?: ClusteredStandardErrorOptions,
+): number {
+  const fn = 'clusteredStandardErrorFromTotals';
+  const opts = checkOptions(fn, options);
+  const variant = checkChoice(fn, 'variant', opts.variant ?? 'cr1', ['cr0', 'cr1', 'miller'] as const);
+  if (sums.length !== sizes.length) throw dataError('stats.lengthMismatch', `${fn} requires sums and sizes of the same length, got ${sums.length} and ${sizes.length}`);
+  let C = 0;
+  let N = 0;
+  let total = 0;
+  let shift = NaN;
+  let shifted = 0;
+  for (let c = 0; c < sums.length; c++) {
+    const w = sizes[c];
+    if (!Number.isInteger(w) || w < 0) throw dataError('stats.badCount', `${fn} requires sizes[${c}] to be an integer >= 0, got ${w}`);
+    if (!Number.isFinite(sums[c])) throw dataError('stats.badValue', `${fn} requires sums[${c}] to be finite, got ${sums[c]}`);
+    if (w === 0) continue;
+    if (C === 0) shift = sums[c] / w;
+    C++;
+    N += w;
+    total += sums[c];
+    shifted += sums[c] - w * shift;
+  }
+  if (C < 2) throw dataError('stats.tooFewClusters', `${fn} requires at least 2 clusters, got ${C}`);
+  const m = shifted / N;
+  let s = 0;
+  for (let c = 0; c < sums.length; c++) {
+    if (sizes[c] === 0) continue;
+    const e = sums[c] - sizes[c] * shift - sizes[c] * m;
+    s += e * e;
+  }
+  const cr0sq = s / (N * N);
+  if (variant === 'cr0') return Math.sqrt(cr0sq);
+  if (variant === 'cr1') return Math.sqrt((cr0sq * C) / (C - 1));
+  if (sumSq === undefined || !Number.isFinite(sumSq)) throw dataError('stats.badValue', `${fn} variant 'miller' requires the sum of squares, got ${sumSq}`);
+  return Math.sqrt(cr0sq + Math.max(0, sumSq - (total * total) / N) / (N * N * (N - 1)));
+}

@@ -128,14 +128,15 @@ export { bootstrapInterval, DEGENERATE_BCA_NOTE, type BootstrapInterval, type Bo
 export { normInterQuantile } from './norm-inter-quantile.ts';
 export { jackknifeAcceleration } from './jackknife-acceleration.ts';
 export { type RatioEngine, autoUsesMultinomial } from './ratio-bootstrap.ts';
-export { cltStandardError, type CltStandardErrorOptions } from './clt-standard-error.ts';
+export { cltStandardError, cltStandardErrorFromMoments, type CltStandardErrorOptions } from './clt-standard-error.ts';
 export {
   clusteredStandardError,
+  clusteredStandardErrorFromTotals,
   type ClusteredStandardErrorOptions,
   type ClusteredVariant,
 } from './clustered-standard-error.ts';
 export { type ClusterId } from './cluster-totals.ts';
-export { pairedStandardError, type PairedStandardError, type PairedStandardErrorOptions } from './paired-standard-error.ts';
+export { pairedStandardError, pairedStandardErrorFromMoments, type PairedMoments, type PairedStandardError, type PairedStandardErrorOptions } from './paired-standard-error.ts';
 export {
   pairedPower,
   type PairedPowerOptions,

@@ -192,20 +192,9 @@ function observedPerUnit(data: CompactRatings, level: AlphaLevel): Float64Array 
   return out;
 }
 
-/**
- * Alpha for the compacted matrix; `weights[u]` (default 1) is how often unit u counts.
- * Degenerate rules (the oracle's conventions): no values at all -> null; a single distinct value in
- * the whole (weighted) matrix -> 1 (with `requirePairs`, only if some unit is pairable); otherwise
- * no pairable unit or no variation among the pairable values (D_e = 0) -> null.
- */
-export function alphaCore(
-  data: CompactRatings,
-  level: AlphaLevel,
-  weights?: Int32Array | Float64Array,
-  /** When true, no pairable value -> null even if the matrix holds one value (used for resamples). */
-  requirePairs = false,
-): AlphaCore {
-  const { unitCount, unitStart, valueIdx, numeric, distinct } = data;
+/** Value marginals n_c over the pairable units (m_u >= 2), weighted; units counted with repeats. */
+function pairableMarginals(data: CompactRatings, weights?: Int32Array | Float64Array): { nc: Float64Array; units: number; n: number; kindsPairable: number } {
+  const { unitCount, unitStart, valueIdx, distinct } = data;
   const nc = new Float64Array(distinct);
   let units = 0;
   for (let u = 0; u < unitCount; u++) {
@@ -223,16 +212,23 @@ export function alphaCore(
     n += nc[c];
     if (nc[c] > 0) kindsPairable++;
   }
+  return { nc, units, n, kindsPairable };
+}
 
-  // Positions for the squared-difference metrics (interval: centred values; ordinal: rank positions).
-  let pos: Float64Array | null = null;
+/**
+ * The expected pair sum sum_ck n_c n_k d_ck, and for the squared-difference metrics the centred
+ * positions (interval: values; ordinal: rank positions) the observed term reuses.
+ */
+function expectedPairSum(level: AlphaLevel, nc: Float64Array, n: number, numeric: Float64Array): { expected: number; pos: Float64Array | null } {
+  const distinct = nc.length;
   let expected = 0;
   if (level === 'nominal') {
     let sq = 0;
     for (let c = 0; c < distinct; c++) sq += nc[c] * nc[c];
-    expected = n * n - sq;
-  } else if (level === 'interval' || level === 'ordinal') {
-    pos = new Float64Array(distinct);
+    return { expected: n * n - sq, pos: null };
+  }
+  if (level === 'interval' || level === 'ordinal') {
+    const pos = new Float64Array(distinct);
     if (level === 'interval') {
       for (let c = 0; c < distinct; c++) pos[c] = numeric[c];
     } else {
@@ -250,70 +246,96 @@ export function alphaCore(
       pos[c] -= mean;
       ss += nc[c] * pos[c] * pos[c];
     }
-    expected = 2 * n * ss;
-  } else {
-    for (let c = 0; c < distinct; c++) {
-      if (nc[c] === 0) continue;
-      let row = 0;
-      for (let k = c + 1; k < distinct; k++) if (nc[k] !== 0) row += nc[k] * ratioDelta(numeric[c], numeric[k]);
-      expected += 2 * nc[c] * row;
-    }
+    return { expected: 2 * n * ss, pos };
   }
+  for (let c = 0; c < distinct; c++) {
+    if (nc[c] === 0) continue;
+    let row = 0;
+    for (let k = c + 1; k < distinct; k++) if (nc[k] !== 0) row += nc[k] * ratioDelta(numeric[c], numeric[k]);
+    expected += 2 * nc[c] * row;
+  }
+  return { expected, pos: null };
+}
 
-  // Decided structurally, not by the floating-point value of D_e (an ulp of rounding in a mean
-  // must not turn "no variation" into a huge or tiny alpha).
-  if (kindsPairable < 2) expected = 0;
-  if (n === 0 && requirePairs) {
-    return { alpha: null, units, pairableValues: 0, observedDisagreement: null, expectedDisagreement: null };
-  }
-  if (n === 0 || expected === 0) {
-    // Undefined (0/0) unless the whole matrix holds one value, which alpha counts as agreement.
-    const seen = new Uint8Array(distinct);
-    let kinds = 0;
-    for (let u = 0; u < unitCount && kinds < 2; u++) {
-      if (weights && weights[u] === 0) continue;
-      for (let i = unitStart[u]; i < unitStart[u + 1]; i++) {
-        if (seen[valueIdx[i]] === 0) {
-          seen[valueIdx[i]] = 1;
-          kinds++;
-        }
+/** Alpha when D_e is 0 or nothing is pairable: 1 when the whole (weighted) matrix holds one value, else undefined. */
+function degenerateAlpha(data: CompactRatings, weights: Int32Array | Float64Array | undefined, units: number, n: number): AlphaCore {
+  const { unitCount, unitStart, valueIdx, distinct } = data;
+  const seen = new Uint8Array(distinct);
+  let kinds = 0;
+  for (let u = 0; u < unitCount && kinds < 2; u++) {
+    if (weights && weights[u] === 0) continue;
+    for (let i = unitStart[u]; i < unitStart[u + 1]; i++) {
+      if (seen[valueIdx[i]] === 0) {
+        seen[valueIdx[i]] = 1;
+        kinds++;
       }
     }
-    const defined = n > 0;
-    return {
-      alpha: kinds === 1 ? 1 : null,
-      units,
-      pairableValues: n,
-      observedDisagreement: defined ? 0 : null,
-      expectedDisagreement: defined ? 0 : null,
-    };
   }
+  const defined = n > 0;
+  return {
+    alpha: kinds === 1 ? 1 : null,
+    units,
+    pairableValues: n,
+    observedDisagreement: defined ? 0 : null,
+    expectedDisagreement: defined ? 0 : null,
+  };
+}
 
+/** The observed pair sum sum_ck o_ck d_ck: per-unit sums precomputed, or (ordinal) from the positions. */
+function observedPairSum(data: CompactRatings, pos: Float64Array | null, weights?: Int32Array | Float64Array): number {
+  const { unitCount, unitStart, valueIdx } = data;
   let observed = 0;
   if (data.observed) {
     const obs = data.observed;
     if (weights) for (let u = 0; u < unitCount; u++) observed += weights[u] * obs[u];
     else for (let u = 0; u < unitCount; u++) observed += obs[u];
-  } else {
-    const p = pos as Float64Array;
-    for (let u = 0; u < unitCount; u++) {
-      const s = unitStart[u];
-      const e = unitStart[u + 1];
-      const m = e - s;
-      if (m < 2) continue;
-      const w = weights ? weights[u] : 1;
-      if (w === 0) continue;
-      let mean = 0;
-      for (let i = s; i < e; i++) mean += p[valueIdx[i]];
-      mean /= m;
-      let ss = 0;
-      for (let i = s; i < e; i++) {
-        const d = p[valueIdx[i]] - mean;
-        ss += d * d;
-      }
-      observed += (w * 2 * m * ss) / (m - 1);
-    }
+    return observed;
   }
+  const p = pos as Float64Array;
+  for (let u = 0; u < unitCount; u++) {
+    const s = unitStart[u];
+    const e = unitStart[u + 1];
+    const m = e - s;
+    if (m < 2) continue;
+    const w = weights ? weights[u] : 1;
+    if (w === 0) continue;
+    let mean = 0;
+    for (let i = s; i < e; i++) mean += p[valueIdx[i]];
+    mean /= m;
+    let ss = 0;
+    for (let i = s; i < e; i++) {
+      const d = p[valueIdx[i]] - mean;
+      ss += d * d;
+    }
+    observed += (w * 2 * m * ss) / (m - 1);
+  }
+  return observed;
+}
+
+/**
+ * Alpha for the compacted matrix; `weights[u]` (default 1) is how often unit u counts.
+ * Degenerate rules (the oracle's conventions): no values at all -> null; a single distinct value in
+ * the whole (weighted) matrix -> 1 (with `requirePairs`, only if some unit is pairable); otherwise
+ * no pairable unit or no variation among the pairable values (D_e = 0) -> null.
+ */
+export function alphaCore(
+  data: CompactRatings,
+  level: AlphaLevel,
+  weights?: Int32Array | Float64Array,
+  /** When true, no pairable value -> null even if the matrix holds one value (used for resamples). */
+  requirePairs = false,
+): AlphaCore {
+  const { nc, units, n, kindsPairable } = pairableMarginals(data, weights);
+  const e = expectedPairSum(level, nc, n, data.numeric);
+  // Decided structurally, not by the floating-point value of D_e (an ulp of rounding in a mean
+  // must not turn "no variation" into a huge or tiny alpha).
+  const expected = kindsPairable < 2 ? 0 : e.expected;
+  if (n === 0 && requirePairs) {
+    return { alpha: null, units, pairableValues: 0, observedDisagreement: null, expectedDisagreement: null };
+  }
+  // Undefined (0/0) unless the whole matrix holds one value, which alpha counts as agreement.
+  if (n === 0 || expected === 0) return degenerateAlpha(data, weights, units, n);
+  const observed = observedPairSum(data, e.pos, weights);
   return {
     alpha: 1 - ((n - 1) * observed) / expected,
     units,

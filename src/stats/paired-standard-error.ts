@@ -80,3 +80,57 @@ export function pairedStandardError(
     correlation,
   };
 }
+
+/** Sufficient statistics of n pairs (a_i, b_i): sums, sums of squares and the cross-product sum. */
+export interface PairedMoments {
+  n: number;
+  sumA: number;
+  sumB: number;
+  sumSqA: number;
+  sumSqB: number;
+  sumAB: number;
+}
+
+/**
+ * `pairedStandardError` from the pairs' sufficient statistics (what SQL returns: `count(*)`,
+ * `sum(a)`, `sum(b)`, `sum(a * a)`, `sum(b * b)`, `sum(a * b)`; for 0/1 outcomes these are the
+ * four pattern counts: both right = sumAB, only a = sumA - sumAB, only b = sumB - sumAB), for
+ * `standoff ci paired --from-aggregates`. Same formulas, with each sum of squared deviations as
+ * sumSq - sum^2 / n (clamped at 0) and the differences' as sumSqA - 2 sumAB + sumSqB - (sumA -
+ * sumB)^2 / n: exact sums (integer data) give the means bit for bit and the SEs to ~1e-12.
+ *
+ * Degenerate cases: n not an integer > ddof, or non-finite sums, throw (`dataError`).
+ *
+ * @example
+ * import { pairedStandardErrorFromMoments } from './paired-standard-error.ts';
+ * pairedStandardErrorFromMoments({ n: 4, sumA: 3, sumB: 2, sumSqA: 3, sumSqB: 2, sumAB: 2 });
+ * // meanDiff 0.25, sePaired 0.25, as pairedStandardError([1, 1, 0, 1], [1, 0, 0, 1])
+ */
+export function pairedStandardErrorFromMoments(m: PairedMoments, options?: PairedStandardErrorOptions): PairedStandardError {
+  const fn = 'pairedStandardErrorFromMoments';
+  const opts = checkOptions(fn, options);
+  const ddof = checkCount(fn, 'ddof', opts.ddof ?? 1, 0);
+  const { n, sumA, sumB, sumSqA, sumSqB, sumAB } = m;
+  if (!Number.isInteger(n) || n <= ddof) throw dataError('stats.tooFewValues', `${fn} requires more pairs than ddof (${ddof}), got ${n}`);
+  for (const [k, v] of Object.entries({ sumA, sumB, sumSqA, sumSqB, sumAB })) {
+    if (!Number.isFinite(v)) throw dataError('stats.badValue', `${fn} requires ${k} to be finite, got ${v}`);
+  }
+  const sumD = sumA - sumB;
+  const ssd = (sq: number, s: number) => Math.max(0, sq - (s * s) / n);
+  const varA = ssd(sumSqA, sumA) / (n - ddof);
+  const varB = ssd(sumSqB, sumB) / (n - ddof);
+  const varD = ssd(sumSqA - 2 * sumAB + sumSqB, sumD) / (n - ddof);
+  const covariance = (sumAB - (sumA * sumB) / n) / (n - ddof);
+  const correlation = varA > 0 && varB > 0 ? Math.max(-1, Math.min(1, covariance / Math.sqrt(varA * varB))) : NaN;
+  return {
+    n,
+    meanA: sumA / n,
+    meanB: sumB / n,
+    meanDiff: sumD / n,
+    sdDiff: Math.sqrt(varD),
+    sePaired: Math.sqrt(varD / n),
+    seUnpaired: Math.sqrt((varA + varB) / n),
+    covariance,
+    correlation,
+  };
+}

@@ -112,9 +112,9 @@ export function createXoshiro128(seed: number): Xoshiro128 {
   return fromState(seed, new Int32Array(splitMix64Pair(seed)));
 }
 
-function fromState(seed: number, st: Int32Array): Xoshiro128 {
-
-  const uint32 = (): number => {
+/** The generator step on the live state `st`: returns the next raw 32-bit draw and advances st. */
+function stepper(st: Int32Array): () => number {
+  return (): number => {
     let s0 = st[0];
     let s1 = st[1];
     let s2 = st[2];
@@ -134,22 +134,60 @@ function fromState(seed: number, st: Int32Array): Xoshiro128 {
     st[3] = s3;
     return res;
   };
+}
 
-  const checkM = (m: number): void => {
-    if (!Number.isInteger(m) || m < 1 || m > 2147483648) {
-      throw dataError('stats.badCount', `xoshiro128 requires m to be an integer in [1, 2^31], got ${show(m)}`);
+function checkM(m: number): void {
+  if (!Number.isInteger(m) || m < 1 || m > 2147483648) {
+    throw dataError('stats.badCount', `xoshiro128 requires m to be an integer in [1, 2^31], got ${show(m)}`);
+  }
+}
+
+/** One exact Lemire draw in [0, m) (slow path for any m). */
+function intSlow(uint32: () => number, m: number): number {
+  const thr = (TWO32 - m) % m;
+  for (;;) {
+    const [hi, lo] = mulHiLo(uint32(), m);
+    if (lo >= thr) return hi;
+  }
+}
+
+/** `countIndices` for m > 2^21: exact draws one at a time. */
+function countSlow(uint32: () => number, counts: Uint8Array, m: number, k: number): number {
+  let wraps = 0;
+  for (let i = 0; i < k; i++) {
+    const j = intSlow(uint32, m);
+    const v = (counts[j] + 1) & 255;
+    counts[j] = v;
+    if (v === 0) wraps++;
+  }
+  return wraps;
+}
+
+/** The reference 2^64-step jump applied to the live state. */
+function jumpState(st: Int32Array, uint32: () => number): void {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  for (let i = 0; i < 4; i++) {
+    for (let b = 0; b < 32; b++) {
+      if ((JUMP[i] >>> b) & 1) {
+        s0 ^= st[0];
+        s1 ^= st[1];
+        s2 ^= st[2];
+        s3 ^= st[3];
+      }
+      uint32();
     }
-  };
+  }
+  st[0] = s0;
+  st[1] = s1;
+  st[2] = s2;
+  st[3] = s3;
+}
 
-  /** One exact Lemire draw (slow path for any m). */
-  const intSlow = (m: number): number => {
-    const thr = (TWO32 - m) % m;
-    for (;;) {
-      const [hi, lo] = mulHiLo(uint32(), m);
-      if (lo >= thr) return hi;
-    }
-  };
-
+function fromState(seed: number, st: Int32Array): Xoshiro128 {
+  const uint32 = stepper(st);
   return {
     seed,
     algorithm: 'xoshiro128**',
@@ -162,7 +200,7 @@ function fromState(seed: number, st: Int32Array): Xoshiro128 {
     },
     int(m: number): number {
       checkM(m);
-      if (m > FAST_M) return intSlow(m);
+      if (m > FAST_M) return intSlow(uint32, m);
       const thr = (TWO32 - m) % m;
       for (;;) {
         const x = uint32();
@@ -175,38 +213,10 @@ function fromState(seed: number, st: Int32Array): Xoshiro128 {
       if (m > counts.length) {
         throw dataError('stats.badShape', `xoshiro128 countIndices needs counts of length >= ${m}, got ${counts.length}`);
       }
-      if (m > FAST_M) {
-        let wraps = 0;
-        for (let i = 0; i < k; i++) {
-          const j = intSlow(m);
-          const v = (counts[j] + 1) & 255;
-          counts[j] = v;
-          if (v === 0) wraps++;
-        }
-        return wraps;
-      }
-      return countFast(st, counts, m, k);
+      return m > FAST_M ? countSlow(uint32, counts, m, k) : countFast(st, counts, m, k);
     },
     jump(): void {
-      let s0 = 0;
-      let s1 = 0;
-      let s2 = 0;
-      let s3 = 0;
-      for (let i = 0; i < 4; i++) {
-        for (let b = 0; b < 32; b++) {
-          if ((JUMP[i] >>> b) & 1) {
-            s0 ^= st[0];
-            s1 ^= st[1];
-            s2 ^= st[2];
-            s3 ^= st[3];
-          }
-          uint32();
-        }
-      }
-      st[0] = s0;
-      st[1] = s1;
-      st[2] = s2;
-      st[3] = s3;
+      jumpState(st, uint32);
     },
     copy(): Xoshiro128 {
       return fromState(seed, Int32Array.from(st));

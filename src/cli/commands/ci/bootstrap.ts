@@ -18,12 +18,20 @@ export function registerCiBootstrap(ci: Command): void {
       .option('--no-cluster', 'treat every observation as independent (the output says so)')
       .option('--input <file>', 'a CSV or Parquet file instead of the store')
       .option('--value <col>', 'with --input: the numeric column')
-      .option('--item <cols>', 'with --input: the item column(s); rows of one item are resampled together (the same as --cluster; over the store the item is the cluster by default)'),
+      .option('--item <cols>', 'with --input: the item column(s); rows of one item are resampled together (the same as --cluster; over the store the item is the cluster by default)')
+      .option('--from-aggregates <file>', 'per-cluster n, sum, sum_sq that any SQL engine wrote with sql/cluster-aggregates.sql (CSV or Parquet; docs/scale.md): the clustered bootstrap of the mean, as over the store; --by picks its group columns, --metric labels it'),
   )
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
   metricOptions(boot)
     .action(
-      action(async (o: StatsCommon & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; item?: string; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number }) => {
+      action(async (o: StatsCommon & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; item?: string; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number; fromAggregates?: string }) => {
+        if (o.fromAggregates) {
+          if (o.input || o.metricSql || o.reduce || o.value || o.item) throw usageError('ci.conflict', '--from-aggregates reads one file of per-cluster sums: --input, --value, --item, --metric-sql and --reduce do not apply (--metric only labels it)');
+          if (o.cluster === false) throw usageError('ci.conflict', '--from-aggregates holds per-cluster sums: the interval is clustered (--no-cluster needs the observations)');
+          const { ciBootstrapAggregates } = await import('../../../analysis/ci-aggregates.ts');
+          printResult(await ciBootstrapAggregates({ ...o, file: o.fromAggregates, cluster: o.cluster || undefined }), o.format);
+          return;
+        }
         if (o.input) {
           if (o.metricSql || o.reduce) throw usageError('ci.conflict', '--metric-sql and --reduce go with the store, not --input');
           const { ciBootstrapInput } = await import('../../../analysis/ci-input.ts');
@@ -42,6 +50,7 @@ export function registerCiBootstrap(ci: Command): void {
     'standoff ci bootstrap --traces S --metric quality --by subject_model --reduce mean',
     'standoff ci bootstrap --traces S --metric-sql metrics/hard_items.sql --by subject_model',
     'standoff ci bootstrap --input scores.csv --value score --method bca --format json',
+    'standoff ci bootstrap --from-aggregates clusters.csv --by subject_model --seed 7   # sums from Spark/Trino (docs/scale.md)',
     'standoff ci bootstrap --input scores.csv --value score --cluster item',
     'standoff ci bootstrap --input results.csv --value quality --by model --cluster sample_id',
     'standoff ci bootstrap --input results.csv --value quality --by model --item sample_id   # --item: the same as --cluster',

@@ -21,13 +21,20 @@ export function registerCiExact(ci: Command): void {
       .option('--by <cols>', 'group by these columns (comma-separated)', collect)
       .option('--aggregates', 'use the aggregates table (ingested results tables) for --metric')
       .option('--input <file>', 'a CSV or Parquet file: with --value, a 0/1 column to count; without, successes and trials columns (one interval per row, or per --by group)')
-      .option('--value <col>', 'with --input: the 0/1 column (also true/false, yes/no, C/I) whose successes and trials are counted'),
+      .option('--value <col>', 'with --input: the 0/1 column (also true/false, yes/no, C/I) whose successes and trials are counted')
+      .option('--from-aggregates <file>', 'per-cluster sums that any SQL engine wrote with sql/cluster-aggregates.sql (CSV or Parquet; docs/scale.md); --by picks its group columns, --metric labels it'),
   )
     .option('--sided <s>', 'two, upper (one-sided upper bound) or lower', 'two');
   metricOptions(exact)
     .action(
-      action(async (o: StatsCommon & InputShape & { successes?: number; trials?: number; metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; sided: string; aggregates?: boolean; input?: string; value?: string; missing: Missing }) => {
+      action(async (o: StatsCommon & InputShape & { successes?: number; trials?: number; metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; sided: string; aggregates?: boolean; input?: string; value?: string; missing: Missing; fromAggregates?: string }) => {
         const sided = checkSided(o.sided);
+        if (o.fromAggregates) {
+          if (o.successes !== undefined || o.trials !== undefined || o.input || o.metricSql || o.reduce || o.aggregates || o.value) throw usageError('ci.conflict', '--from-aggregates reads one file of per-cluster sums: --successes, --trials, --input, --value, --metric-sql, --reduce and --aggregates do not apply (--metric only labels it)');
+          const { ciExactAggregates } = await import('../../../analysis/ci-aggregates.ts');
+          printResult(await ciExactAggregates({ file: o.fromAggregates, metric: o.metric, by: o.by, level: o.level, sided, delimiter: o.delimiter }), o.format);
+          return;
+        }
         if (o.successes !== undefined || o.trials !== undefined) {
           if (o.successes === undefined || o.trials === undefined) throw usageError('ci.missingArg', '--successes and --trials go together');
           if (o.metric || o.metricSql || o.input) throw usageError('ci.conflict', 'give one of --successes/--trials, --input or --metric');
@@ -57,6 +64,7 @@ export function registerCiExact(ci: Command): void {
     'standoff ci exact --traces S --metric correct --by subject_model --reduce at_least_one',
     'standoff ci exact --aggregates --metric gathered_evidence --by subject_model',
     'standoff ci exact --input published-table.csv   # columns successes, trials (+ any labels)',
+    'standoff ci exact --from-aggregates clusters.parquet --by subject_model --metric correct   # sums from Spark/Trino (docs/scale.md)',
     'standoff ci exact --input results.csv --value correct --by model',
     "standoff ci exact --input export.csv --value score --by model --delimiter ';'   # the delimiter is detected anyway",
   );
