@@ -209,68 +209,6 @@ export function sliceDots(s: SlicesSection, subjects: string[], colours: Record<
   };
 }
 
-/** Forest plot of paired differences. */
-export function forestPlot(p: PairwiseSection, level: number): FigureSpec {
-  const values = p.comparisons
-    .filter((c) => c.difference !== null)
-    .map((c) => ({
-      metric: METRIC_LABEL[c.metric],
-      pair: `${c.a} − ${c.b}`,
-      difference: pct100(c.difference),
-      lower: pct100(c.lower),
-      upper: pct100(c.upper),
-      p_holm: c.p_holm,
-      pairs: c.pairs,
-    }));
-  const L = Math.round(level * 100);
-  const pairs = [...new Set(values.map((v) => v.pair))];
-  return {
-    name: 'pairwise',
-    caption: `Paired differences between subjects (A − B, percentage points) with ${L}% paired cluster bootstrap intervals (scenarios resampled).`,
-    spec: {
-      $schema: SCHEMA,
-      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by scenario × epoch; lines: ${L}% paired cluster bootstrap interval (scenarios resampled); dashed line at 0: no difference` },
-      data: { values },
-      facet: {
-        row: {
-          field: 'metric',
-          type: 'nominal',
-          title: null,
-          sort: ['gathered_evidence', 'policy_action', 'alignment'].map((m) => METRIC_LABEL[m as MainMetric]),
-          header: { labelAngle: 0, labelAlign: 'left', labelAnchor: 'start', labelOrient: 'top', labelFontSize: 13, labelFontWeight: 'bold' },
-        },
-      },
-      spec: {
-        width: 460,
-        height: { step: 22 },
-        layer: [
-          { mark: { type: 'rule', strokeDash: [4, 3], strokeWidth: 1.5, color: '#444' }, encoding: { x: { datum: 0, type: 'quantitative' } } },
-          {
-            mark: { type: 'rule', strokeWidth: 2, color: '#0072B2' },
-            encoding: {
-              y: { field: 'pair', type: 'nominal', title: null, sort: pairs },
-              x: {
-                field: 'lower',
-                type: 'quantitative',
-                title: 'Difference A − B (percentage points)',
-                scale: { domain: [-100, 100] },
-                // Ticks every 25 points, so the zero line is a labelled tick.
-                axis: { values: [-100, -75, -50, -25, 0, 25, 50, 75, 100], labelExpr: "datum.value === 0 ? '0 = no difference' : datum.label" },
-              },
-              x2: { field: 'upper' },
-            },
-          },
-          {
-            mark: { type: 'point', filled: true, size: 60, color: '#0b3a5c' },
-            encoding: { y: { field: 'pair', type: 'nominal', sort: pairs }, x: { field: 'difference', type: 'quantitative' }, tooltip: [{ field: 'pair' }, { field: 'difference' }, { field: 'p_holm' }] },
-          },
-        ],
-      },
-      config: baseConfig(),
-    },
-  };
-}
-
 export const OUTCOME_ORDER = ['Facts right, action right', 'Facts right, action wrong', 'Fact wrong, action right', 'Fact wrong, action wrong'];
 /** Action right: blues, action wrong: oranges (Okabe-Ito); dark = facts right, light = a fact wrong. */
 export const OUTCOME_COLOURS = ['#0072B2', '#D55E00', '#56B4E9', '#E69F00'];

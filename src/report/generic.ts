@@ -21,14 +21,14 @@
  * Scorer names and metadata keys never enter SQL text: every scorer is read at once from the
  * tables and split in JS, and metadata keys are read as data (`json_keys`, `->>`).
  */
-import { benjaminiHochberg, clopperPearson, cltStandardError, holm } from '../stats/index.ts';
+import { clopperPearson, cltStandardError } from '../stats/index.ts';
 import { query } from '../store/duckdb.ts';
 import { withinTolerance } from '../ingest/lm-eval/reconcile.ts';
 import type { ReportedMetric } from '../ingest/reported-metrics.ts';
 import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, ppInterval, pValue, rateCell, table, byText } from './markdown.ts';
 import { KIND_SQL, ORDINAL_MAX_LEVELS, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from '../analysis/metrics.ts';
 import { metricRates, type Interval } from '../analysis/rates.ts';
-import { MDE_POWER, tryComparePaired } from '../analysis/paired-comparison.ts';
+import { ADJUST_LABEL, ADJUST_METHODS, pairwiseOf, renderPairwise, type PairwiseView, type Adjust, type Comparison, type PairFamily, type PairwiseSection } from './sections/pairwise.ts';
 import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from '../analysis/judge-patterns.ts';
 import type { ReportContext } from './sections/context.ts';
 import type { AlphaLevel } from '../stats/index.ts';
@@ -63,35 +63,10 @@ export interface ScorerResult {
   bootstrap: Interval | null;
 }
 
-export interface GenericComparison {
-  suite: string;
-  scorer: string;
-  kind: MetricKind | null;
-  a: string;
-  b: string;
-  pairs: number;
-  clusters: number | null;
-  sampling: 'clustered' | 'independent' | null;
-  mean_a: number | null;
-  mean_b: number | null;
-  difference: number | null;
-  lower: number | null;
-  upper: number | null;
-  se: number | null;
-  correlation: number | null;
-  p_value: number | null;
-  /** Holm within the comparison's family (its task and scorer). */
-  p_holm: number | null;
-  /** Adjusted by the report's `--adjust` method within the family (null with `none`). */
-  p_adjusted: number | null;
-  mde: number | null;
-  note?: string;
-}
-
-/** Multiple-comparison adjustment of the pairwise p-values (`--adjust`). */
-export type Adjust = 'holm' | 'bh' | 'none';
-export const ADJUST_METHODS: readonly Adjust[] = ['holm', 'bh', 'none'];
-export const ADJUST_LABEL: Record<Adjust, string> = { holm: 'Holm', bh: 'Benjamini-Hochberg', none: 'none' };
+/** A pairwise comparison of the core sections (`sections/pairwise.ts`, the one implementation). */
+export type GenericComparison = Comparison;
+export type { Adjust };
+export { ADJUST_LABEL, ADJUST_METHODS };
 
 export interface GenericJudges {
   scorer: string;
@@ -151,14 +126,7 @@ export interface GenericSections {
   results: ScorerResult[];
   /** Corpus-level metrics: in the results, with no per-sample interval. */
   corpus: CorpusMetric[];
-  pairwise: {
-    comparisons: GenericComparison[];
-    power: number;
-    alpha: number;
-    adjust: Adjust;
-    /** The family each adjustment runs within: the comparisons of one task (suite) and one scorer. */
-    family: 'task x scorer';
-  };
+  pairwise: PairwiseSection;
   judges: GenericJudges[];
   slices: { dimensions: string[]; rows: GenericSlice[] };
   reconciliation: Reconciliation[];
@@ -228,9 +196,24 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
     }
   }
 
-  // Pairwise: every pair of subjects of a suite, per scorer, paired on item x epoch.
-  const alpha = Number((1 - ctx.level).toPrecision(12));
-  const comparisons: GenericComparison[] = [];
+  return {
+    suites,
+    scorers,
+    results,
+    corpus: await corpusMetrics(ctx),
+    pairwise: pairwiseOf(await genericPairFamilies(ctx, scorers), { ...o, adjust }),
+    judges: await judgesOf(ctx),
+    slices: await slicesOf(ctx, opts.slices ?? []),
+    reconciliation: await reconcile(ctx),
+    samples: await samplesOf(ctx),
+  };
+}
+
+/**
+ * The pairwise families of the core sections: per task x scorer, each subject's value on each
+ * item x epoch (rows in text order of item and epoch), clustered on the item where epochs repeat it.
+ */
+async function genericPairFamilies(ctx: ReportContext, scorers: ScorerInfo[]): Promise<PairFamily[]> {
   const obs = await ctx.q(`SELECT suite, scorer, subject, scenario_id, epoch, value FROM g_obs WHERE NOT noanswer AND value IS NOT NULL ORDER BY suite, scorer, subject, scenario_id, epoch`);
   const groups = new Map<string, Map<string, Map<string, { v: number; item: string }>>>();
   for (const r of obs) {
@@ -241,64 +224,21 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
     if (!bySubject.has(s)) bySubject.set(s, new Map());
     bySubject.get(s)!.set(`${r.scenario_id}\u0000${r.epoch}`, { v: Number(r.value), item: String(r.scenario_id) });
   }
+  const out: PairFamily[] = [];
   for (const info of scorers) {
     const bySubject = groups.get(`${info.suite}\u0000${info.scorer}`);
     if (!bySubject) continue;
     const subjects = [...bySubject.keys()].sort(byText);
-    for (let i = 0; i < subjects.length; i++) {
-      for (let j = i + 1; j < subjects.length; j++) {
-        const A = bySubject.get(subjects[i])!;
-        const B = bySubject.get(subjects[j])!;
-        const keys = [...A.keys()].filter((k) => B.has(k)).sort(byText);
-        const base: GenericComparison = { suite: info.suite, scorer: info.scorer, kind: info.kind, a: subjects[i], b: subjects[j], pairs: keys.length, clusters: null, sampling: null, mean_a: null, mean_b: null, difference: null, lower: null, upper: null, se: null, correlation: null, p_value: null, p_holm: null, p_adjusted: null, mde: null };
-        const items = keys.map((k) => A.get(k)!.item);
-        const repeated = new Set(items).size < items.length;
-        const r = tryComparePaired(Float64Array.from(keys, (k) => A.get(k)!.v), Float64Array.from(keys, (k) => B.get(k)!.v), repeated ? items : null, repeated ? 'scenario_id' : null, o);
-        if (!('n' in r)) {
-          comparisons.push({ ...base, note: keys.length === 0 ? 'no shared items' : r.note });
-          continue;
-        }
-        comparisons.push({
-          ...base,
-          clusters: r.clusters ?? null,
-          sampling: r.sampling,
-          mean_a: r.mean_a,
-          mean_b: r.mean_b,
-          difference: r.mean_diff,
-          lower: r.lower,
-          upper: r.upper,
-          se: r.se,
-          correlation: r.correlation,
-          p_value: r.p_value,
-          mde: r.mde,
-          ...(r.note ? { note: r.note } : {}),
-        });
-      }
-    }
-  }
-  // Each family (one task's comparisons on one scorer) is adjusted on its own: unrelated scorers
-  // and tasks do not dilute each other.
-  for (const fam of new Set(comparisons.map((c) => `${c.suite}\u0000${c.scorer}`))) {
-    const mine = comparisons.filter((c) => `${c.suite}\u0000${c.scorer}` === fam);
-    const h = holm(mine.map((c) => c.p_value));
-    const a = adjust === 'bh' ? benjaminiHochberg(mine.map((c) => c.p_value)) : adjust === 'holm' ? h : mine.map(() => null);
-    mine.forEach((c, i) => {
-      c.p_holm = h[i];
-      c.p_adjusted = a[i];
+    const item = new Map<string, string>();
+    for (const m of bySubject.values()) for (const [k, x] of m) item.set(k, x.item);
+    const keys = [...item.keys()].sort(byText);
+    out.push({
+      suite: info.suite, scorer: info.scorer, metric: info.metric, kind: info.kind, label: info.metric, subjects, clusterWhen: 'repeated',
+      clusters: keys.map((k) => item.get(k)!),
+      cols: subjects.map((s) => Float64Array.from(keys, (k) => bySubject.get(s)!.get(k)?.v ?? Number.NaN)),
     });
   }
-
-  return {
-    suites,
-    scorers,
-    results,
-    corpus: await corpusMetrics(ctx),
-    pairwise: { comparisons, power: MDE_POWER, alpha, adjust, family: 'task x scorer' },
-    judges: await judgesOf(ctx),
-    slices: await slicesOf(ctx, opts.slices ?? []),
-    reconciliation: await reconcile(ctx),
-    samples: await samplesOf(ctx),
-  };
+  return out;
 }
 
 /** Metrics whose reporting declares a 0/1 scorer: Inspect's accuracy over C/I, lm-eval's acc, acc_norm, exact_match. */
@@ -575,42 +515,7 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
 
   out.push('<!-- figure:scorer-forest -->\n', '<!-- figure:task-heatmap -->\n');
   n++;
-  out.push(`## ${n}. Pairwise subject comparisons per scorer\n`);
-  const cmp = g.pairwise.comparisons;
-  if (cmp.length === 0) out.push('Fewer than two subjects share a scorer: nothing to compare.\n');
-  else {
-    const m = cmp.filter((c) => c.p_value !== null).length;
-    out.push(
-      `mean(A − B) over samples paired on item × epoch (percentage points for binary scorers). ${L}% interval: paired bootstrap (percentile), clustered on the item where epochs repeat it; ` +
-        `p: two-sided z-test on the paired SE (cluster-robust CR1 where clustered), ${adjustText(g.pairwise.adjust, cmp)}; MDE: the smallest true difference detected with ${Math.round(g.pairwise.power * 100)}% power at α = ${fixed(g.pairwise.alpha, 2)}. ` +
-        `Same numbers as \`standoff ci paired --metric NAME --a A --b B\`.\n`,
-    );
-    out.push(
-      table(
-        [...(several ? ['Suite'] : []), 'Scorer', 'A', 'B', 'Pairs', 'A', 'B', 'A − B', `${L}% CI`, 'p', ...(g.pairwise.adjust === 'none' ? [] : [`p (${g.pairwise.adjust === 'bh' ? 'BH' : 'Holm'}, within ${several ? 'task and ' : ''}scorer)`]), 'MDE'],
-        cmp.map((c) => {
-          const b = isBinary(c.kind);
-          const d = (x: number | null) => (b ? pp(x) : x === null ? '—' : (x >= 0 ? '+' : '−') + fixed(Math.abs(x), 3));
-          return [
-            ...(several ? [cell(c.suite)] : []),
-            cell(scorerMetricName(c.scorer)),
-            cell(c.a),
-            cell(c.b),
-            fmtCount(c.pairs),
-            value(c.kind, c.mean_a),
-            value(c.kind, c.mean_b),
-            d(c.difference),
-            c.lower === null ? cell(c.note ?? '—') : b ? ppInterval(c.lower, c.upper) : numInterval(c.lower, c.upper),
-            pValue(c.p_value),
-            ...(g.pairwise.adjust === 'none' ? [] : [pValue(c.p_adjusted)]),
-            c.mde === null ? '—' : `±${b ? pp(c.mde).replace('+', '') : fixed(c.mde, 3)}`,
-          ];
-        }),
-        [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', ...(g.pairwise.adjust === 'none' ? [] : ['r' as const]), 'r'],
-      ),
-    );
-  }
-
+  out.push(renderPairwise(g.pairwise, level, genericPairwiseView(n, several)));
   out.push('<!-- figure:paired-differences -->\n');
   if (g.judges.length) {
     n++;
@@ -718,13 +623,17 @@ export function renderAtAGlance(g: GenericSections, level: number): string {
   return `**At a glance**: each subject's estimate with its ${L}% interval (the bootstrap over items, clustered where epochs repeat them; exact Clopper-Pearson where the bootstrap gives none), best first within a scorer${more}.\n\n${body}`;
 }
 
-/** What the pairwise table adjusted, and within which family. */
-function adjustText(adjust: Adjust, cmp: GenericComparison[]): string {
-  if (adjust === 'none') return 'not adjusted for multiple comparisons (--adjust none): read each p on its own';
-  const fams = new Map<string, number>();
-  for (const c of cmp) if (c.p_value !== null) fams.set(`${c.suite}\u0000${c.scorer}`, (fams.get(`${c.suite}\u0000${c.scorer}`) ?? 0) + 1);
-  const sizes = [...new Set(fams.values())].sort((a, b) => a - b);
-  return `${ADJUST_LABEL[adjust]}-adjusted within each family of one task and one scorer (${fams.size} famil${fams.size === 1 ? 'y' : 'ies'} of ${sizes.join('/')} comparison${sizes.length === 1 && sizes[0] === 1 ? '' : 's'}; unrelated scorers and tasks do not dilute each other)`;
+/** How the core sections' pairwise table names its comparisons. */
+export function genericPairwiseView(n: number, several: boolean): PairwiseView {
+  return {
+    heading: `## ${n}. Pairwise subject comparisons per scorer`,
+    unit: 'item',
+    family: 'one task and one scorer',
+    familyColumn: several ? 'task and scorer' : 'scorer',
+    suiteColumn: several,
+    scorerColumn: { title: 'Scorer', label: (c) => scorerMetricName(c.scorer) },
+    percent: (c) => c.kind === 'binary',
+  };
 }
 
 /** How many numbered sections `renderGeneric` writes after `n0 - 1`. */

@@ -97,7 +97,7 @@ describe('multiple comparisons, stated (--adjust)', { timeout: 240_000 }, () => 
     expect(cmp.map((c: { p_holm: number }) => c.p_holm)).not.toEqual(holm(cmp.map((c: { p_value: number }) => c.p_value)));
     const md = read('a', 'REPORT.md').toString();
     expect(md).toMatch(/Holm-adjusted within each family of one task and one scorer \(2 families of 6 comparisons/);
-    expect(md).toMatch(/\| p \| p \(Holm, within scorer\) \| MDE \|/);
+    expect(md).toMatch(/\| r \| p \| p \(Holm, within scorer\) \| MDE \|/);
 
     ok(['report', 'build', '--traces', join(dir, 'S'), '--out', join(dir, 'bh'), '--resamples', '200', '--quiet', '--adjust', 'bh']);
     const bh = JSON.parse(read('bh', 'results.json').toString()).generic.pairwise;

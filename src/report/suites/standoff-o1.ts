@@ -10,7 +10,7 @@ import { accuracyFormFigure } from '../probe-accuracy-form.ts';
 import { isO1Data } from '../../schema/tables.ts';
 import { RESULTS_SCHEMA } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
-import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots } from '../figures.ts';
+import { groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots } from '../figures.ts';
 import { materializeObservations, type ReportContext } from '../sections/context.ts';
 import { renderGate, renderSimulatedBanner, type SummaryResult } from '../sections/summary.ts';
 import { renderResults, resultsSection, type ResultsSection } from '../sections/results.ts';
@@ -18,7 +18,9 @@ import { recomputedSection, renderRecomputed, type RecomputedSection } from '../
 import { costsSection, renderCosts, type CostsSection } from '../sections/costs.ts';
 import { groundedSection, renderGrounded, type GroundedSection } from '../sections/grounded.ts';
 import { renderSlices, slicesSection, type SlicesSection } from '../sections/slices.ts';
-import { pairwiseSection, renderPairwise, type PairwiseSection } from '../sections/pairwise.ts';
+import { renderPairwise, type PairwiseSection } from '../sections/pairwise.ts';
+import { O1_PAIRWISE_VIEW, pairwiseSection } from './o1-pairwise.ts';
+import { pairedForest } from '../core-figures.ts';
 import { judgesSection, renderJudges, type JudgesSection } from '../sections/judges.ts';
 import { probesSection, renderProbes, type ProbesSection } from '../sections/probes.ts';
 import { episodesSection, renderEpisodes, type EpisodesSection } from '../sections/episodes.ts';
@@ -75,9 +77,9 @@ const slices: SuiteSection<SlicesSection> = {
 const pairwise: SuiteSection<PairwiseSection> = {
   key: 'pairwise',
   step: 'pairwise comparisons',
-  compute: ({ ctx }) => pairwiseSection(ctx),
-  render: (v, i) => renderPairwise(v, lvl(i)),
-  figures: (v, i) => (v.comparisons.some((c) => c.difference !== null) ? [forestPlot(v, i.ctx.level)] : []),
+  compute: ({ ctx, adjust }) => pairwiseSection(ctx, adjust),
+  render: (v, i) => renderPairwise(v, lvl(i), O1_PAIRWISE_VIEW),
+  figures: (v, i) => [pairedForest(v, i.ctx.level, O1_PAIRWISE_VIEW, 'pairwise')],
 };
 /** Ranks with rank intervals and tiers (`standoff rank`), for three or more subjects: a subsection of section 5. */
 const ranking: SuiteSection<RankingSection | null> = {
