@@ -1,12 +1,12 @@
 /**
  * Figures of the core sections, for every store (`suites/core.ts`): a forest plot per scorer
  * (each subject's estimate with its interval), a forest plot of the paired differences (A − B with
- * intervals, the Holm-significant ones filled), and a subject x task heatmap where the store holds
- * several tasks. Data inlined and sorted, so the same results give the same bytes; the style is
+ * intervals, the Holm-significant ones filled), a subject x task heatmap where the store holds
+ * several tasks, and a judge figure per judged scorer (`judgeFigure`, figures.ts). Data inlined and sorted, so the same results give the same bytes; the style is
  * the report's (`baseConfig`, figures.ts). One panel per task x scorer, each on its own scale: a
  * binary scorer in percent, others in their own units.
  */
-import { baseConfig, wrapColumns, type FigureSpec } from './figures.ts';
+import { baseConfig, judgeFigure, judgeFigureName, wrapColumns, type FigureSpec } from './figures.ts';
 import { genericPairwiseView, type GenericSections, type ScorerInfo } from './generic.ts';
 import type { Comparison, PairwiseSection, PairwiseView } from './sections/pairwise.ts';
 import { byText } from './markdown.ts';
@@ -144,5 +144,5 @@ export function taskHeatmap(g: GenericSections): FigureSpec | null {
 
 /** The core figures in report order. */
 export function coreFigures(g: GenericSections, level: number): (FigureSpec | null)[] {
-  return [scorerForest(g, level), taskHeatmap(g), pairedForest(g.pairwise, level, genericPairwiseView(2, g.suites.length > 1))];
+  return [scorerForest(g, level), taskHeatmap(g), pairedForest(g.pairwise, level, genericPairwiseView(2, g.suites.length > 1)), ...g.judges.map((j, i) => judgeFigure(j, judgeFigureName(i)))];
 }

@@ -29,9 +29,9 @@ import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, ppInter
 import { KIND_SQL, ORDINAL_MAX_LEVELS, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from '../analysis/metrics.ts';
 import { metricRates, type Interval } from '../analysis/rates.ts';
 import { ADJUST_LABEL, ADJUST_METHODS, pairwiseOf, renderPairwise, type PairwiseView, type Adjust, type Comparison, type PairFamily, type PairwiseSection } from './sections/pairwise.ts';
-import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from '../analysis/judge-patterns.ts';
+import { judgedScorers, judgesView, renderJudges, type JudgesSection } from './sections/judges.ts';
 import type { ReportContext } from './sections/context.ts';
-import type { AlphaLevel } from '../stats/index.ts';
+import { judgeFigureName } from './figures.ts';
 
 export interface ScorerInfo {
   suite: string;
@@ -68,18 +68,8 @@ export type GenericComparison = Comparison;
 export type { Adjust };
 export { ADJUST_LABEL, ADJUST_METHODS };
 
-export interface GenericJudges {
-  scorer: string;
-  kind: MetricKind | null;
-  judges: { judge: string; values: number; errors: number }[];
-  agreement: AgreementResult | null;
-  /** Each judge's mean and its bias against the panel: mean(judge - panel median) over the samples it graded. */
-  bias: { judge: string; n: number; mean: number; bias: number }[];
-  /** Judge pairs: samples both graded, and on how many they gave the same value. */
-  pairs: { a: string; b: string; n: number; agree: number }[];
-  /** Per subject: the mean over its samples of the panel median. */
-  subjects: { subject: string; n: number; median_mean: number }[];
-}
+/** One judged scorer (`sections/judges.ts`, the one judges implementation). */
+export type GenericJudges = JudgesSection;
 
 export interface GenericSlice {
   dimension: string;
@@ -202,7 +192,7 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
     results,
     corpus: await corpusMetrics(ctx),
     pairwise: pairwiseOf(await genericPairFamilies(ctx, scorers), { ...o, adjust }),
-    judges: await judgesOf(ctx),
+    judges: await judgedScorers(ctx, { expr: 'g.subject', join: 'JOIN g_subject g ON g.run_id = e.run_id AND g.subject_model = e.subject_model', subjects: [] }),
     slices: await slicesOf(ctx, opts.slices ?? []),
     reconciliation: await reconcile(ctx),
     samples: await samplesOf(ctx),
@@ -290,48 +280,6 @@ async function corpusMetrics(ctx: ReportContext): Promise<CorpusMetric[]> {
     }
   }
   return out.sort((a, b) => byText(a.suite, b.suite) || byText(a.metric, b.metric) || byText(a.filter ?? '', b.filter ?? '') || byText(a.subject, b.subject));
-}
-
-const MEASURE: Record<MetricKind, AlphaLevel> = { binary: 'nominal', ordinal: 'ordinal', bounded: 'interval', continuous: 'interval' };
-
-async function judgesOf(ctx: ReportContext): Promise<GenericJudges[]> {
-  const scorers = await ctx.q(`SELECT scorer, ${KIND_SQL} AS kind FROM judgments GROUP BY scorer ORDER BY scorer`);
-  const out: GenericJudges[] = [];
-  for (const s of scorers) {
-    const scorer = String(s.scorer);
-    const kind = (s.kind as MetricKind | null) ?? null;
-    const p = await loadJudgePatterns(ctx.q, scorer);
-    const per = p.judges.map((judge, j) => ({ judge, values: p.patterns.reduce((a, x) => a + (x.cells[j].present && x.cells[j].value !== null ? x.count : 0), 0), errors: p.verdicts[j].error }));
-    const matrix = patternMatrix(p);
-    const agreement = kind && matrix.some((row) => row.some((v) => v !== null)) ? agreementFromCounts(matrix, p.patterns.map((x) => x.count), { level: MEASURE[kind], ciLevel: ctx.level, seed: ctx.seed, resamples: ctx.resamples }) : null;
-    out.push({ scorer, kind, judges: per, agreement, ...(await judgePanel(ctx, scorer)) });
-  }
-  return out;
-}
-
-/**
- * Judge bias, pair agreement and per-subject panel medians of one judged scorer, over the
- * measured values (ERROR verdicts and self-judgments left out). The scorer is bound.
- */
-async function judgePanel(ctx: ReportContext, scorer: string): Promise<Pick<GenericJudges, 'bias' | 'pairs' | 'subjects'>> {
-  const j = `j AS (SELECT judge_model, run_id, episode_id, value FROM judgments WHERE scorer = $scorer AND value IS NOT NULL AND NOT excluded_self),
-    med AS (SELECT run_id, episode_id, median(value) AS m FROM j GROUP BY ALL)`;
-  const p = { scorer };
-  const bias = await ctx.q(`WITH ${j} SELECT judge_model, CAST(count(*) AS BIGINT) AS n, avg(value) AS mean, avg(value - m) AS bias FROM j JOIN med USING (run_id, episode_id) GROUP BY ALL ORDER BY judge_model`, p);
-  const pairs = await ctx.q(
-    `WITH ${j} SELECT a.judge_model AS a, b.judge_model AS b, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE a.value = b.value) AS BIGINT) AS agree
-     FROM j a JOIN j b ON a.run_id = b.run_id AND a.episode_id = b.episode_id AND a.judge_model < b.judge_model GROUP BY ALL ORDER BY a, b`,
-    p,
-  );
-  const subjects = await ctx.q(
-    `WITH ${j} SELECT g.subject, CAST(count(*) AS BIGINT) AS n, avg(med.m) AS median_mean FROM med JOIN episodes e USING (run_id, episode_id) JOIN g_subject g USING (run_id, subject_model) GROUP BY ALL ORDER BY g.subject`,
-    p,
-  );
-  return {
-    bias: bias.map((r) => ({ judge: String(r.judge_model), n: Number(r.n), mean: Number(r.mean), bias: Number(r.bias) })),
-    pairs: pairs.map((r) => ({ a: String(r.a), b: String(r.b), n: Number(r.n), agree: Number(r.agree) })),
-    subjects: subjects.map((r) => ({ subject: String(r.subject), n: Number(r.n), median_mean: Number(r.median_mean) })),
-  };
 }
 
 /** Slice dimensions: set episode columns, metadata keys with 2-12 levels (fewer than the items), and --slice. */
@@ -520,32 +468,7 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
   if (g.judges.length) {
     n++;
     out.push(`## ${n}. Judges and agreement\n`);
-    for (const j of g.judges) {
-      out.push(`Scorer ${code(j.scorer)} (${j.kind ?? 'no values'}): ${j.judges.length} judge${j.judges.length === 1 ? '' : 's'}.\n`);
-      out.push(
-        table(
-          ['Judge', 'Values', 'ERROR (failed call)', 'Mean', 'Bias vs panel median'],
-          j.judges.map((x) => {
-            const b = j.bias.find((y) => y.judge === x.judge);
-            return [cell(x.judge), fmtCount(x.values), fmtCount(x.errors), b ? fixed(b.mean, 3) : '—', b ? `${b.bias >= 0 ? '+' : '−'}${fixed(Math.abs(b.bias), 3)}` : '—'];
-          }),
-          ['l', 'r', 'r', 'r', 'r'],
-        ),
-      );
-      if (j.pairs.length) {
-        out.push(`Judge pairs (same value on a sample both graded; the exact interval treats samples as independent):\n`);
-        out.push(table(['Judge A', 'Judge B', 'Samples', 'Same value', `${L}% exact`], j.pairs.map((x) => [cell(x.a), cell(x.b), fmtCount(x.n), rateCell(x.agree, x.n), (() => { const c = clopperPearson(x.agree, x.n, { level }); return pctInterval(c.lower, c.upper); })()]), ['l', 'l', 'r', 'r', 'r']));
-      }
-      if (j.subjects.length) {
-        out.push(`Per subject, the mean of the panel median: ${j.subjects.map((x) => `${cell(x.subject)} ${fixed(x.median_mean, 3)} (n = ${fmtCount(x.n)})`).join('; ')}. Bias: a judge's mean difference from the panel median on the samples it graded (+: more lenient).\n`);
-      }
-      const a = j.agreement;
-      out.push(
-        a && a.alpha !== null
-          ? `**Krippendorff's alpha (${a.measurement})**: **${fixed(a.alpha, 3)}** ${numInterval(a.lower, a.upper)} (${L}% percentile bootstrap over ${fmtCount(a.units)} samples with two or more values, ${fmtCount(a.resamples)} resamples, seed ${a.seed}; ${code(`standoff agreement --scorer ${j.scorer} --measure ${a.measurement}`)}).\n`
-          : `Krippendorff's alpha: not computable (${cell(a?.note ?? 'no values')}).\n`,
-      );
-    }
+    g.judges.forEach((j, i) => out.push(renderJudges(j, level, judgesView(j, `### Scorer ${cell(j.scorer)}`, '####')), `<!-- figure:${judgeFigureName(i)} -->\n`));
   }
 
   if (g.slices.rows.length) {

@@ -10,7 +10,7 @@ import { accuracyFormFigure } from '../probe-accuracy-form.ts';
 import { isO1Data } from '../../schema/tables.ts';
 import { RESULTS_SCHEMA } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
-import { groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots } from '../figures.ts';
+import { groundedHeatmap, judgeFigure, metricBars, probeOutcomes, reliabilityPlot, sliceDots } from '../figures.ts';
 import { materializeObservations, type ReportContext } from '../sections/context.ts';
 import { renderGate, renderSimulatedBanner, type SummaryResult } from '../sections/summary.ts';
 import { renderResults, resultsSection, type ResultsSection } from '../sections/results.ts';
@@ -21,7 +21,7 @@ import { renderSlices, slicesSection, type SlicesSection } from '../sections/sli
 import { renderPairwise, type PairwiseSection } from '../sections/pairwise.ts';
 import { O1_PAIRWISE_VIEW, pairwiseSection } from './o1-pairwise.ts';
 import { pairedForest } from '../core-figures.ts';
-import { judgesSection, renderJudges, type JudgesSection } from '../sections/judges.ts';
+import { judgesSection, judgesView, renderJudges, type JudgesSection } from '../sections/judges.ts';
 import { probesSection, renderProbes, type ProbesSection } from '../sections/probes.ts';
 import { episodesSection, renderEpisodes, type EpisodesSection } from '../sections/episodes.ts';
 import { limitations, renderLimitations } from '../sections/limitations.ts';
@@ -93,8 +93,8 @@ const judges: SuiteSection<JudgesSection> = {
   key: 'judges',
   step: 'judges',
   compute: ({ ctx }) => judgesSection(ctx),
-  render: (v, i) => renderJudges(v, lvl(i)),
-  figures: (v) => [judgeMatrix(v)],
+  render: (v, i) => renderJudges(v, lvl(i), judgesView(v, '## 6. Judges')),
+  figures: (v) => [judgeFigure(v)],
 };
 const probes: SuiteSection<ProbesSection> = {
   key: 'probes',
