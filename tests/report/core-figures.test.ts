@@ -125,18 +125,18 @@ describe('judges on any store (point 7)', { timeout: 120_000 }, () => {
     const q = json.generic.judges.find((j: { scorer: string }) => j.scorer === 'quality');
     JUDGES.forEach((judge, k) => {
       const mine = rows.filter((r) => r.judges[k] !== null);
-      const got = q.bias.find((b: { judge: string }) => b.judge === judge);
-      expect(got.n).toBe(mine.length);
+      const got = q.judges.find((b: { judge: string }) => b.judge === judge);
+      expect(got.bias_n).toBe(mine.length);
       expect(got.mean).toBeCloseTo(mine.reduce((a, r) => a + r.judges[k]!, 0) / mine.length, 10);
       const bias = mine.reduce((a, r) => a + r.judges[k]! - median(r.judges.filter((x): x is number => x !== null)), 0) / mine.length;
       expect(got.bias).toBeCloseTo(bias, 10);
     });
     const ab = q.pairs.find((p: { a: string; b: string }) => p.a === 'judge_a' && p.b === 'judge_b');
     const both = rows.filter((r) => r.judges[0] !== null && r.judges[1] !== null);
-    expect([ab.n, ab.agree]).toEqual([both.length, both.filter((r) => r.judges[0] === r.judges[1]).length]);
+    expect([ab.bothRated, ab.agreements]).toEqual([both.length, both.filter((r) => r.judges[0] === r.judges[1]).length]);
     for (const model of MODELS) {
       const mine = rows.filter((r) => r.model === model && r.judges.some((x) => x !== null));
-      const got = q.subjects.find((s: { subject: string }) => s.subject === model);
+      const got = q.per_subject.find((s: { subject: string }) => s.subject === model);
       expect(got.median_mean).toBeCloseTo(mine.reduce((a, r) => a + median(r.judges.filter((x): x is number => x !== null)), 0) / mine.length, 10);
     }
     const md = read('a', 'REPORT.md').toString();
