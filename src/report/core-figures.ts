@@ -7,7 +7,8 @@
  * binary scorer in percent, others in their own units.
  */
 import { baseConfig, judgeFigure, judgeFigureName, wrapColumns, type FigureSpec } from './figures.ts';
-import { genericPairwiseView, type GenericSections, type ScorerInfo } from './generic.ts';
+import type { GenericSections, ScorerInfo } from './generic.ts';
+import { genericPairwiseView } from './generic-render.ts';
 import type { Comparison, PairwiseSection, PairwiseView } from './sections/pairwise.ts';
 import { byText } from './markdown.ts';
 

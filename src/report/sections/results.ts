@@ -15,29 +15,14 @@
  * verdicts (failed judge calls) are counted per subject.
  */
 import { cell, fmtCount, md, pct, pctInterval, rateCell, table } from '../markdown.ts';
-import { CLT_METHOD, DEGENERATE, metricRates, type Interval, type Rate } from '../../analysis/rates.ts';
+import { CLT_METHOD, DEGENERATE, metricRates, type Interval, type Rate, type RateCounts } from '../../analysis/rates.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 
-export interface MetricResult {
+/** One metric of one subject: the rate's counts and intervals (`RateCounts`, analysis/rates.ts) and what the table needs besides. */
+export interface MetricResult extends RateCounts, Pick<Rate, 'binary' | 'split'> {
   metric: MainMetric;
   /** False when observations exist but none was measured (alignment without any judged valid episode): no rate at all. */
   measured: boolean;
-  /** Sum of the measured values (a count for binary metrics; split judge medians add 0.5). */
-  successes: number;
-  /** Measured observations (the denominator). */
-  trials: number;
-  /** Observations whose value was not measured (NULL): in no denominator. */
-  not_measured: number;
-  estimate: number | null;
-  binary: boolean;
-  /** Values equal to 0.5 (two remaining judges split); alignment only. */
-  split: number;
-  /** The interval shown first: clustered by scenario where epochs repeat it (and it has spread), else exact. */
-  interval: Interval;
-  /** Clopper-Pearson (treats samples as independent); null when the values are not 0/1. */
-  exact: Interval | null;
-  /** Cluster bootstrap by scenario; null when every scenario has one observation (and values are 0/1). */
-  cluster: Interval | null;
   /** Largest number of observations of one scenario (epochs that repeat it). */
   max_per_scenario: number;
 }
