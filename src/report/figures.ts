@@ -10,7 +10,6 @@ import { FONT_FAMILY } from './render-figure.ts';
 import { METRIC_LABEL, type MainMetric } from './sections/context.ts';
 import type { GroundedSection } from './sections/grounded.ts';
 import type { JudgesSection } from './sections/judges.ts';
-import type { PairwiseSection } from './sections/pairwise.ts';
 import type { ProbesSection } from './sections/probes.ts';
 import type { ResultsSection } from './sections/results.ts';
 import type { SlicesSection } from './sections/slices.ts';

@@ -4,7 +4,8 @@
  * reported vs recomputed, invalid and errored samples, and the first screen's compact results
  * table. The numbers come from `generic.ts`; nothing here computes a statistic.
  */
-import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, rateCell, signed, table, byText } from './markdown.ts';
+import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, signed, table, byText } from './markdown.ts';
+import { rateCellFull } from './rate-cell.ts';
 import { scorerMetricName, type MetricKind } from '../analysis/metrics.ts';
 import type { Interval } from '../analysis/rates.ts';
 import { renderPairwise, type PairwiseView } from './sections/pairwise.ts';
@@ -16,15 +17,11 @@ const isBinary = (k: MetricKind | null) => k === 'binary';
 const value = (k: MetricKind | null, x: number | null) => (isBinary(k) ? pct(x) : fixed(x, 3));
 const interval = (k: MetricKind | null, i: Interval | null) => (i === null ? null : i.lower === null ? `— (${cell(i.note ?? 'not computable')})` : isBinary(k) ? pctInterval(i.lower, i.upper) : numInterval(i.lower, i.upper));
 
+/** A scorer's cell for one subject: the one results cell of every suite (`rate-cell.ts`). */
 function resultCell(r: ScorerResult | undefined): string {
   if (!r) return 'not measured';
-  if (r.n === 0) return `not measured${r.not_measured ? ` (${fmtCount(r.not_measured)} samples)` : ''}`;
-  const head = isBinary(r.kind) ? rateCell(r.sum, r.n) : `${fixed(r.estimate, 3)} (n = ${fmtCount(r.n)})`;
-  const lines: string[] = [];
-  if (r.bootstrap) lines.push(`${r.max_per_item > 1 ? 'cluster' : 'bootstrap'} ${interval(r.kind, r.bootstrap)}`);
-  if (r.exact) lines.push(`exact ${interval(r.kind, r.exact)}${r.max_per_item > 1 ? ' (independent)' : ''}`);
-  const extra = [r.not_measured ? `${fmtCount(r.not_measured)} not measured` : '', r.noanswer ? `${fmtCount(r.noanswer)} NOANSWER` : ''].filter(Boolean);
-  return `${head}${extra.length ? `<br>${extra.join(', ')}` : ''}<br><sub>${lines.join('<br>')}</sub>`;
+  const x = { measured: true, successes: r.sum, trials: r.n, estimate: r.estimate, not_measured: r.not_measured, noanswer: r.noanswer, binary: isBinary(r.kind), percent: isBinary(r.kind), repeated: r.max_per_item > 1, cluster: r.bootstrap, exact: r.exact, interval: r.bootstrap ?? r.exact! };
+  return rateCellFull(x, { unit: 'item', rows: 'samples', empty: 'not measured' });
 }
 
 /** A numbered part of the core sections' Markdown: null when it has nothing to say (and takes no number). */
