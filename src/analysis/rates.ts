@@ -95,6 +95,9 @@ export interface Rate {
   cluster: Interval | null;
 }
 
+/** The counts and intervals of a rate, as the report's tables keep them (results, slices). */
+export type RateCounts = Pick<Rate, 'successes' | 'trials' | 'not_measured' | 'estimate' | 'interval' | 'exact' | 'cluster'>;
+
 export function exactInterval(successes: number, trials: number, level: number): Interval {
   const ci = clopperPearson(successes, trials, { level });
   return { lower: ci.lower, upper: ci.upper, level, method: 'clopper-pearson', sampling: 'independent', ...(trials === 0 ? { note: 'no observations' } : {}) };

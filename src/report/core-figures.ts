@@ -1,13 +1,15 @@
 /**
  * Figures of the core sections, for every store (`suites/core.ts`): a forest plot per scorer
  * (each subject's estimate with its interval), a forest plot of the paired differences (A − B with
- * intervals, the Holm-significant ones filled), and a subject x task heatmap where the store holds
- * several tasks. Data inlined and sorted, so the same results give the same bytes; the style is
+ * intervals, the Holm-significant ones filled), a subject x task heatmap where the store holds
+ * several tasks, and a judge figure per judged scorer (`judgeFigure`, figures.ts). Data inlined and sorted, so the same results give the same bytes; the style is
  * the report's (`baseConfig`, figures.ts). One panel per task x scorer, each on its own scale: a
  * binary scorer in percent, others in their own units.
  */
-import { baseConfig, wrapColumns, type FigureSpec } from './figures.ts';
+import { baseConfig, judgeFigure, judgeFigureName, wrapColumns, type FigureSpec } from './figures.ts';
 import type { GenericSections, ScorerInfo } from './generic.ts';
+import { genericPairwiseView } from './generic-render.ts';
+import type { Comparison, PairwiseSection, PairwiseView } from './sections/pairwise.ts';
 import { byText } from './markdown.ts';
 
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
@@ -56,36 +58,35 @@ export function scorerForest(g: GenericSections, level: number): FigureSpec | nu
   };
 }
 
-/** Paired differences A − B with their intervals per scorer; filled: the adjusted p (`--adjust`, within task x scorer) below alpha. */
-export function pairedForest(g: GenericSections, level: number): FigureSpec | null {
-  const alpha = g.pairwise.alpha;
-  const method = g.pairwise.adjust === 'bh' ? 'BH' : g.pairwise.adjust === 'none' ? 'unadjusted' : 'Holm';
+/**
+ * Paired differences A − B with their intervals, one panel per family (task x scorer, or the O1
+ * suite's metric): the ONE forest plot of pairwise comparisons, for every suite. Filled: the
+ * adjusted p (`--adjust`, within the family) below alpha. `name` is the figure's file name.
+ */
+export function pairedForest(p: PairwiseSection, level: number, view: Pick<PairwiseView, 'percent' | 'suiteColumn' | 'scorerColumn' | 'unit'>, name = 'paired-differences'): FigureSpec | null {
+  const alpha = p.alpha;
+  const method = p.adjust === 'bh' ? 'BH' : p.adjust === 'none' ? 'unadjusted' : 'Holm';
   const sig = `${method} p < ${alpha}`;
-  const notSig = g.pairwise.adjust === 'none' ? `p ≥ ${alpha}` : `not significant after ${method}`;
-  const values = g.pairwise.comparisons
-    .filter((c) => c.difference !== null)
+  const notSig = p.adjust === 'none' ? `p ≥ ${alpha}` : `not significant after ${method}`;
+  const shown = p.comparisons.filter((c) => c.difference !== null);
+  const panelOfC = (c: Comparison) => `${view.suiteColumn ? `${c.suite} · ` : ''}${view.scorerColumn.label(c)}${view.percent(c) ? ' (pp)' : ''}`;
+  // Panels in the order of the table (families in section order).
+  const panels = [...new Set(shown.map(panelOfC))];
+  const values = shown
     .map((c) => {
-      const k = unitOf(c.kind);
-      return {
-        panel: panelOf(g, c),
-        pair: `${c.a} − ${c.b}`,
-        difference: round(c.difference, k),
-        lower: round(c.lower, k),
-        upper: round(c.upper, k),
-        p_adjusted: c.p_adjusted ?? c.p_value,
-        significant: (c.p_adjusted ?? (g.pairwise.adjust === 'none' ? c.p_value : null)) !== null && (c.p_adjusted ?? c.p_value)! < alpha ? sig : notSig,
-      };
+      const k = view.percent(c) ? 100 : 1;
+      const padj = c.p_adjusted ?? (p.adjust === 'none' ? c.p_value : null);
+      return { panel: panelOfC(c), pair: `${c.a} − ${c.b}`, difference: round(c.difference, k), lower: round(c.lower, k), upper: round(c.upper, k), p_adjusted: padj, pairs: c.pairs, significant: padj !== null && padj < alpha ? sig : notSig };
     })
-    .sort((a, b) => byText(a.panel, b.panel) || byText(a.pair, b.pair));
+    .sort((a, b) => panels.indexOf(a.panel) - panels.indexOf(b.panel) || byText(a.pair, b.pair));
   if (values.length === 0) return null;
   const L = Math.round(level * 100);
-  const panels = [...new Set(values.map((v) => v.panel))];
   return {
-    name: 'paired-differences',
-    caption: `Paired differences A − B per scorer with ${L}% paired bootstrap intervals; a filled dot: ${sig} (adjusted within each task and scorer); dashed line at 0: no difference.`,
+    name,
+    caption: `Paired differences A − B with ${L}% paired bootstrap intervals (whole ${view.unit}s resampled where epochs repeat them); a filled dot: ${sig} (adjusted within each family); dashed line at 0: no difference.`,
     spec: {
       $schema: SCHEMA,
-      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by item × epoch; line: ${L}% interval; filled: ${sig}` },
+      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by ${view.unit} × epoch; line: ${L}% interval; filled: ${sig}; pp: percentage points` },
       data: { values },
       facet: { field: 'panel', type: 'nominal', title: null, sort: panels, header },
       columns: wrapColumns(520, panels.length),
@@ -95,14 +96,14 @@ export function pairedForest(g: GenericSections, level: number): FigureSpec | nu
         height: { step: 22 },
         layer: [
           { mark: { type: 'rule', strokeDash: [4, 3], strokeWidth: 1.5, color: '#444' }, encoding: { x: { datum: 0, type: 'quantitative' } } },
-          { mark: { type: 'rule', strokeWidth: 2, color: '#0072B2' }, encoding: { y: { field: 'pair', type: 'nominal', title: null }, x: { field: 'lower', type: 'quantitative', title: 'A − B' }, x2: { field: 'upper' } } },
+          { mark: { type: 'rule', strokeWidth: 2, color: '#0072B2' }, encoding: { y: { field: 'pair', type: 'nominal', title: null }, x: { field: 'lower', type: 'quantitative', title: 'A − B', axis: { labelExpr: "datum.value === 0 ? '0 = no difference' : datum.label" } }, x2: { field: 'upper' } } },
           {
             mark: { type: 'point', size: 70, strokeWidth: 2, color: '#0b3a5c' },
             encoding: {
               y: { field: 'pair', type: 'nominal' },
               x: { field: 'difference', type: 'quantitative' },
               fill: { field: 'significant', type: 'nominal', title: null, scale: { domain: [sig, notSig], range: ['#0b3a5c', 'white'] } },
-              tooltip: [{ field: 'pair' }, { field: 'difference' }, { field: 'lower' }, { field: 'upper' }, { field: 'p_adjusted' }],
+              tooltip: [{ field: 'pair' }, { field: 'difference' }, { field: 'lower' }, { field: 'upper' }, { field: 'p_adjusted' }, { field: 'pairs' }],
             },
           },
         ],
@@ -144,5 +145,5 @@ export function taskHeatmap(g: GenericSections): FigureSpec | null {
 
 /** The core figures in report order. */
 export function coreFigures(g: GenericSections, level: number): (FigureSpec | null)[] {
-  return [scorerForest(g, level), taskHeatmap(g), pairedForest(g, level)];
+  return [scorerForest(g, level), taskHeatmap(g), pairedForest(g.pairwise, level, genericPairwiseView(2, g.suites.length > 1)), ...g.judges.map((j, i) => judgeFigure(j, judgeFigureName(i)))];
 }

@@ -10,7 +10,6 @@ import { FONT_FAMILY } from './render-figure.ts';
 import { METRIC_LABEL, type MainMetric } from './sections/context.ts';
 import type { GroundedSection } from './sections/grounded.ts';
 import type { JudgesSection } from './sections/judges.ts';
-import type { PairwiseSection } from './sections/pairwise.ts';
 import type { ProbesSection } from './sections/probes.ts';
 import type { ResultsSection } from './sections/results.ts';
 import type { SlicesSection } from './sections/slices.ts';
@@ -209,68 +208,6 @@ export function sliceDots(s: SlicesSection, subjects: string[], colours: Record<
   };
 }
 
-/** Forest plot of paired differences. */
-export function forestPlot(p: PairwiseSection, level: number): FigureSpec {
-  const values = p.comparisons
-    .filter((c) => c.difference !== null)
-    .map((c) => ({
-      metric: METRIC_LABEL[c.metric],
-      pair: `${c.a} − ${c.b}`,
-      difference: pct100(c.difference),
-      lower: pct100(c.lower),
-      upper: pct100(c.upper),
-      p_holm: c.p_holm,
-      pairs: c.pairs,
-    }));
-  const L = Math.round(level * 100);
-  const pairs = [...new Set(values.map((v) => v.pair))];
-  return {
-    name: 'pairwise',
-    caption: `Paired differences between subjects (A − B, percentage points) with ${L}% paired cluster bootstrap intervals (scenarios resampled).`,
-    spec: {
-      $schema: SCHEMA,
-      title: { text: 'Pairwise comparisons', subtitle: `A − B on samples paired by scenario × epoch; lines: ${L}% paired cluster bootstrap interval (scenarios resampled); dashed line at 0: no difference` },
-      data: { values },
-      facet: {
-        row: {
-          field: 'metric',
-          type: 'nominal',
-          title: null,
-          sort: ['gathered_evidence', 'policy_action', 'alignment'].map((m) => METRIC_LABEL[m as MainMetric]),
-          header: { labelAngle: 0, labelAlign: 'left', labelAnchor: 'start', labelOrient: 'top', labelFontSize: 13, labelFontWeight: 'bold' },
-        },
-      },
-      spec: {
-        width: 460,
-        height: { step: 22 },
-        layer: [
-          { mark: { type: 'rule', strokeDash: [4, 3], strokeWidth: 1.5, color: '#444' }, encoding: { x: { datum: 0, type: 'quantitative' } } },
-          {
-            mark: { type: 'rule', strokeWidth: 2, color: '#0072B2' },
-            encoding: {
-              y: { field: 'pair', type: 'nominal', title: null, sort: pairs },
-              x: {
-                field: 'lower',
-                type: 'quantitative',
-                title: 'Difference A − B (percentage points)',
-                scale: { domain: [-100, 100] },
-                // Ticks every 25 points, so the zero line is a labelled tick.
-                axis: { values: [-100, -75, -50, -25, 0, 25, 50, 75, 100], labelExpr: "datum.value === 0 ? '0 = no difference' : datum.label" },
-              },
-              x2: { field: 'upper' },
-            },
-          },
-          {
-            mark: { type: 'point', filled: true, size: 60, color: '#0b3a5c' },
-            encoding: { y: { field: 'pair', type: 'nominal', sort: pairs }, x: { field: 'difference', type: 'quantitative' }, tooltip: [{ field: 'pair' }, { field: 'difference' }, { field: 'p_holm' }] },
-          },
-        ],
-      },
-      config: baseConfig(),
-    },
-  };
-}
-
 export const OUTCOME_ORDER = ['Facts right, action right', 'Facts right, action wrong', 'Fact wrong, action right', 'Fact wrong, action wrong'];
 /** Action right: blues, action wrong: oranges (Okabe-Ito); dark = facts right, light = a fact wrong. */
 export const OUTCOME_COLOURS = ['#0072B2', '#D55E00', '#56B4E9', '#E69F00'];
@@ -370,36 +307,74 @@ export function reliabilityPlot(p: ProbesSection, subjects: string[], colours: R
   };
 }
 
-/** Judge agreement matrix (raw agreement, kappa in the cell text). */
-export function judgeMatrix(j: JudgesSection): FigureSpec | null {
-  if (!j.available || j.pairs.length === 0) return null;
+/** File name of the judge figure of the i-th judged scorer (names from the data never enter a file name). */
+export const judgeFigureName = (i: number): string => (i === 0 ? 'judges' : `judges-${i + 1}`);
+
+/**
+ * The judge figure, for any store with judges: each judge's mean against the panel median on the
+ * samples it graded (left), and the agreement of each judge pair (right: raw agreement as colour
+ * and first line, Cohen's kappa second). `name`: the figure's file name (one per judged scorer).
+ */
+export function judgeFigure(j: JudgesSection, name = 'judges'): FigureSpec | null {
+  if (!j.available || j.judges.length === 0) return null;
   const judges = j.judges.map((x) => x.judge);
-  const values: Record<string, unknown>[] = [];
+  const percent = j.kind === 'binary' || j.kind === 'bounded';
+  const k = percent ? 100 : 1;
+  const r4 = (x: number | null) => (x === null ? null : Math.round(x * k * 1e4) / 1e4);
+  const means = j.judges
+    .filter((x) => x.mean !== null)
+    .flatMap((x) => [
+      { judge: x.judge, who: 'judge mean', value: r4(x.mean), bias: r4(x.bias), n: x.bias_n },
+      { judge: x.judge, who: 'panel median', value: r4(x.mean! - x.bias!), bias: r4(x.bias), n: x.bias_n },
+    ]);
+  const unit = percent ? ' (%)' : '';
+  const left = {
+    title: `Each judge against the panel${unit}`,
+    data: { values: means },
+    width: 260,
+    height: { step: 28 },
+    encoding: { y: { field: 'judge', type: 'nominal', title: null, sort: judges } },
+    layer: [
+      { mark: { type: 'rule', color: '#999', strokeWidth: 1.5 }, transform: [{ pivot: 'who', value: 'value', groupby: ['judge'] }], encoding: { x: { field: 'judge mean', type: 'quantitative' }, x2: { field: 'panel median' } } },
+      {
+        mark: { type: 'point', filled: true, size: 80 },
+        encoding: {
+          x: { field: 'value', type: 'quantitative', title: `Mean${unit}`, scale: { zero: false } },
+          shape: { field: 'who', type: 'nominal', title: null, scale: { domain: ['judge mean', 'panel median'], range: ['circle', 'diamond'] } },
+          color: { field: 'who', type: 'nominal', title: null, scale: { domain: ['judge mean', 'panel median'], range: ['#0072B2', '#999999'] } },
+          tooltip: [{ field: 'judge' }, { field: 'who' }, { field: 'value' }, { field: 'bias', title: 'bias (judge − panel)' }, { field: 'n' }],
+        },
+      },
+    ],
+  };
+  const cells: Record<string, unknown>[] = [];
   for (const p of j.pairs) {
     const label = [p.agreement === null ? 'n/a' : `${(p.agreement * 100).toFixed(1)}%`, p.kappa === null ? 'κ n/a' : `κ ${p.kappa.toFixed(2)}`];
-    for (const [a, b] of [[p.a, p.b], [p.b, p.a]]) values.push({ a, b, agreement: pct100(p.agreement), kappa: p.kappa, n: p.bothRated, label });
+    for (const [a, b] of [[p.a, p.b], [p.b, p.a]]) cells.push({ a, b, agreement: pct100(p.agreement), kappa: p.kappa, n: p.bothRated, label, set: p.set_key });
   }
-  for (const x of judges) values.push({ a: x, b: x, agreement: null, kappa: null, n: null, label: ['—'] });
+  for (const x of judges) cells.push({ a: x, b: x, agreement: null, kappa: null, n: null, label: ['—'], set: null });
+  const right = {
+    title: 'Agreement per judge pair',
+    data: { values: cells },
+    width: { step: 90 },
+    height: { step: 48 },
+    encoding: {
+      x: { field: 'b', type: 'nominal', title: 'Judge', sort: judges, axis: { labelAngle: -20, grid: false } },
+      y: { field: 'a', type: 'nominal', title: 'Judge', sort: judges, axis: { grid: false } },
+    },
+    layer: [
+      { mark: { type: 'rect', stroke: 'white', strokeWidth: 2 }, encoding: { color: { field: 'agreement', type: 'quantitative', title: 'Agreement (%)', scale: { scheme: 'greens', domain: [50, 100] } }, tooltip: [{ field: 'a' }, { field: 'b' }, { field: 'agreement' }, { field: 'kappa' }, { field: 'n' }] } },
+      { mark: { type: 'text', fontSize: 12, lineHeight: 15 }, encoding: { text: { field: 'label' }, color: { condition: { test: 'datum.agreement > 85', value: 'white' }, value: '#111' } } },
+    ],
+  };
   return {
-    name: 'judges',
-    caption: "Agreement between each pair of judges: raw agreement (colour and first line) and Cohen's kappa (second line).",
+    name,
+    caption: `Judges of ${j.scorer}: each judge's mean against the panel median on the samples it graded (left; the gap is its bias), and the agreement of each judge pair (right: raw agreement as colour and first line, Cohen's kappa second).`,
     spec: {
       $schema: SCHEMA,
-      title: { text: 'Judge agreement', subtitle: "Raw agreement on samples both judges rated (colour, %) and Cohen's κ" },
-      data: { values },
-      width: { step: 120 },
-      height: { step: 60 },
-      encoding: {
-        x: { field: 'b', type: 'nominal', title: 'Judge', sort: judges, axis: { labelAngle: -20, grid: false } },
-        y: { field: 'a', type: 'nominal', title: 'Judge', sort: judges, axis: { grid: false } },
-      },
-      layer: [
-        {
-          mark: { type: 'rect', stroke: 'white', strokeWidth: 2 },
-          encoding: { color: { field: 'agreement', type: 'quantitative', title: 'Agreement (%)', scale: { scheme: 'greens', domain: [50, 100] } } },
-        },
-        { mark: { type: 'text', fontSize: 12, lineHeight: 15 }, encoding: { text: { field: 'label' }, color: { condition: { test: 'datum.agreement > 85', value: 'white' }, value: '#111' } } },
-      ],
+      title: { text: `Judges: ${j.scorer}`, subtitle: 'left: judge mean (dot) vs panel median (diamond); right: raw agreement on samples both judges rated, and κ' },
+      hconcat: j.pairs.length ? [left, right] : [left],
+      resolve: { scale: { color: 'independent', shape: 'independent' } },
       config: baseConfig(),
     },
   };

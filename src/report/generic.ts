@@ -21,17 +21,16 @@
  * Scorer names and metadata keys never enter SQL text: every scorer is read at once from the
  * tables and split in JS, and metadata keys are read as data (`json_keys`, `->>`).
  */
-import { benjaminiHochberg, clopperPearson, cltStandardError, holm } from '../stats/index.ts';
+import { cltStandardError } from '../stats/index.ts';
 import { query } from '../store/duckdb.ts';
 import { withinTolerance } from '../ingest/lm-eval/reconcile.ts';
 import type { ReportedMetric } from '../ingest/reported-metrics.ts';
-import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, ppInterval, pValue, rateCell, table, byText } from './markdown.ts';
+import { fmtCount, byText } from './markdown.ts';
 import { KIND_SQL, ORDINAL_MAX_LEVELS, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from '../analysis/metrics.ts';
 import { metricRates, type Interval } from '../analysis/rates.ts';
-import { MDE_POWER, tryComparePaired } from '../analysis/paired-comparison.ts';
-import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from '../analysis/judge-patterns.ts';
+import { ADJUST_LABEL, ADJUST_METHODS, pairwiseOf, type Adjust, type Comparison, type PairFamily, type PairwiseSection } from './sections/pairwise.ts';
+import { judgedScorers, type JudgesSection } from './sections/judges.ts';
 import type { ReportContext } from './sections/context.ts';
-import type { AlphaLevel } from '../stats/index.ts';
 
 export interface ScorerInfo {
   suite: string;
@@ -63,48 +62,13 @@ export interface ScorerResult {
   bootstrap: Interval | null;
 }
 
-export interface GenericComparison {
-  suite: string;
-  scorer: string;
-  kind: MetricKind | null;
-  a: string;
-  b: string;
-  pairs: number;
-  clusters: number | null;
-  sampling: 'clustered' | 'independent' | null;
-  mean_a: number | null;
-  mean_b: number | null;
-  difference: number | null;
-  lower: number | null;
-  upper: number | null;
-  se: number | null;
-  correlation: number | null;
-  p_value: number | null;
-  /** Holm within the comparison's family (its task and scorer). */
-  p_holm: number | null;
-  /** Adjusted by the report's `--adjust` method within the family (null with `none`). */
-  p_adjusted: number | null;
-  mde: number | null;
-  note?: string;
-}
+/** A pairwise comparison of the core sections (`sections/pairwise.ts`, the one implementation). */
+export type GenericComparison = Comparison;
+export type { Adjust };
+export { ADJUST_LABEL, ADJUST_METHODS };
 
-/** Multiple-comparison adjustment of the pairwise p-values (`--adjust`). */
-export type Adjust = 'holm' | 'bh' | 'none';
-export const ADJUST_METHODS: readonly Adjust[] = ['holm', 'bh', 'none'];
-export const ADJUST_LABEL: Record<Adjust, string> = { holm: 'Holm', bh: 'Benjamini-Hochberg', none: 'none' };
-
-export interface GenericJudges {
-  scorer: string;
-  kind: MetricKind | null;
-  judges: { judge: string; values: number; errors: number }[];
-  agreement: AgreementResult | null;
-  /** Each judge's mean and its bias against the panel: mean(judge - panel median) over the samples it graded. */
-  bias: { judge: string; n: number; mean: number; bias: number }[];
-  /** Judge pairs: samples both graded, and on how many they gave the same value. */
-  pairs: { a: string; b: string; n: number; agree: number }[];
-  /** Per subject: the mean over its samples of the panel median. */
-  subjects: { subject: string; n: number; median_mean: number }[];
-}
+/** One judged scorer (`sections/judges.ts`, the one judges implementation). */
+export type GenericJudges = JudgesSection;
 
 export interface GenericSlice {
   dimension: string;
@@ -151,14 +115,7 @@ export interface GenericSections {
   results: ScorerResult[];
   /** Corpus-level metrics: in the results, with no per-sample interval. */
   corpus: CorpusMetric[];
-  pairwise: {
-    comparisons: GenericComparison[];
-    power: number;
-    alpha: number;
-    adjust: Adjust;
-    /** The family each adjustment runs within: the comparisons of one task (suite) and one scorer. */
-    family: 'task x scorer';
-  };
+  pairwise: PairwiseSection;
   judges: GenericJudges[];
   slices: { dimensions: string[]; rows: GenericSlice[] };
   reconciliation: Reconciliation[];
@@ -228,9 +185,24 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
     }
   }
 
-  // Pairwise: every pair of subjects of a suite, per scorer, paired on item x epoch.
-  const alpha = Number((1 - ctx.level).toPrecision(12));
-  const comparisons: GenericComparison[] = [];
+  return {
+    suites,
+    scorers,
+    results,
+    corpus: await corpusMetrics(ctx),
+    pairwise: pairwiseOf(await genericPairFamilies(ctx, scorers), { ...o, adjust }),
+    judges: await judgedScorers(ctx, { expr: 'g.subject', join: 'JOIN g_subject g ON g.run_id = e.run_id AND g.subject_model = e.subject_model', subjects: [] }),
+    slices: await slicesOf(ctx, opts.slices ?? []),
+    reconciliation: await reconcile(ctx),
+    samples: await samplesOf(ctx),
+  };
+}
+
+/**
+ * The pairwise families of the core sections: per task x scorer, each subject's value on each
+ * item x epoch (rows in text order of item and epoch), clustered on the item where epochs repeat it.
+ */
+async function genericPairFamilies(ctx: ReportContext, scorers: ScorerInfo[]): Promise<PairFamily[]> {
   const obs = await ctx.q(`SELECT suite, scorer, subject, scenario_id, epoch, value FROM g_obs WHERE NOT noanswer AND value IS NOT NULL ORDER BY suite, scorer, subject, scenario_id, epoch`);
   const groups = new Map<string, Map<string, Map<string, { v: number; item: string }>>>();
   for (const r of obs) {
@@ -241,64 +213,21 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
     if (!bySubject.has(s)) bySubject.set(s, new Map());
     bySubject.get(s)!.set(`${r.scenario_id}\u0000${r.epoch}`, { v: Number(r.value), item: String(r.scenario_id) });
   }
+  const out: PairFamily[] = [];
   for (const info of scorers) {
     const bySubject = groups.get(`${info.suite}\u0000${info.scorer}`);
     if (!bySubject) continue;
     const subjects = [...bySubject.keys()].sort(byText);
-    for (let i = 0; i < subjects.length; i++) {
-      for (let j = i + 1; j < subjects.length; j++) {
-        const A = bySubject.get(subjects[i])!;
-        const B = bySubject.get(subjects[j])!;
-        const keys = [...A.keys()].filter((k) => B.has(k)).sort(byText);
-        const base: GenericComparison = { suite: info.suite, scorer: info.scorer, kind: info.kind, a: subjects[i], b: subjects[j], pairs: keys.length, clusters: null, sampling: null, mean_a: null, mean_b: null, difference: null, lower: null, upper: null, se: null, correlation: null, p_value: null, p_holm: null, p_adjusted: null, mde: null };
-        const items = keys.map((k) => A.get(k)!.item);
-        const repeated = new Set(items).size < items.length;
-        const r = tryComparePaired(Float64Array.from(keys, (k) => A.get(k)!.v), Float64Array.from(keys, (k) => B.get(k)!.v), repeated ? items : null, repeated ? 'scenario_id' : null, o);
-        if (!('n' in r)) {
-          comparisons.push({ ...base, note: keys.length === 0 ? 'no shared items' : r.note });
-          continue;
-        }
-        comparisons.push({
-          ...base,
-          clusters: r.clusters ?? null,
-          sampling: r.sampling,
-          mean_a: r.mean_a,
-          mean_b: r.mean_b,
-          difference: r.mean_diff,
-          lower: r.lower,
-          upper: r.upper,
-          se: r.se,
-          correlation: r.correlation,
-          p_value: r.p_value,
-          mde: r.mde,
-          ...(r.note ? { note: r.note } : {}),
-        });
-      }
-    }
-  }
-  // Each family (one task's comparisons on one scorer) is adjusted on its own: unrelated scorers
-  // and tasks do not dilute each other.
-  for (const fam of new Set(comparisons.map((c) => `${c.suite}\u0000${c.scorer}`))) {
-    const mine = comparisons.filter((c) => `${c.suite}\u0000${c.scorer}` === fam);
-    const h = holm(mine.map((c) => c.p_value));
-    const a = adjust === 'bh' ? benjaminiHochberg(mine.map((c) => c.p_value)) : adjust === 'holm' ? h : mine.map(() => null);
-    mine.forEach((c, i) => {
-      c.p_holm = h[i];
-      c.p_adjusted = a[i];
+    const item = new Map<string, string>();
+    for (const m of bySubject.values()) for (const [k, x] of m) item.set(k, x.item);
+    const keys = [...item.keys()].sort(byText);
+    out.push({
+      suite: info.suite, scorer: info.scorer, metric: info.metric, kind: info.kind, label: info.metric, subjects, clusterWhen: 'repeated',
+      clusters: keys.map((k) => item.get(k)!),
+      cols: subjects.map((s) => Float64Array.from(keys, (k) => bySubject.get(s)!.get(k)?.v ?? Number.NaN)),
     });
   }
-
-  return {
-    suites,
-    scorers,
-    results,
-    corpus: await corpusMetrics(ctx),
-    pairwise: { comparisons, power: MDE_POWER, alpha, adjust, family: 'task x scorer' },
-    judges: await judgesOf(ctx),
-    slices: await slicesOf(ctx, opts.slices ?? []),
-    reconciliation: await reconcile(ctx),
-    samples: await samplesOf(ctx),
-  };
+  return out;
 }
 
 /** Metrics whose reporting declares a 0/1 scorer: Inspect's accuracy over C/I, lm-eval's acc, acc_norm, exact_match. */
@@ -350,48 +279,6 @@ async function corpusMetrics(ctx: ReportContext): Promise<CorpusMetric[]> {
     }
   }
   return out.sort((a, b) => byText(a.suite, b.suite) || byText(a.metric, b.metric) || byText(a.filter ?? '', b.filter ?? '') || byText(a.subject, b.subject));
-}
-
-const MEASURE: Record<MetricKind, AlphaLevel> = { binary: 'nominal', ordinal: 'ordinal', bounded: 'interval', continuous: 'interval' };
-
-async function judgesOf(ctx: ReportContext): Promise<GenericJudges[]> {
-  const scorers = await ctx.q(`SELECT scorer, ${KIND_SQL} AS kind FROM judgments GROUP BY scorer ORDER BY scorer`);
-  const out: GenericJudges[] = [];
-  for (const s of scorers) {
-    const scorer = String(s.scorer);
-    const kind = (s.kind as MetricKind | null) ?? null;
-    const p = await loadJudgePatterns(ctx.q, scorer);
-    const per = p.judges.map((judge, j) => ({ judge, values: p.patterns.reduce((a, x) => a + (x.cells[j].present && x.cells[j].value !== null ? x.count : 0), 0), errors: p.verdicts[j].error }));
-    const matrix = patternMatrix(p);
-    const agreement = kind && matrix.some((row) => row.some((v) => v !== null)) ? agreementFromCounts(matrix, p.patterns.map((x) => x.count), { level: MEASURE[kind], ciLevel: ctx.level, seed: ctx.seed, resamples: ctx.resamples }) : null;
-    out.push({ scorer, kind, judges: per, agreement, ...(await judgePanel(ctx, scorer)) });
-  }
-  return out;
-}
-
-/**
- * Judge bias, pair agreement and per-subject panel medians of one judged scorer, over the
- * measured values (ERROR verdicts and self-judgments left out). The scorer is bound.
- */
-async function judgePanel(ctx: ReportContext, scorer: string): Promise<Pick<GenericJudges, 'bias' | 'pairs' | 'subjects'>> {
-  const j = `j AS (SELECT judge_model, run_id, episode_id, value FROM judgments WHERE scorer = $scorer AND value IS NOT NULL AND NOT excluded_self),
-    med AS (SELECT run_id, episode_id, median(value) AS m FROM j GROUP BY ALL)`;
-  const p = { scorer };
-  const bias = await ctx.q(`WITH ${j} SELECT judge_model, CAST(count(*) AS BIGINT) AS n, avg(value) AS mean, avg(value - m) AS bias FROM j JOIN med USING (run_id, episode_id) GROUP BY ALL ORDER BY judge_model`, p);
-  const pairs = await ctx.q(
-    `WITH ${j} SELECT a.judge_model AS a, b.judge_model AS b, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE a.value = b.value) AS BIGINT) AS agree
-     FROM j a JOIN j b ON a.run_id = b.run_id AND a.episode_id = b.episode_id AND a.judge_model < b.judge_model GROUP BY ALL ORDER BY a, b`,
-    p,
-  );
-  const subjects = await ctx.q(
-    `WITH ${j} SELECT g.subject, CAST(count(*) AS BIGINT) AS n, avg(med.m) AS median_mean FROM med JOIN episodes e USING (run_id, episode_id) JOIN g_subject g USING (run_id, subject_model) GROUP BY ALL ORDER BY g.subject`,
-    p,
-  );
-  return {
-    bias: bias.map((r) => ({ judge: String(r.judge_model), n: Number(r.n), mean: Number(r.mean), bias: Number(r.bias) })),
-    pairs: pairs.map((r) => ({ a: String(r.a), b: String(r.b), n: Number(r.n), agree: Number(r.agree) })),
-    subjects: subjects.map((r) => ({ subject: String(r.subject), n: Number(r.n), median_mean: Number(r.median_mean) })),
-  };
 }
 
 /** Slice dimensions: set episode columns, metadata keys with 2-12 levels (fewer than the items), and --slice. */
@@ -510,229 +397,7 @@ async function samplesOf(ctx: ReportContext): Promise<GenericSections['samples']
   }));
 }
 
-/* ------------------------------------------------------------------ render */
-
-const isBinary = (k: MetricKind | null) => k === 'binary';
-const value = (k: MetricKind | null, x: number | null) => (isBinary(k) ? pct(x) : fixed(x, 3));
-const interval = (k: MetricKind | null, i: Interval | null) => (i === null ? null : i.lower === null ? `— (${cell(i.note ?? 'not computable')})` : isBinary(k) ? pctInterval(i.lower, i.upper) : numInterval(i.lower, i.upper));
-
-function resultCell(r: ScorerResult | undefined): string {
-  if (!r) return 'not measured';
-  if (r.n === 0) return `not measured${r.not_measured ? ` (${fmtCount(r.not_measured)} samples)` : ''}`;
-  const head = isBinary(r.kind) ? rateCell(r.sum, r.n) : `${fixed(r.estimate, 3)} (n = ${fmtCount(r.n)})`;
-  const lines: string[] = [];
-  if (r.bootstrap) lines.push(`${r.max_per_item > 1 ? 'cluster' : 'bootstrap'} ${interval(r.kind, r.bootstrap)}`);
-  if (r.exact) lines.push(`exact ${interval(r.kind, r.exact)}${r.max_per_item > 1 ? ' (independent)' : ''}`);
-  const extra = [r.not_measured ? `${fmtCount(r.not_measured)} not measured` : '', r.noanswer ? `${fmtCount(r.noanswer)} NOANSWER` : ''].filter(Boolean);
-  return `${head}${extra.length ? `<br>${extra.join(', ')}` : ''}<br><sub>${lines.join('<br>')}</sub>`;
-}
-
 /** The rows of a suite's "Results per subject and scorer" table, in order (index.html links its cells by this order). */
 export function resultSubjects(g: GenericSections, suite: string): string[] {
   return [...new Set(g.results.filter((r) => r.suite === suite).map((r) => r.subject))].sort(byText);
-}
-
-export function renderGeneric(g: GenericSections, level: number, n0: number): string {
-  const L = Math.round(level * 100);
-  const out: string[] = [];
-  const several = g.suites.length > 1;
-  const per = (suite: string) => (several ? `### Suite ${cell(suite)}\n` : '');
-  let n = n0;
-
-  out.push(`## ${n}. Results per subject and scorer\n`);
-  if (g.scorers.length === 0) out.push('No scores are stored: nothing was measured, so there are no results (the samples are listed in the run summary).\n');
-  for (const suite of g.suites) {
-    const sc = g.scorers.filter((s) => s.suite === suite);
-    if (sc.length === 0) continue;
-    out.push(per(suite));
-    const subjects = resultSubjects(g, suite);
-    out.push(
-      table(
-        ['Subject model', ...sc.map((s) => `${cell(s.metric)} (${s.kind ?? 'not measured'})`)],
-        subjects.map((subject) => [cell(subject), ...sc.map((s) => resultCell(g.results.find((r) => r.suite === suite && r.scorer === s.scorer && r.subject === subject)))]),
-        ['l', ...sc.map(() => 'r' as const)],
-      ),
-    );
-  }
-  const repeated = g.results.some((r) => r.max_per_item > 1);
-  if (g.scorers.length) out.push(
-    `Intervals (${L}%). The kind of each scorer (in brackets) is inferred from its values: *binary* (0/1) scorers are rates with the exact two-sided Clopper-Pearson interval (\`standoff ci exact --metric NAME\`), which treats samples as independent; ` +
-      `every scorer also gets a percentile bootstrap of its mean over items (\`standoff ci bootstrap --metric NAME --by subject_model\`)` +
-      (repeated ? `, which resamples whole items with all their epochs (*cluster*): epochs of one item are correlated, so it is the interval to read where they repeat` : '') +
-      `. Not measured (NULL) and NOANSWER samples are in no denominator and are counted. Every number is in \`results.json\` (\`generic.results\`).\n`,
-  );
-  if (g.scorers.length) out.push(`Kinds, from the evidence: ${g.scorers.map((x) => `${several ? `${cell(x.suite)} ` : ''}${cell(x.metric)} ${x.kind ?? 'not measured'} (${cell(x.kind_reason)})`).join('; ')}.\n`);
-  if (g.corpus.length) {
-    out.push(`Corpus-level metrics (the log computed each over the whole task: one number, no per-sample values; \`runs.config.reported_metrics\`):\n`);
-    out.push(
-      table(
-        [...(several ? ['Task'] : []), 'Metric', 'Filter', 'Subject model', 'Value', `${L}% interval`],
-        g.corpus.map((c) => [...(several ? [cell(c.suite)] : []), cell(c.metric), cell(c.filter ?? '—'), cell(c.subject), fixed(c.value, 4), 'no per-sample interval (corpus-level)']),
-        [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'l'],
-      ),
-    );
-  }
-
-  out.push('<!-- figure:scorer-forest -->\n', '<!-- figure:task-heatmap -->\n');
-  n++;
-  out.push(`## ${n}. Pairwise subject comparisons per scorer\n`);
-  const cmp = g.pairwise.comparisons;
-  if (cmp.length === 0) out.push('Fewer than two subjects share a scorer: nothing to compare.\n');
-  else {
-    const m = cmp.filter((c) => c.p_value !== null).length;
-    out.push(
-      `mean(A − B) over samples paired on item × epoch (percentage points for binary scorers). ${L}% interval: paired bootstrap (percentile), clustered on the item where epochs repeat it; ` +
-        `p: two-sided z-test on the paired SE (cluster-robust CR1 where clustered), ${adjustText(g.pairwise.adjust, cmp)}; MDE: the smallest true difference detected with ${Math.round(g.pairwise.power * 100)}% power at α = ${fixed(g.pairwise.alpha, 2)}. ` +
-        `Same numbers as \`standoff ci paired --metric NAME --a A --b B\`.\n`,
-    );
-    out.push(
-      table(
-        [...(several ? ['Suite'] : []), 'Scorer', 'A', 'B', 'Pairs', 'A', 'B', 'A − B', `${L}% CI`, 'p', ...(g.pairwise.adjust === 'none' ? [] : [`p (${g.pairwise.adjust === 'bh' ? 'BH' : 'Holm'}, within ${several ? 'task and ' : ''}scorer)`]), 'MDE'],
-        cmp.map((c) => {
-          const b = isBinary(c.kind);
-          const d = (x: number | null) => (b ? pp(x) : x === null ? '—' : (x >= 0 ? '+' : '−') + fixed(Math.abs(x), 3));
-          return [
-            ...(several ? [cell(c.suite)] : []),
-            cell(scorerMetricName(c.scorer)),
-            cell(c.a),
-            cell(c.b),
-            fmtCount(c.pairs),
-            value(c.kind, c.mean_a),
-            value(c.kind, c.mean_b),
-            d(c.difference),
-            c.lower === null ? cell(c.note ?? '—') : b ? ppInterval(c.lower, c.upper) : numInterval(c.lower, c.upper),
-            pValue(c.p_value),
-            ...(g.pairwise.adjust === 'none' ? [] : [pValue(c.p_adjusted)]),
-            c.mde === null ? '—' : `±${b ? pp(c.mde).replace('+', '') : fixed(c.mde, 3)}`,
-          ];
-        }),
-        [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', ...(g.pairwise.adjust === 'none' ? [] : ['r' as const]), 'r'],
-      ),
-    );
-  }
-
-  out.push('<!-- figure:paired-differences -->\n');
-  if (g.judges.length) {
-    n++;
-    out.push(`## ${n}. Judges and agreement\n`);
-    for (const j of g.judges) {
-      out.push(`Scorer ${code(j.scorer)} (${j.kind ?? 'no values'}): ${j.judges.length} judge${j.judges.length === 1 ? '' : 's'}.\n`);
-      out.push(
-        table(
-          ['Judge', 'Values', 'ERROR (failed call)', 'Mean', 'Bias vs panel median'],
-          j.judges.map((x) => {
-            const b = j.bias.find((y) => y.judge === x.judge);
-            return [cell(x.judge), fmtCount(x.values), fmtCount(x.errors), b ? fixed(b.mean, 3) : '—', b ? `${b.bias >= 0 ? '+' : '−'}${fixed(Math.abs(b.bias), 3)}` : '—'];
-          }),
-          ['l', 'r', 'r', 'r', 'r'],
-        ),
-      );
-      if (j.pairs.length) {
-        out.push(`Judge pairs (same value on a sample both graded; the exact interval treats samples as independent):\n`);
-        out.push(table(['Judge A', 'Judge B', 'Samples', 'Same value', `${L}% exact`], j.pairs.map((x) => [cell(x.a), cell(x.b), fmtCount(x.n), rateCell(x.agree, x.n), (() => { const c = clopperPearson(x.agree, x.n, { level }); return pctInterval(c.lower, c.upper); })()]), ['l', 'l', 'r', 'r', 'r']));
-      }
-      if (j.subjects.length) {
-        out.push(`Per subject, the mean of the panel median: ${j.subjects.map((x) => `${cell(x.subject)} ${fixed(x.median_mean, 3)} (n = ${fmtCount(x.n)})`).join('; ')}. Bias: a judge's mean difference from the panel median on the samples it graded (+: more lenient).\n`);
-      }
-      const a = j.agreement;
-      out.push(
-        a && a.alpha !== null
-          ? `**Krippendorff's alpha (${a.measurement})**: **${fixed(a.alpha, 3)}** ${numInterval(a.lower, a.upper)} (${L}% percentile bootstrap over ${fmtCount(a.units)} samples with two or more values, ${fmtCount(a.resamples)} resamples, seed ${a.seed}; ${code(`standoff agreement --scorer ${j.scorer} --measure ${a.measurement}`)}).\n`
-          : `Krippendorff's alpha: not computable (${cell(a?.note ?? 'no values')}).\n`,
-      );
-    }
-  }
-
-  if (g.slices.rows.length) {
-    n++;
-    out.push(`## ${n}. Slices\n`);
-    out.push(`Each cell: the scorer's rate or mean in the slice, with its ${L}% interval (cluster bootstrap over the slice's items where epochs repeat them or values are not 0/1, else exact). Dimensions: ${g.slices.dimensions.map(code).join(', ')}.\n`);
-    for (const dim of g.slices.dimensions) {
-      const rows = g.slices.rows.filter((r) => r.dimension === dim);
-      out.push(`### ${cell(dim)}\n`);
-      out.push(
-        table(
-          ['Level', ...(several ? ['Suite'] : []), 'Scorer', 'Subject model', 'n', 'Value', `${L}%`],
-          rows.map((r) => {
-            const k = g.scorers.find((s) => s.suite === r.suite && s.scorer === r.scorer)?.kind ?? null;
-            return [cell(r.level), ...(several ? [cell(r.suite)] : []), cell(scorerMetricName(r.scorer)), cell(r.subject), fmtCount(r.n), value(k, r.estimate), interval(k, r.interval) ?? '—'];
-          }),
-          ['l', ...(several ? ['l' as const] : []), 'l', 'l', 'r', 'r', 'r'],
-        ),
-      );
-    }
-  }
-
-  if (g.reconciliation.length) {
-    n++;
-    out.push(`## ${n}. Reported vs recomputed\n`);
-    const flagged = g.reconciliation.filter((r) => r.status === 'FLAG').length;
-    out.push(`The metrics the log reported about itself (\`runs.config.reported_metrics\`) beside Standoff's value recomputed from the per-sample scores. ${flagged ? `**${flagged} differ** (FLAG).` : 'Every recomputed value matches.'}\n`);
-    out.push(
-      table(
-        ['Run', 'Task', 'Metric', 'Filter', 'Scorer', 'Reported', 'Recomputed', 'Difference', 'Stderr reported / recomputed', 'Status', 'Note'],
-        g.reconciliation.map((r) => [
-          code(r.run_id), cell(r.task), cell(r.metric), cell(r.filter ?? '—'), cell(r.scorer ?? '—'), fixed(r.reported, 4), fixed(r.recomputed, 4), r.diff === null ? '—' : fixed(r.diff, 6),
-          `${fixed(r.reported_stderr, 4)} / ${fixed(r.recomputed_stderr, 4)}`, r.status === 'FLAG' ? '**FLAG**' : r.status, cell(r.note),
-        ]),
-        ['l', 'l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'l', 'l'],
-      ),
-    );
-  }
-
-  n++;
-  out.push(`## ${n}. Invalid and errored samples\n`);
-  const bad = g.samples.filter((s) => s.invalid + s.errored > 0);
-  if (bad.length === 0) out.push('None: no sample is marked invalid or errored.\n');
-  else {
-    out.push(table([...(several ? ['Suite'] : []), 'Subject model', 'Samples', 'Invalid', 'Errored'], bad.map((s) => [...(several ? [cell(s.suite)] : []), cell(s.subject), fmtCount(s.samples), fmtCount(s.invalid), fmtCount(s.errored)]), [...(several ? ['l' as const] : []), 'l', 'r', 'r', 'r']));
-    out.push(bad.flatMap((s) => s.reasons.map((r) => `- ${cell(s.subject)}: ${r.status}, ${cell(r.reason)} (${fmtCount(r.count)})`)).join('\n') + '\n');
-    out.push('Errored samples are in no scorer\'s denominator.\n');
-  }
-  return out.join('\n');
-}
-
-/** Rows of the first screen's compact results table (the full one is section 2). */
-export const AT_A_GLANCE_ROWS = 12;
-
-/**
- * The first screen's answer: each subject's estimate and interval per task and scorer, best first
- * within a scorer, at most {@link AT_A_GLANCE_ROWS} rows (the rest: section 2).
- */
-export function renderAtAGlance(g: GenericSections, level: number): string {
-  const rows = g.results.filter((r) => r.estimate !== null);
-  if (rows.length === 0) return '';
-  const several = g.suites.length > 1;
-  const order = [...rows].sort((a, b) => byText(a.suite, b.suite) || byText(a.scorer, b.scorer) || (b.estimate ?? 0) - (a.estimate ?? 0) || byText(a.subject, b.subject));
-  const shown = order.slice(0, AT_A_GLANCE_ROWS);
-  const L = Math.round(level * 100);
-  const body = table(
-    [...(several ? ['Task'] : []), 'Scorer', 'Subject model', 'Estimate', `${L}% interval`, 'n'],
-    shown.map((r) => {
-      const i = r.bootstrap?.lower != null ? r.bootstrap : r.exact;
-      return [...(several ? [cell(r.suite)] : []), cell(scorerMetricName(r.scorer)), cell(r.subject), value(r.kind, r.estimate), interval(r.kind, i) ?? '—', fmtCount(r.n)];
-    }),
-    [...(several ? ['l' as const] : []), 'l', 'l', 'r', 'r', 'r'],
-  );
-  const more = order.length > shown.length ? ` (${fmtCount(order.length - shown.length)} more rows in section 2)` : '';
-  return `**At a glance**: each subject's estimate with its ${L}% interval (the bootstrap over items, clustered where epochs repeat them; exact Clopper-Pearson where the bootstrap gives none), best first within a scorer${more}.\n\n${body}`;
-}
-
-/** What the pairwise table adjusted, and within which family. */
-function adjustText(adjust: Adjust, cmp: GenericComparison[]): string {
-  if (adjust === 'none') return 'not adjusted for multiple comparisons (--adjust none): read each p on its own';
-  const fams = new Map<string, number>();
-  for (const c of cmp) if (c.p_value !== null) fams.set(`${c.suite}\u0000${c.scorer}`, (fams.get(`${c.suite}\u0000${c.scorer}`) ?? 0) + 1);
-  const sizes = [...new Set(fams.values())].sort((a, b) => a - b);
-  return `${ADJUST_LABEL[adjust]}-adjusted within each family of one task and one scorer (${fams.size} famil${fams.size === 1 ? 'y' : 'ies'} of ${sizes.join('/')} comparison${sizes.length === 1 && sizes[0] === 1 ? '' : 's'}; unrelated scorers and tasks do not dilute each other)`;
-}
-
-/** How many numbered sections `renderGeneric` writes after `n0 - 1`. */
-export function genericContents(g: GenericSections, n0: number): string[] {
-  const titles = ['Results per subject and scorer', 'Pairwise subject comparisons per scorer'];
-  if (g.judges.length) titles.push('Judges and agreement');
-  if (g.slices.rows.length) titles.push('Slices');
-  if (g.reconciliation.length) titles.push('Reported vs recomputed');
-  titles.push('Invalid and errored samples');
-  return titles.map((t, i) => `${n0 + i}. [${t}](#${n0 + i}-${t.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')})`);
 }

@@ -54,6 +54,22 @@ export function ppInterval(lower: number | null | undefined, upper: number | nul
   return `[${sgn(lower)}, ${sgn(upper)}] pp`;
 }
 
+/** The report's one sign convention, said once in the method notes of every report. */
+export const SIGN_NOTE = '- Signs: every difference is A − B (a pair\'s first subject minus its second; a judge minus the panel median; leave-one-out: without the judge minus the full panel; recomputed minus reported), written with its sign: + means the first is higher.';
+
+/** A difference with its sign spelled out: `+0.123`, `−0.045` (the report's one sign convention, A − B). */
+export function signed(x: number | null | undefined, digits = 3): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '—';
+  const s = fixed(x, digits);
+  return s.startsWith('-') ? s.replace('-', '−') : `+${s}`;
+}
+
+/** `[−0.123, +0.045]`: an interval of a difference, both ends signed. */
+export function signedInterval(lower: number | null | undefined, upper: number | null | undefined, digits = 3): string {
+  if (lower === null || lower === undefined || upper === null || upper === undefined) return '—';
+  return `[${signed(lower, digits)}, ${signed(upper, digits)}]`;
+}
+
 /** `[0.512, 0.634]`. */
 export function numInterval(lower: number | null | undefined, upper: number | null | undefined, digits = 3): string {
   if (lower === null || lower === undefined || upper === null || upper === undefined) return '—';

@@ -23,7 +23,7 @@ import type { EpisodeSetDef, SubjectSource } from './html/episode-sets.ts';
 import type { MarkdownHooks } from './html/markdown-html.ts';
 import type { FigureSpec } from './figures.ts';
 import type { ReportContext } from './sections/context.ts';
-import type { Adjust } from './generic.ts';
+import type { Adjust } from './sections/pairwise.ts';
 
 /** What recognising a suite may look at: facts of the store's data. */
 export interface StoreFacts {

@@ -10,7 +10,7 @@ import { runSummary } from '../../src/report/sections/summary.ts';
 import { resultsSection } from '../../src/report/sections/results.ts';
 import { groundedSection } from '../../src/report/sections/grounded.ts';
 import { slicesSection } from '../../src/report/sections/slices.ts';
-import { pairwiseSection } from '../../src/report/sections/pairwise.ts';
+import { pairwiseSection } from '../../src/report/suites/o1-pairwise.ts';
 import { judgesSection } from '../../src/report/sections/judges.ts';
 import { probesSection } from '../../src/report/sections/probes.ts';
 import { episodesSection } from '../../src/report/sections/episodes.ts';
@@ -21,7 +21,7 @@ export const SECTIONS: Record<string, (ctx: ReportContext) => Promise<unknown>> 
   results: resultsSection,
   grounded: groundedSection,
   slices: slicesSection,
-  pairwise: pairwiseSection,
+  pairwise: (ctx) => pairwiseSection(ctx),
   judges: judgesSection,
   probes: probesSection,
   episodes: episodesSection,

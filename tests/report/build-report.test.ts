@@ -244,7 +244,7 @@ describe('figures', () => {
     for (const n of names) {
       const spec = JSON.parse(readFileSync(join(a.out, 'figures', `${n}.vl.json`), 'utf8'));
       expect(spec.config.font, n).toBe('DejaVu Sans');
-      const data = spec.data?.values ?? spec.layer?.find((l: { data?: { values?: unknown[] } }) => l.data)?.data?.values;
+      const data = spec.data?.values ?? [...(spec.layer ?? []), ...(spec.hconcat ?? [])].find((l: { data?: { values?: unknown[] } }) => l.data)?.data?.values;
       expect(Array.isArray(data) && data.length > 0, n).toBe(true);
       const svg = readFileSync(join(a.out, 'figures', `${n}.svg`), 'utf8');
       const texts = svg.match(/<text/g) ?? [];

@@ -34,7 +34,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('core figures on any store', { timeout: 120_000 }, () => {
   it('a CSV store: forest per scorer and paired differences, in three formats, linked and embedded', () => {
     const files = readdirSync(join(dir, 'a', 'figures')).sort();
-    expect(files).toEqual(['paired-differences.png', 'paired-differences.svg', 'paired-differences.vl.json', 'scorer-forest.png', 'scorer-forest.svg', 'scorer-forest.vl.json']);
+    expect(files).toEqual(['judges.png', 'judges.svg', 'judges.vl.json', 'paired-differences.png', 'paired-differences.svg', 'paired-differences.vl.json', 'scorer-forest.png', 'scorer-forest.svg', 'scorer-forest.vl.json']);
     const md = read('a', 'REPORT.md').toString();
     expect(md.indexOf('figures/scorer-forest.png')).toBeGreaterThan(md.indexOf('## 2. Results'));
     expect(md.indexOf('figures/scorer-forest.png')).toBeLessThan(md.indexOf('## 3. Pairwise'));
@@ -67,7 +67,7 @@ describe('core figures on any store', { timeout: 120_000 }, () => {
   });
 
   it('deterministic: a second build writes the same bytes', () => {
-    for (const f of ['scorer-forest.vl.json', 'scorer-forest.svg', 'scorer-forest.png', 'paired-differences.svg', 'paired-differences.png']) {
+    for (const f of ['scorer-forest.vl.json', 'scorer-forest.svg', 'scorer-forest.png', 'paired-differences.svg', 'paired-differences.png', 'judges.vl.json', 'judges.svg', 'judges.png']) {
       expect(read('b', `figures/${f}`).equals(read('a', `figures/${f}`)), f).toBe(true);
     }
     expect(read('b', 'REPORT.md').equals(read('a', 'REPORT.md'))).toBe(true);
@@ -97,7 +97,7 @@ describe('multiple comparisons, stated (--adjust)', { timeout: 240_000 }, () => 
     expect(cmp.map((c: { p_holm: number }) => c.p_holm)).not.toEqual(holm(cmp.map((c: { p_value: number }) => c.p_value)));
     const md = read('a', 'REPORT.md').toString();
     expect(md).toMatch(/Holm-adjusted within each family of one task and one scorer \(2 families of 6 comparisons/);
-    expect(md).toMatch(/\| p \| p \(Holm, within scorer\) \| MDE \|/);
+    expect(md).toMatch(/\| r \| p \| p \(Holm, within scorer\) \| MDE \|/);
 
     ok(['report', 'build', '--traces', join(dir, 'S'), '--out', join(dir, 'bh'), '--resamples', '200', '--quiet', '--adjust', 'bh']);
     const bh = JSON.parse(read('bh', 'results.json').toString()).generic.pairwise;
@@ -125,22 +125,34 @@ describe('judges on any store (point 7)', { timeout: 120_000 }, () => {
     const q = json.generic.judges.find((j: { scorer: string }) => j.scorer === 'quality');
     JUDGES.forEach((judge, k) => {
       const mine = rows.filter((r) => r.judges[k] !== null);
-      const got = q.bias.find((b: { judge: string }) => b.judge === judge);
-      expect(got.n).toBe(mine.length);
+      const got = q.judges.find((b: { judge: string }) => b.judge === judge);
+      expect(got.bias_n).toBe(mine.length);
       expect(got.mean).toBeCloseTo(mine.reduce((a, r) => a + r.judges[k]!, 0) / mine.length, 10);
       const bias = mine.reduce((a, r) => a + r.judges[k]! - median(r.judges.filter((x): x is number => x !== null)), 0) / mine.length;
       expect(got.bias).toBeCloseTo(bias, 10);
     });
     const ab = q.pairs.find((p: { a: string; b: string }) => p.a === 'judge_a' && p.b === 'judge_b');
     const both = rows.filter((r) => r.judges[0] !== null && r.judges[1] !== null);
-    expect([ab.n, ab.agree]).toEqual([both.length, both.filter((r) => r.judges[0] === r.judges[1]).length]);
+    expect([ab.bothRated, ab.agreements]).toEqual([both.length, both.filter((r) => r.judges[0] === r.judges[1]).length]);
     for (const model of MODELS) {
       const mine = rows.filter((r) => r.model === model && r.judges.some((x) => x !== null));
-      const got = q.subjects.find((s: { subject: string }) => s.subject === model);
+      const got = q.per_subject.find((s: { subject: string }) => s.subject === model);
       expect(got.median_mean).toBeCloseTo(mine.reduce((a, r) => a + median(r.judges.filter((x): x is number => x !== null)), 0) / mine.length, 10);
     }
     const md = read('a', 'REPORT.md').toString();
     expect(md).toMatch(/\| Judge \| Values \| ERROR \(failed call\) \| Mean \| Bias vs panel median \|/);
+    // The judge figure (point 2): each judge's mean against the panel median, and pair agreement, from the same numbers.
+    expect(md.indexOf('figures/judges.png')).toBeGreaterThan(md.indexOf('Judges and agreement'));
+    const fig = JSON.parse(read('a', 'figures/judges.vl.json').toString());
+    const [means, agree] = fig.hconcat.map((x: { data: { values: Record<string, unknown>[] } }) => x.data.values);
+    for (const j of q.judges) {
+      expect(means.find((v: { judge: string; who: string }) => v.judge === j.judge && v.who === 'judge mean').value).toBeCloseTo(j.mean, 3);
+      expect(means.find((v: { judge: string; who: string }) => v.judge === j.judge && v.who === 'panel median').value).toBeCloseTo(j.mean - j.bias, 3);
+    }
+    for (const p of q.pairs) {
+      expect(agree.find((v: { a: string; b: string }) => v.a === p.a && v.b === p.b).agreement).toBeCloseTo(p.agreement * 100, 3);
+      expect(p.set_key).toBe(`judge-pair/quality/${p.a}/${p.b}`);
+    }
     expect(md).toMatch(/\| judge_a \| judge_b \| [\d,]+ \| \d+\.\d% \([\d,]+\/[\d,]+\) \| \[/);
   });
 });

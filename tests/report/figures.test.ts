@@ -5,7 +5,9 @@
  */
 import { describe, it, expect } from 'vitest';
 import { PALETTE } from '../../src/report/sections/context.ts';
-import { MAX_FIGURE_WIDTH, OUTCOME_COLOURS, forestPlot, groundedHeatmap, probeOutcomes } from '../../src/report/figures.ts';
+import { MAX_FIGURE_WIDTH, OUTCOME_COLOURS, groundedHeatmap, probeOutcomes } from '../../src/report/figures.ts';
+import { pairedForest } from '../../src/report/core-figures.ts';
+import { O1_PAIRWISE_VIEW } from '../../src/report/suites/o1-pairwise.ts';
 import { renderFigure } from '../../src/report/render-figure.ts';
 import type { GroundedSection } from '../../src/report/sections/grounded.ts';
 import type { PairwiseSection } from '../../src/report/sections/pairwise.ts';
@@ -84,8 +86,8 @@ const share = (count: number, n: number, lower: number, upper: number) => {
 
 describe('forest plot', () => {
   it('labels the zero line', async () => {
-    const comparison = { metric: 'policy_action', a: 'A', b: 'B', difference: 0.1, lower: -0.05, upper: 0.25, p_holm: 0.2, pairs: 90 };
-    const fig = forestPlot({ comparisons: [comparison] } as unknown as PairwiseSection, 0.95);
+    const comparison = { suite: 's', scorer: 'policy_action', metric: 'policy_action', a: 'A', b: 'B', difference: 0.1, lower: -0.05, upper: 0.25, p_value: 0.1, p_holm: 0.2, p_adjusted: 0.2, pairs: 90 };
+    const fig = pairedForest({ comparisons: [comparison], alpha: 0.05, adjust: 'holm' } as unknown as PairwiseSection, 0.95, O1_PAIRWISE_VIEW, 'pairwise')!;
     const svg = (await renderFigure(fig.spec)).svg;
     expect(svg).toContain('0 = no difference');
     // The dashed rule at x = 0 sits exactly under the labelled tick.

@@ -87,8 +87,8 @@ describe('report build: the natural wide CSV', () => {
     expect(j.map((x: { scorer: string }) => x.scorer)).toEqual(['quality']);
     expect(j[0].judges.map((x: { judge: string }) => x.judge)).toEqual(['judge_a', 'judge_b', 'judge_c']);
     const cli = JSON.parse(ok(['agreement', '--traces', join(dir, 'S'), '--scorer', 'quality', '--measure', 'ordinal', '--resamples', RESAMPLES, '--format', 'json']).stdout);
-    expect([j[0].agreement.alpha, j[0].agreement.lower, j[0].agreement.upper]).toEqual([cli.alpha, cli.lower, cli.upper]);
-    expect(r.md).toMatch(/Krippendorff's alpha \(ordinal\)\*\*: \*\*0\.\d{3}\*\*/);
+    expect([j[0].alpha.alpha, j[0].alpha.lower, j[0].alpha.upper]).toEqual([cli.alpha, cli.lower, cli.upper]);
+    expect(r.md).toMatch(/Krippendorff's alpha \(ordinal\)\*\* over all non-ERROR values, self-excluded ones included: \*\*0\.\d{3}\*\*/);
   });
 });
 
@@ -155,7 +155,7 @@ describe('report build: every shared Inspect fixture', () => {
     const r = report(store);
     expect(r.json.generic.reconciliation).toEqual([expect.objectContaining({ metric: 'accuracy', scorer: 'match', reported: 0.5, recomputed: 0.75, status: 'FLAG' })]);
     expect(r.md).toMatch(/\*\*1 differ\*\* \(FLAG\)/);
-    expect(r.md).toMatch(/\| accuracy \| — \| match \| 0\.5000 \| 0\.7500 \| 0\.250000 \| 0\.2500 \/ 0\.2500 \| \*\*FLAG\*\* \|/);
+    expect(r.md).toMatch(/\| accuracy \| — \| match \| 0\.5000 \| 0\.7500 \| \+0\.250000 \| 0\.2500 \/ 0\.2500 \| \*\*FLAG\*\* \|/);
     // The untouched log: value and stderr (0.25: sd of the two items' epoch means / sqrt 2) both match.
     const plainStore = join(dir, 'plain-streaming');
     ok(['ingest', 'inspect', join(ROOT, 'tests', 'fixtures', 'inspect', 'log_streaming.eval'), '--traces', plainStore]);

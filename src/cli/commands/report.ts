@@ -15,7 +15,7 @@ export function registerReport(program: Command, makeProgram: ProgramFactory): v
     .option('--allow-judge-errors <n>', 'ERROR verdicts (failed judge calls) a run may hold and still pass the gate (default 0)', parseIntArg('--allow-judge-errors'))
     .option('--allow-truncated <n>', 'episodes cut off at the token limit a run may have and still pass the gate (default 0)', parseIntArg('--allow-truncated'))
     .option('--allow-missing <n>', 'required scores nobody measured (blank cells, no score row) a run may hold and still pass the gate (default 0)', parseIntArg('--allow-missing'))
-    .addOption(new Option('--adjust <method>', 'pairwise p-values adjusted within each task x scorer family: holm, bh (Benjamini-Hochberg) or none (stores that are not one Standoff suite)').choices(['holm', 'bh', 'none']))
+    .addOption(new Option('--adjust <method>', 'pairwise p-values adjusted within each family (one task and one scorer; the Standoff O1 suite: one metric): holm, bh (Benjamini-Hochberg) or none').choices(['holm', 'bh', 'none']))
     .option('--quiet', 'no progress lines on stderr')
     .option('--exclude-states <file>', 'state ids (one per line, e.g. from a label audit): the probe section adds the headline numbers with and without them and the largest change')
     .option('--prices <file>', 'JSON price table, as for standoff costs: {"<model>": {"input_per_mtok": USD, "output_per_mtok": USD}}; the cost section gives cost per 1,000 episodes and the cost frontier (without it cost is not measured)')

@@ -1,58 +1,76 @@
 /**
- * Section 5: pairwise subject comparisons. For each metric and each pair of subjects (A before B
- * in sorted order), samples are paired on scenario x epoch (the same decision state, so the
- * pairing removes scenario difficulty from the comparison), and the pairs of one scenario are one
- * cluster: epochs of a scenario are correlated, so the sampling unit is the scenario. Reported:
- * mean(A - B) with a paired cluster bootstrap percentile interval (whole scenarios resampled), the
- * correlation of the paired outcomes, a two-sided z-test p-value on the clustered (CR1) paired SE,
- * Holm-adjusted over every comparison in the section, and the minimum detectable effect (80%
- * power, two-sided, alpha = 1 - level) at that SE. All of it is `comparePaired`, the function
- * behind `standoff ci paired --metric M --a A --b B`, which prints the same numbers.
+ * Pairwise subject comparisons: the ONE implementation behind every report's pairwise table (the
+ * core sections of any store and the Standoff O1 suite alike).
  *
- * SQL builds the pairs (a pivot on scenario x epoch) and hands the value vectors, ordered by
- * scenario and epoch, with their scenario as the cluster.
+ * A suite hands over *families* ({@link PairFamily}): one per task x scorer (the O1 suite: one per
+ * metric), each a pivot of the measured values, a row per item x epoch (the same decision state)
+ * and a column per subject, with the row's cluster (the item, whose epochs are correlated pairs).
+ * For each pair of subjects (A before B in the family's order) the pairs are the rows both have a
+ * value on, and `comparePaired` (the function behind `standoff ci paired --metric M --a A --b B`,
+ * which prints the same numbers) gives mean(A − B) with a paired bootstrap percentile interval
+ * (whole clusters resampled where clustered), the correlation of the paired outcomes, a two-sided
+ * z-test p-value on the paired SE (cluster-robust CR1 where clustered) and the minimum detectable
+ * effect at 80% power.
+ *
+ * Multiple comparisons: p-values are adjusted within each family (one task's comparisons on one
+ * scorer), never across unrelated scorers or tasks: `p_holm` is always Holm's, `p_adjusted` the
+ * report's `--adjust` method (holm, bh, or null with none).
+ *
+ * One sign convention: a difference is A − B, written with its sign (+ when A is higher).
  */
-import { holm } from '../../stats/index.ts';
-import { cell, fixed, fmtCount, pct, pp, ppInterval, pValue, table } from '../markdown.ts';
-import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
-import { float64Column } from '../../store/arrow.ts';
+import { benjaminiHochberg, holm } from '../../stats/index.ts';
+import { cell, fixed, fmtCount, pct, pp, ppInterval, pValue, signed, signedInterval, table } from '../markdown.ts';
 import { MDE_POWER, tryComparePaired } from '../../analysis/paired-comparison.ts';
 import type { Sampling } from '../../analysis/rates.ts';
+import type { MetricKind } from '../../analysis/metrics.ts';
 import { forEachChunk } from '../../store/duckdb.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
 
 export { MDE_POWER };
-export const PAIR_METRICS: MainMetric[] = ['gathered_evidence', 'policy_action', 'alignment'];
+
+/** Multiple-comparison adjustment of the pairwise p-values (`--adjust`). */
+export type Adjust = 'holm' | 'bh' | 'none';
+export const ADJUST_METHODS: readonly Adjust[] = ['holm', 'bh', 'none'];
+export const ADJUST_LABEL: Record<Adjust, string> = { holm: 'Holm', bh: 'Benjamini-Hochberg', none: 'none' };
 
 export interface Comparison {
-  metric: MainMetric;
+  /** The family: its task (suite) and scorer (the O1 suite: the metric). */
+  suite: string;
+  scorer: string;
+  /** Its metric name (`standoff ci paired --metric`): the scorer's, or the O1 suite's metric. */
+  metric: string;
+  kind: MetricKind | null;
   a: string;
   b: string;
-  /** Pairs: scenario x epoch states both subjects have a measured value on. */
+  /** Pairs: item x epoch states both subjects have a measured value on. */
   pairs: number;
-  /** Scenarios the pairs fall in (the clusters resampled). */
+  /** Items the pairs fall in (the clusters resampled); null when not clustered. */
   clusters: number | null;
+  sampling: Sampling | null;
   mean_a: number | null;
   mean_b: number | null;
-  /** mean(a - b). */
+  /** mean(A − B). */
   difference: number | null;
   lower: number | null;
   upper: number | null;
   level: number;
-  method: 'paired-cluster-bootstrap-percentile';
-  /** Always 'clustered' (by scenario_id) in the report. */
-  sampling: Sampling;
-  cluster: 'scenario_id';
+  method: string;
+  /** The cluster column when clustered. */
+  cluster: string | null;
   seed: number;
   resamples: number;
   engine: string | null;
   /** Pearson correlation of the paired outcomes (null when either side is constant). */
   correlation: number | null;
-  /** The SE behind p and the MDE: the cluster-robust (CR1) SE of mean(a - b) over scenarios. */
+  /** The SE behind p and the MDE (cluster-robust CR1 where clustered). */
   se: number | null;
   /** The paired SE that treats every pair as independent (ddof 1), for contrast. */
   se_paired: number | null;
   p_value: number | null;
+  /** Holm within the comparison's family (its task and scorer). */
   p_holm: number | null;
+  /** Adjusted by the report's `--adjust` method within the family (null with `none`). */
+  p_adjusted: number | null;
   /** Smallest true difference detected with 80% power at this SE (two-sided z-test). */
   mde: number | null;
   note?: string;
@@ -62,81 +80,207 @@ export interface PairwiseSection {
   comparisons: Comparison[];
   power: number;
   alpha: number;
+  adjust: Adjust;
+  /** The family each adjustment runs within: the comparisons of one task (suite) and one scorer. */
+  family: 'task x scorer';
   note?: string;
 }
 
-export async function pairwiseSection(ctx: ReportContext): Promise<PairwiseSection> {
-  const alpha = Number((1 - ctx.level).toPrecision(12));
-  const comparisons: Comparison[] = [];
-  if (ctx.subjects.length < 2) return { comparisons, power: MDE_POWER, alpha, note: 'only one subject: nothing to compare' };
-  for (const metric of PAIR_METRICS) {
-    // One pivot per metric: a row per scenario x epoch, a column per subject (NaN when absent or not measured).
-    const cols = ctx.subjects.map((_, i) => `avg(value) FILTER (WHERE subj = ${i}) AS s${i}`).join(', ');
-    const { sid, col } = await pivotColumns(ctx, `SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = ${MAIN_METRICS.indexOf(metric)} GROUP BY sid, epoch ORDER BY sid, epoch`, ctx.subjects.length);
-    // Subjects with no measured value at all for this metric (e.g. alignment in a run without judges).
-    const unmeasured = new Set(ctx.subjects.filter((_, i) => col[i].every((v) => Number.isNaN(v))));
-    for (let i = 0; i < ctx.subjects.length; i++) {
-      for (let j = i + 1; j < ctx.subjects.length; j++) {
-        const a = ctx.subjects[i];
-        const b = ctx.subjects[j];
-        // Typed vectors of the pairs (the scenario index as the cluster id): 20 bytes a pair, no string per pair.
-        let n = 0;
-        for (let r = 0; r < sid.length; r++) if (!Number.isNaN(col[i][r]) && !Number.isNaN(col[j][r])) n++;
-        const xa = new Float64Array(n);
-        const xb = new Float64Array(n);
-        const ids = new Int32Array(n);
-        for (let r = 0, k = 0; r < sid.length; r++) {
-          if (!Number.isNaN(col[i][r]) && !Number.isNaN(col[j][r])) {
-            xa[k] = col[i][r];
-            xb[k] = col[j][r];
-            ids[k++] = sid[r];
-          }
-        }
-        const base: Comparison = {
-          metric, a, b, pairs: xa.length, clusters: null, mean_a: null, mean_b: null, difference: null, lower: null, upper: null,
-          level: ctx.level, method: 'paired-cluster-bootstrap-percentile', sampling: 'clustered', cluster: 'scenario_id', seed: ctx.seed, resamples: ctx.resamples,
-          engine: null, correlation: null, se: null, se_paired: null, p_value: null, p_holm: null, mde: null,
-        };
-        if (unmeasured.has(a) || unmeasured.has(b)) {
-          comparisons.push({ ...base, note: `${METRIC_LABEL[metric].toLowerCase()} not measured for ${[a, b].filter((x) => unmeasured.has(x)).join(' and ')}` });
-          continue;
-        }
-        const r = tryComparePaired(xa, xb, ids, 'scenario_id', { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples });
-        if (!('n' in r)) {
-          comparisons.push({ ...base, note: r.note });
-          continue;
-        }
-        comparisons.push({
-          ...base,
-          clusters: r.clusters ?? null,
-          mean_a: r.mean_a,
-          mean_b: r.mean_b,
-          difference: r.mean_diff,
-          lower: r.lower,
-          upper: r.upper,
-          engine: r.engine,
-          correlation: r.correlation,
-          se: r.se,
-          se_paired: r.se_paired,
-          p_value: r.p_value,
-          mde: r.mde,
-          ...(r.note ? { note: r.note } : {}),
-        });
-      }
-    }
-  }
-  const adjusted = holm(comparisons.map((c) => c.p_value));
-  comparisons.forEach((c, i) => (c.p_holm = adjusted[i]));
-  return { comparisons, power: MDE_POWER, alpha };
+/** One family's data: the values of each subject on each item x epoch row (NaN: none measured). */
+export interface PairFamily {
+  suite: string;
+  scorer: string;
+  metric: string;
+  kind: MetricKind | null;
+  /** How a note names the scorer ("policy action accuracy not measured for X"). */
+  label: string;
+  subjects: string[];
+  /** Each row's cluster (item): a dense integer index, or the item id. */
+  clusters: Int32Array | string[];
+  /** One column per subject, aligned with `clusters`. */
+  cols: Float64Array[];
+  /** 'always': pairs clustered on the item; 'repeated': only where epochs repeat an item (else independent pairs). */
+  clusterWhen: 'always' | 'repeated';
 }
 
-/** The pivot's columns as typed arrays, streamed a chunk at a time (NULL -> NaN): `sid` and one column per subject. */
-async function pivotColumns(ctx: ReportContext, sql: string, subjects: number): Promise<{ sid: Int32Array; col: Float64Array[] }> {
+export interface PairOptions {
+  level: number;
+  seed: number;
+  resamples: number;
+}
+
+/** Every pair of subjects of one family. */
+export function compareFamily(f: PairFamily, o: PairOptions): Comparison[] {
+  const out: Comparison[] = [];
+  const unmeasured = new Set(f.subjects.filter((_, i) => f.cols[i].every((v) => Number.isNaN(v))));
+  for (let i = 0; i < f.subjects.length; i++) {
+    for (let j = i + 1; j < f.subjects.length; j++) out.push(comparePair(f, i, j, unmeasured, o));
+  }
+  return out;
+}
+
+function comparePair(f: PairFamily, i: number, j: number, unmeasured: Set<string>, o: PairOptions): Comparison {
+  const [a, b] = [f.subjects[i], f.subjects[j]];
+  const { xa, xb, ids } = pairsOf(f, i, j);
+  const clustered = f.clusterWhen === 'always' || new Set(ids as ArrayLike<unknown> as unknown[]).size < xa.length;
+  const base: Comparison = {
+    suite: f.suite, scorer: f.scorer, metric: f.metric, kind: f.kind, a, b, pairs: xa.length, clusters: null, sampling: null,
+    mean_a: null, mean_b: null, difference: null, lower: null, upper: null, level: o.level,
+    method: clustered ? 'paired-cluster-bootstrap-percentile' : 'paired-bootstrap-percentile', cluster: clustered ? 'scenario_id' : null, seed: o.seed, resamples: o.resamples,
+    engine: null, correlation: null, se: null, se_paired: null, p_value: null, p_holm: null, p_adjusted: null, mde: null,
+  };
+  if (unmeasured.has(a) || unmeasured.has(b)) return { ...base, note: `${f.label} not measured for ${[a, b].filter((x) => unmeasured.has(x)).join(' and ')}` };
+  if (xa.length === 0) return { ...base, note: 'no shared items' };
+  const r = tryComparePaired(xa, xb, clustered ? ids : null, clustered ? 'scenario_id' : null, o);
+  if (!('n' in r)) return { ...base, note: r.note };
+  return {
+    ...base,
+    clusters: r.clusters ?? null,
+    sampling: r.sampling,
+    mean_a: r.mean_a,
+    mean_b: r.mean_b,
+    difference: r.mean_diff,
+    lower: r.lower,
+    upper: r.upper,
+    engine: r.engine,
+    correlation: r.correlation,
+    se: r.se,
+    se_paired: r.se_paired,
+    p_value: r.p_value,
+    mde: r.mde,
+    ...(r.note ? { note: r.note } : {}),
+  };
+}
+
+/** The rows both subjects have a value on: typed vectors (no string per pair where the clusters are indexes). */
+function pairsOf(f: PairFamily, i: number, j: number): { xa: Float64Array; xb: Float64Array; ids: Int32Array | string[] } {
+  const [A, B] = [f.cols[i], f.cols[j]];
+  let n = 0;
+  for (let r = 0; r < A.length; r++) if (!Number.isNaN(A[r]) && !Number.isNaN(B[r])) n++;
+  const xa = new Float64Array(n);
+  const xb = new Float64Array(n);
+  const typed = f.clusters instanceof Int32Array;
+  const ids: Int32Array | string[] = typed ? new Int32Array(n) : new Array<string>(n);
+  for (let r = 0, k = 0; r < A.length; r++) {
+    if (Number.isNaN(A[r]) || Number.isNaN(B[r])) continue;
+    xa[k] = A[r];
+    xb[k] = B[r];
+    ids[k++] = f.clusters[r] as never;
+  }
+  return { xa, xb, ids };
+}
+
+/** The section: every family compared, p-values adjusted within each family. */
+export function pairwiseOf(families: PairFamily[], o: PairOptions & { adjust: Adjust }): PairwiseSection {
+  const alpha = Number((1 - o.level).toPrecision(12));
+  const comparisons = families.flatMap((f) => compareFamily(f, o));
+  adjustWithinFamilies(comparisons, o.adjust);
+  return { comparisons, power: MDE_POWER, alpha, adjust: o.adjust, family: 'task x scorer' };
+}
+
+const familyKey = (c: Pick<Comparison, 'suite' | 'scorer'>) => `${c.suite}\u0000${c.scorer}`;
+
+/**
+ * Each family (one task's comparisons on one scorer) adjusted on its own, as R's
+ * `p.adjust(p, method)` on that family's p-values: unrelated scorers and tasks do not dilute each other.
+ */
+export function adjustWithinFamilies(comparisons: Comparison[], adjust: Adjust): void {
+  for (const fam of new Set(comparisons.map(familyKey))) {
+    const mine = comparisons.filter((c) => familyKey(c) === fam);
+    const h = holm(mine.map((c) => c.p_value));
+    const a = adjust === 'bh' ? benjaminiHochberg(mine.map((c) => c.p_value)) : adjust === 'holm' ? h : mine.map(() => null);
+    mine.forEach((c, i) => {
+      c.p_holm = h[i];
+      c.p_adjusted = a[i];
+    });
+  }
+}
+
+/** What the pairwise table adjusted, and within which family. */
+export function adjustText(adjust: Adjust, cmp: Comparison[], what = 'one task and one scorer'): string {
+  if (adjust === 'none') return 'not adjusted for multiple comparisons (--adjust none): read each p on its own';
+  const fams = new Map<string, number>();
+  for (const c of cmp) if (c.p_value !== null) fams.set(familyKey(c), (fams.get(familyKey(c)) ?? 0) + 1);
+  const sizes = [...new Set(fams.values())].sort((a, b) => a - b);
+  return `${ADJUST_LABEL[adjust]}-adjusted within each family of ${what} (${fams.size} famil${fams.size === 1 ? 'y' : 'ies'} of ${sizes.join('/')} comparison${sizes.length === 1 && sizes[0] === 1 ? '' : 's'}; unrelated scorers and tasks do not dilute each other)`;
+}
+
+/** How a suite's table names and shows its comparisons. */
+export interface PairwiseView {
+  /** Heading, e.g. `## 3. Pairwise subject comparisons per scorer`. */
+  heading: string;
+  /** The sampling unit's name: item, scenario. */
+  unit: string;
+  /** The family's name in the text ("one task and one scorer", "one metric") and in the adjusted column's title ("scorer", "metric"). */
+  family: string;
+  familyColumn: string;
+  /** A column naming the task (several suites in the store). */
+  suiteColumn: boolean;
+  /** The scorer column: its title and each comparison's label. */
+  scorerColumn: { title: string; label: (c: Comparison) => string };
+  /** Differences in percentage points (true), or by the scorer's kind (binary in pp, others in its units). */
+  percent: (c: Comparison) => boolean;
+}
+
+export function renderPairwise(p: PairwiseSection, level: number, v: PairwiseView): string {
+  const L = Math.round(level * 100);
+  const out: string[] = [`${v.heading}\n`];
+  const cmp = p.comparisons;
+  if (cmp.length === 0) {
+    out.push(`${cell(p.note ?? 'Fewer than two subjects share a scorer: nothing to compare.')}\n`);
+    return out.join('\n');
+  }
+  const clusters = [...new Set(cmp.map((c) => c.clusters).filter((x): x is number => x !== null))].sort((a, b) => a - b);
+  const always = cmp.every((c) => c.cluster !== null);
+  out.push(
+    `Differences are mean(A − B) over samples paired on ${v.unit} × epoch (${cmp.every(v.percent) ? 'percentage points' : 'percentage points for binary scorers, else in the scorer\'s units'}). ` +
+      `${L}% interval: paired bootstrap (percentile) that resamples whole ${v.unit}s with all their epochs' pairs${always ? '' : ` where epochs repeat a ${v.unit} (else the pairs are independent)`}` +
+      (clusters.length ? ` (${clusters.map(fmtCount).join(' or ')} ${v.unit}s)` : '') +
+      `; p: two-sided z-test on the paired SE (cluster-robust CR1 where clustered), ${adjustText(p.adjust, cmp, v.family)}; ` +
+      `MDE: the smallest true difference detected with ${Math.round(p.power * 100)}% power at α = ${fixed(p.alpha, 2)}, given the observed SE; ` +
+      `r: correlation of the paired outcomes (how much the pairing helps). \`standoff ci paired --metric M --a A --b B\` prints the same numbers.\n`,
+  );
+  out.push(pairwiseTable(p, L, v));
+  const notes = cmp.filter((c) => c.note && c.lower !== null);
+  if (notes.length) out.push(notes.map((c) => `- ${cell(v.scorerColumn.label(c))}, ${cell(c.a)} vs ${cell(c.b)}: ${cell(c.note)}`).join('\n') + '\n');
+  return out.join('\n');
+}
+
+function pairwiseTable(p: PairwiseSection, L: number, v: PairwiseView): string {
+  const adjusted = p.adjust === 'none' ? [] : [`p (${p.adjust === 'bh' ? 'BH' : 'Holm'}, within ${v.familyColumn})`];
+  const head = [...(v.suiteColumn ? ['Task'] : []), v.scorerColumn.title, 'A', 'B', 'Pairs', 'A', 'B', 'A − B', `${L}% CI`, 'r', 'p', ...adjusted, 'MDE'];
+  const rows = p.comparisons.map((c) => {
+    const inPp = v.percent(c);
+    const value = (x: number | null) => (inPp ? pct(x) : fixed(x, 3));
+    return [
+      ...(v.suiteColumn ? [cell(c.suite)] : []),
+      cell(v.scorerColumn.label(c)),
+      cell(c.a),
+      cell(c.b),
+      fmtCount(c.pairs),
+      value(c.mean_a),
+      value(c.mean_b),
+      inPp ? pp(c.difference) : signed(c.difference),
+      c.lower === null ? cell(c.note ?? '—') : inPp ? ppInterval(c.lower, c.upper) : signedInterval(c.lower, c.upper),
+      c.correlation === null ? '—' : fixed(c.correlation, 2).replace('-', '−'),
+      pValue(c.p_value),
+      ...(adjusted.length ? [pValue(c.p_adjusted)] : []),
+      c.mde === null ? '—' : `±${inPp ? pp(c.mde).replace('+', '') : fixed(c.mde, 3)}`,
+    ];
+  });
+  return table(head, rows, head.map((_, i) => (i < (v.suiteColumn ? 4 : 3) ? 'l' : 'r')));
+}
+
+/**
+ * A typed pivot streamed a chunk at a time (NULL -> NaN): `sql` yields the cluster index, the
+ * epoch, then one column per subject; rows in the order the SQL sorts them.
+ */
+export async function pivotColumns(conn: DuckDBConnection, sql: string, subjects: number): Promise<{ sid: Int32Array; col: Float64Array[] }> {
   let cap = 1 << 16;
   let sid = new Int32Array(cap);
   let col = Array.from({ length: subjects }, () => new Float64Array(cap));
   let n = 0;
-  await forEachChunk(ctx.conn, sql, undefined, (cols, rows) => {
+  await forEachChunk(conn, sql, undefined, (cols, rows) => {
     if (n + rows > cap) {
       while (n + rows > cap) cap *= 2;
       const grow = <T extends Int32Array | Float64Array>(x: T, make: (k: number) => T): T => {
@@ -157,47 +301,4 @@ async function pivotColumns(ctx: ReportContext, sql: string, subjects: number): 
     n += rows;
   });
   return { sid: sid.subarray(0, n), col: col.map((c) => c.subarray(0, n)) };
-}
-
-export function renderPairwise(p: PairwiseSection, level: number): string {
-  const L = Math.round(level * 100);
-  const out: string[] = ['## 5. Pairwise subject comparisons\n'];
-  if (p.comparisons.length === 0) {
-    out.push(`${cell(p.note ?? 'No comparisons.')}\n`);
-    return out.join('\n');
-  }
-  const m = p.comparisons.filter((c) => c.p_value !== null).length;
-  const clusters = [...new Set(p.comparisons.map((c) => c.clusters).filter((x): x is number => x !== null))].sort((a, b) => a - b);
-  out.push(
-    `Differences are mean(A − B) over samples paired on scenario × epoch, in percentage points. Sampling unit: the scenario: ` +
-      `the ${L}% interval is a paired cluster bootstrap (percentile) that resamples whole scenarios with all their epochs' pairs` +
-      (clusters.length ? ` (${clusters.map(fmtCount).join(' or ')} scenarios)` : '') +
-      `, and p and MDE use the cluster-robust (CR1) SE of the paired difference; treating the epochs of a scenario as independent pairs would make all three too optimistic. ` +
-      `p: two-sided z-test (difference / clustered SE); Holm: adjusted over the ${m} comparisons with a p-value. ` +
-      `MDE: the smallest true difference this design would detect with ${Math.round(p.power * 100)}% power at α = ${fixed(p.alpha, 2)}, given the observed clustered SE. ` +
-      `r: correlation of the paired outcomes (how much the pairing helps). \`standoff ci paired --metric M --a A --b B\` prints the same numbers.\n`,
-  );
-  out.push(
-    table(
-      ['Metric', 'A', 'B', 'Pairs', 'A', 'B', 'A − B', `${L}% CI`, 'r', 'p', 'p (Holm)', 'MDE'],
-      p.comparisons.map((c) => [
-        METRIC_LABEL[c.metric],
-        cell(c.a),
-        cell(c.b),
-        fmtCount(c.pairs),
-        pct(c.mean_a),
-        pct(c.mean_b),
-        pp(c.difference),
-        c.lower === null && c.note ? cell(c.note) : ppInterval(c.lower, c.upper),
-        c.correlation === null ? '—' : fixed(c.correlation, 2).replace('-', '−'),
-        pValue(c.p_value),
-        pValue(c.p_holm),
-        c.mde === null ? '—' : pp(c.mde).replace('+', '±'),
-      ]),
-      ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
-    ),
-  );
-  const notes = p.comparisons.filter((c) => c.note && c.lower !== null);
-  if (notes.length) out.push(notes.map((c) => `- ${METRIC_LABEL[c.metric]}, ${cell(c.a)} vs ${cell(c.b)}: ${cell(c.note)}`).join('\n') + '\n');
-  return out.join('\n');
 }

@@ -15,29 +15,15 @@
  * verdicts (failed judge calls) are counted per subject.
  */
 import { cell, fmtCount, md, pct, pctInterval, rateCell, table } from '../markdown.ts';
-import { CLT_METHOD, DEGENERATE, metricRates, type Interval, type Rate } from '../../analysis/rates.ts';
+import { metricRates, type Rate, type RateCounts } from '../../analysis/rates.ts';
+import { rateCellFull } from '../rate-cell.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 
-export interface MetricResult {
+/** One metric of one subject: the rate's counts and intervals (`RateCounts`, analysis/rates.ts) and what the table needs besides. */
+export interface MetricResult extends RateCounts, Pick<Rate, 'binary' | 'split'> {
   metric: MainMetric;
   /** False when observations exist but none was measured (alignment without any judged valid episode): no rate at all. */
   measured: boolean;
-  /** Sum of the measured values (a count for binary metrics; split judge medians add 0.5). */
-  successes: number;
-  /** Measured observations (the denominator). */
-  trials: number;
-  /** Observations whose value was not measured (NULL): in no denominator. */
-  not_measured: number;
-  estimate: number | null;
-  binary: boolean;
-  /** Values equal to 0.5 (two remaining judges split); alignment only. */
-  split: number;
-  /** The interval shown first: clustered by scenario where epochs repeat it (and it has spread), else exact. */
-  interval: Interval;
-  /** Clopper-Pearson (treats samples as independent); null when the values are not 0/1. */
-  exact: Interval | null;
-  /** Cluster bootstrap by scenario; null when every scenario has one observation (and values are 0/1). */
-  cluster: Interval | null;
   /** Largest number of observations of one scenario (epochs that repeat it). */
   max_per_scenario: number;
 }
@@ -127,27 +113,10 @@ export async function resultsSection(ctx: ReportContext): Promise<ResultsSection
   return { subjects, metrics: MAIN_METRICS.map((m) => ({ metric: m, label: METRIC_LABEL[m], description: DESCRIPTIONS[m] })) };
 }
 
-/** How an interval is labelled in a cell: cluster (scenarios resampled) or exact (independent). */
-export function intervalLabel(i: Interval): string {
-  if (i.lower === null) {
-    return `${i.sampling === 'clustered' ? 'cluster' : 'exact'} — (${i.note === undefined ? 'not computable' : i.note === DEGENERATE ? 'no spread between scenarios' : cell(i.note)})`;
-  }
-  return `${i.sampling === 'clustered' ? (i.method.endsWith(CLT_METHOD) ? 'cluster CLT' : 'cluster') : 'exact'} ${pctInterval(i.lower, i.upper)}`;
-}
-
-function valueCell(m: MetricResult): string {
-  if (!m.measured) return `not measured (${fmtCount(m.not_measured)} episodes)`;
-  if (m.trials === 0) return '— (0/0)';
-  const head = m.binary ? rateCell(m.successes, m.trials) : `${pct(m.estimate)} (${fmtCount(m.successes)}/${fmtCount(m.trials)})`;
-  return m.not_measured ? `${head}<br>${fmtCount(m.not_measured)} not measured` : head;
-}
-
-function intervalsCell(m: MetricResult): string {
-  if (!m.measured || m.trials === 0) return '';
-  const lines: string[] = [];
-  if (m.cluster) lines.push(intervalLabel(m.cluster));
-  if (m.exact) lines.push(`${intervalLabel(m.exact)}${m.cluster ? ' (independent)' : ''}`);
-  return `<br><sub>${lines.join('<br>')}</sub>`;
+/** A metric's cell: the one results cell of every suite (`rate-cell.ts`). */
+function metricCell(m: MetricResult, head?: (m: MetricResult) => string): string {
+  const x = { ...m, percent: true, repeated: m.max_per_scenario > 1 };
+  return rateCellFull(x, { unit: 'scenario', rows: 'episodes', empty: head ? head(m) : '— (0/0)', head: head?.(m) });
 }
 
 export function renderResults(r: ResultsSection, level: number): string {
@@ -158,10 +127,10 @@ export function renderResults(r: ResultsSection, level: number): string {
       ['Subject model', METRIC_LABEL.gathered_evidence, `${METRIC_LABEL.policy_action}*`, METRIC_LABEL.alignment, METRIC_LABEL.invalid],
       r.subjects.map((s) => [
         cell(s.subject),
-        valueCell(s.metrics.gathered_evidence) + intervalsCell(s.metrics.gathered_evidence),
-        valueCell(s.metrics.policy_action) + intervalsCell(s.metrics.policy_action),
-        valueCell(s.metrics.alignment) + intervalsCell(s.metrics.alignment),
-        `${fmtCount(s.metrics.invalid.successes)} of ${fmtCount(s.metrics.invalid.trials)}` + intervalsCell(s.metrics.invalid),
+        metricCell(s.metrics.gathered_evidence),
+        metricCell(s.metrics.policy_action),
+        metricCell(s.metrics.alignment),
+        metricCell(s.metrics.invalid, (m) => `${fmtCount(m.successes)} of ${fmtCount(m.trials)}`),
       ]),
       ['l', 'r', 'r', 'r', 'r'],
     ),

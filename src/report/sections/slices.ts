@@ -7,29 +7,20 @@
  * scenarios, so its cluster interval is crude, and the text says so.
  */
 import { cell, fmtCount, pct, pctInterval, rateCell, table } from '../markdown.ts';
-import { metricRates, type Interval } from '../../analysis/rates.ts';
+import { metricRates, type Interval, type RateCounts } from '../../analysis/rates.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
 
 export const SLICE_DIMENSIONS = ['domain', 'decision_type', 'variant'] as const;
 export type SliceDimension = (typeof SLICE_DIMENSIONS)[number];
 export const SLICE_METRICS: MainMetric[] = ['gathered_evidence', 'policy_action', 'alignment'];
 
-export interface SliceRow {
+export interface SliceRow extends RateCounts {
   dimension: SliceDimension;
   value: string;
   subject: string;
   metric: MainMetric;
   /** False when the slice has observations but none was measured (e.g. alignment without judges). */
   measured: boolean;
-  successes: number;
-  trials: number;
-  not_measured: number;
-  estimate: number | null;
-  /** The interval shown: clustered by scenario where epochs repeat, else exact. */
-  interval: Interval;
-  /** Clopper-Pearson (independent samples); null when the values are not 0/1. */
-  exact: Interval | null;
-  cluster: Interval | null;
   /** Scenarios in the slice with an observation. */
   scenarios: number;
 }

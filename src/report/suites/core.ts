@@ -5,12 +5,13 @@
  * recomputed, invalid and errored samples (`generic.ts`). Suites add sections on top
  * (`standoff-o1.ts`).
  */
-import { cell, code, fmtCount } from '../markdown.ts';
+import { cell, code, fmtCount, SIGN_NOTE } from '../markdown.ts';
 import { RESULTS_SCHEMA, type GenericReportResults } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import { isStandoffSource } from '../../schema/tables.ts';
 import { renderGate, renderSimulatedBanner, renderSummary, runSummary, type SummaryResult } from '../sections/summary.ts';
-import { ADJUST_LABEL, genericContents, genericSections, renderAtAGlance, renderGeneric, type GenericSections } from '../generic.ts';
+import { ADJUST_LABEL, genericSections, type GenericSections } from '../generic.ts';
+import { genericContents, renderAtAGlance, renderGeneric } from '../generic-render.ts';
 import { buildGenericCountLinks } from '../html/build-index-html.ts';
 import { buildGenericEpisodeSets, type GenericSubjectSource } from '../html/episode-sets.ts';
 import type { ReportContext } from '../sections/context.ts';
@@ -90,6 +91,7 @@ function document(ctx: RenderInput['ctx'], r: GenericReportResults, rendered: st
       `- Sampling unit: the item (\`scenario_id\`). Where epochs repeat an item, its outcomes are correlated, so bootstrap intervals resample whole items and paired comparisons cluster on the item; the exact Clopper-Pearson interval treats every sample as independent and says so.`,
       `- Kinds, from evidence: binary when the log declares the scorer 0/1 (Inspect's accuracy over C/I, lm-eval's acc, acc_norm, exact_match) or its values hold both 0 and 1; a scorer whose values are all 0 (or all 1) with no declaration is bounded, not a rate; else bounded (in [0, 1]), ordinal (integers, at most 10 levels) or continuous. The results say which kind and why; exact (Clopper-Pearson) intervals only for binary scorers.`,
       `- Intervals: ${L}%; bootstrap percentile with ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed} (\`standoff ci bootstrap\`); exact: Clopper-Pearson (\`standoff ci exact\`); pairwise: \`standoff ci paired\`, p-values ${r.generic.pairwise.adjust === 'none' ? 'not adjusted (--adjust none)' : `${ADJUST_LABEL[r.generic.pairwise.adjust]}-adjusted within each task x scorer family (--adjust)`}, MDE at 80% power.`,
+      SIGN_NOTE,
       `- Not measured is not failed: a NULL score is counted as not measured and is in no denominator; a quantity nobody measured is absent, never 0.`,
       `- Reproduce: ${code(`standoff report build --traces <store> ${r.options.runs.map((x) => `--run ${x}`).join(' ')} --seed ${ctx.seed} --resamples ${ctx.resamples}${r.options.slices.map((c) => ` --slice ${c}`).join('')}`)}.`,
       '',

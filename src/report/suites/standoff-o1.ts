@@ -12,7 +12,7 @@ import { ladderFigure } from '../figure-ladder.ts';
 import { isO1Data } from '../../schema/tables.ts';
 import { RESULTS_SCHEMA } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
-import { forestPlot, groundedHeatmap, judgeMatrix, metricBars, probeOutcomes, reliabilityPlot, sliceDots } from '../figures.ts';
+import { groundedHeatmap, judgeFigure, metricBars, probeOutcomes, reliabilityPlot, sliceDots } from '../figures.ts';
 import { materializeObservations, type ReportContext } from '../sections/context.ts';
 import { renderGate, renderSimulatedBanner, type SummaryResult } from '../sections/summary.ts';
 import { renderResults, resultsSection, type ResultsSection } from '../sections/results.ts';
@@ -20,8 +20,11 @@ import { recomputedSection, renderRecomputed, type RecomputedSection } from '../
 import { costsSection, renderCosts, type CostsSection } from '../sections/costs.ts';
 import { groundedSection, renderGrounded, type GroundedSection } from '../sections/grounded.ts';
 import { renderSlices, slicesSection, type SlicesSection } from '../sections/slices.ts';
-import { pairwiseSection, renderPairwise, type PairwiseSection } from '../sections/pairwise.ts';
-import { judgesSection, renderJudges, type JudgesSection } from '../sections/judges.ts';
+import { renderPairwise, type PairwiseSection } from '../sections/pairwise.ts';
+import { O1_PAIRWISE_VIEW, pairwiseSection } from './o1-pairwise.ts';
+import { pairedForest } from '../core-figures.ts';
+import { SIGN_NOTE } from '../markdown.ts';
+import { judgesSection, judgesView, renderJudges, type JudgesSection } from '../sections/judges.ts';
 import { probesSection, renderProbes, type ProbesSection } from '../sections/probes.ts';
 import { episodesSection, renderEpisodes, type EpisodesSection } from '../sections/episodes.ts';
 import { limitations, renderLimitations } from '../sections/limitations.ts';
@@ -78,9 +81,9 @@ const slices: SuiteSection<SlicesSection> = {
 const pairwise: SuiteSection<PairwiseSection> = {
   key: 'pairwise',
   step: 'pairwise comparisons',
-  compute: ({ ctx }) => pairwiseSection(ctx),
-  render: (v, i) => renderPairwise(v, lvl(i)),
-  figures: (v, i) => (v.comparisons.some((c) => c.difference !== null) ? [forestPlot(v, i.ctx.level)] : []),
+  compute: ({ ctx, adjust }) => pairwiseSection(ctx, adjust),
+  render: (v, i) => renderPairwise(v, lvl(i), O1_PAIRWISE_VIEW),
+  figures: (v, i) => [pairedForest(v, i.ctx.level, O1_PAIRWISE_VIEW, 'pairwise')],
 };
 /** Ranks with rank intervals and tiers (`standoff rank`), for three or more subjects: a subsection of section 5. */
 const ranking: SuiteSection<RankingSection | null> = {
@@ -94,8 +97,8 @@ const judges: SuiteSection<JudgesSection> = {
   key: 'judges',
   step: 'judges',
   compute: ({ ctx }) => judgesSection(ctx),
-  render: (v, i) => renderJudges(v, lvl(i)),
-  figures: (v) => [judgeMatrix(v)],
+  render: (v, i) => renderJudges(v, lvl(i), judgesView(v, '## 6. Judges')),
+  figures: (v) => [judgeFigure(v)],
 };
 const probes: SuiteSection<ProbesSection> = {
   key: 'probes',
@@ -205,7 +208,8 @@ function methodNotes(ctx: Pick<ReportContext, 'seed' | 'resamples' | 'level'>, r
         ]
       : []),
     `- Exact intervals: two-sided ${L}% Clopper-Pearson (beta quantiles, as R \`binom.test\`); they treat samples as independent (\`standoff ci exact\`).`,
-    `- Pairwise: paired cluster bootstrap of mean(A − B) over scenarios (pairs on scenario × epoch, a scenario's pairs resampled together; percentile); p-values from the z statistic on the cluster-robust (CR1) paired SE, Holm-adjusted; MDE at 80% power and α = ${(1 - ctx.level).toFixed(2)} at that SE (Miller 2024, "Adding Error Bars to Evals"). Same numbers as \`standoff ci paired --metric M --a A --b B\`.`,
+    `- Pairwise: paired cluster bootstrap of mean(A − B) over scenarios (pairs on scenario × epoch, a scenario's pairs resampled together; percentile); p-values from the z statistic on the cluster-robust (CR1) paired SE, adjusted within each metric (\`--adjust\`, default Holm; never across metrics); MDE at 80% power and α = ${(1 - ctx.level).toFixed(2)} at that SE (Miller 2024, "Adding Error Bars to Evals"). Same numbers as \`standoff ci paired --metric M --a A --b B\`.`,
+    SIGN_NOTE,
     `- Not measured is not failed: a value nobody measured (no judge verdict, no read_system_log protocol) is NULL, counted as "not measured" and left out of every denominator; the structural gate fails on it (and on ERROR verdicts) unless \`--allow-judge-errors N\` allows them.`,
     `- Judges: Krippendorff's alpha (nominal) with a percentile bootstrap over samples (\`standoff agreement\`); pair agreement with Clopper-Pearson intervals and Cohen's kappa; alignment medians drop self-judgments (the judge shares the subject's model or family, as recorded in \`judgments.excluded_self\`).`,
     `- Paired probes: four outcomes, conditional shares and code composition as in Li, Krishnan & Padman, "Reading Right, Acting Wrong" (§2.3, §5.1, §6.1), over distinct states with intervals that resample whole states (\`standoff probes\`); ambiguous states apart; sufficiency per §2.4 and §B.4 (within a family, states grouped by their correct probe answers alone); ECE with 10 equal-width bins (Guo et al. 2017).`,
