@@ -128,7 +128,7 @@ export function compareTask(metric: string, task: string, base: TaskValues, cand
   return row;
 }
 
-function fourCell(keys: string[], cand: Float64Array, base: Float64Array): FourCell | null {
+export function fourCell(keys: string[], cand: Float64Array, base: Float64Array): FourCell | null {
   const c = { both_right: 0, only_baseline: 0, only_candidate: 0, both_wrong: 0, only_baseline_items: [] as string[], only_candidate_items: [] as string[] };
   for (let i = 0; i < keys.length; i++) {
     const x = base[i];

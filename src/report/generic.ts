@@ -31,6 +31,7 @@ import { metricRates, type Interval } from '../analysis/rates.ts';
 import { MDE_POWER, tryComparePaired } from '../analysis/paired-comparison.ts';
 import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult } from '../analysis/judge-patterns.ts';
 import type { ReportContext } from './sections/context.ts';
+import { fourCellCounts, renderFourCells, type FourCellCounts } from './four-cell.ts';
 import type { AlphaLevel } from '../stats/index.ts';
 
 export interface ScorerInfo {
@@ -86,6 +87,8 @@ export interface GenericComparison {
   p_adjusted: number | null;
   mde: number | null;
   note?: string;
+  /** Binary scorers: both right, only A, only B, both wrong over the pairs (`four-cell.ts`). */
+  four_cell?: FourCellCounts | null;
 }
 
 /** Multiple-comparison adjustment of the pairwise p-values (`--adjust`). */
@@ -253,7 +256,10 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
         const base: GenericComparison = { suite: info.suite, scorer: info.scorer, kind: info.kind, a: subjects[i], b: subjects[j], pairs: keys.length, clusters: null, sampling: null, mean_a: null, mean_b: null, difference: null, lower: null, upper: null, se: null, correlation: null, p_value: null, p_holm: null, p_adjusted: null, mde: null };
         const items = keys.map((k) => A.get(k)!.item);
         const repeated = new Set(items).size < items.length;
-        const r = tryComparePaired(Float64Array.from(keys, (k) => A.get(k)!.v), Float64Array.from(keys, (k) => B.get(k)!.v), repeated ? items : null, repeated ? 'scenario_id' : null, o);
+        const va = Float64Array.from(keys, (k) => A.get(k)!.v);
+        const vb = Float64Array.from(keys, (k) => B.get(k)!.v);
+        if (info.kind === 'binary') base.four_cell = fourCellCounts(keys, va, vb);
+        const r = tryComparePaired(va, vb, repeated ? items : null, repeated ? 'scenario_id' : null, o);
         if (!('n' in r)) {
           comparisons.push({ ...base, note: keys.length === 0 ? 'no shared items' : r.note });
           continue;
@@ -609,6 +615,7 @@ export function renderGeneric(g: GenericSections, level: number, n0: number): st
         [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', ...(g.pairwise.adjust === 'none' ? [] : ['r' as const]), 'r'],
       ),
     );
+    out.push(renderFourCells(cmp, several, scorerMetricName));
   }
 
   out.push('<!-- figure:paired-differences -->\n');

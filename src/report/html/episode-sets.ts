@@ -15,27 +15,10 @@ import type { ReportResults } from '../report-results.ts';
 import type { GenericSections } from '../generic.ts';
 import { metricSql, scorerMetric, scorerMetricName } from '../../analysis/metrics.ts';
 import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
+import { buildFourCellSets, buildGenericJudgePairSets, buildStandoffJudgePairSets } from './pair-sets.ts';
 
-/** Where a report subject label comes from: one (run, subject_model). */
-export interface SubjectSource {
-  subject: string;
-  run_id: string;
-  subject_model: string;
-}
-
-export type SetParam = string | boolean;
-
-export interface EpisodeSetDef {
-  /** Stable key, e.g. `grounded/<subject>/gathered_incorrect` (ordering and tests). */
-  key: string;
-  /** Shown above the list, e.g. `sim:hasty · gathered evidence, incorrect action`. */
-  title: string;
-  /** The count the report shows for this set (from results.json). */
-  count: number;
-  /** SELECT run_id, episode_id, scenario_id, epoch ... with `$name` parameters; ordered. */
-  sql: string;
-  params: Record<string, SetParam>;
-}
+export type { SubjectSource, SetParam, EpisodeSetDef, GenericSubjectSource } from './set-types.ts';
+import type { SubjectSource, EpisodeSetDef, GenericSubjectSource } from './set-types.ts';
 
 /** Every set query returns run_id, episode_id, scenario_id, epoch, in this order. */
 const ORDER = 'ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id';
@@ -134,12 +117,7 @@ export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): Ep
       sets.push({ key: disagreeKey(p.subject), title: `${p.subject} · eligible judges disagree`, count: p.disagreements, sql: DISAGREE_SQL, params: { run: s.run_id, model: s.subject_model, scorer: r.judges.scorer } });
     }
   }
-  return sets;
-}
-
-/** A generic report's subject label within its suite, and the run and model it stands for. */
-export interface GenericSubjectSource extends SubjectSource {
-  suite: string;
+  return [...sets, ...buildStandoffJudgePairSets(r)];
 }
 
 export const genericAllKey = (suite: string, subject: string) => `all/${suite}/${subject}`;
@@ -174,7 +152,7 @@ export function buildGenericEpisodeSets(g: GenericSections, sources: GenericSubj
     if (x.invalid > 0) sets.push({ key: genericStatusKey(x.suite, x.subject, 'invalid'), title: `${who} · invalid samples`, count: x.invalid, sql: STATUS_SQL, params: { ...params, status: 'invalid' } });
     if (x.errored > 0) sets.push({ key: genericStatusKey(x.suite, x.subject, 'error'), title: `${who} · errored samples`, count: x.errored, sql: STATUS_SQL, params: { ...params, status: 'error' } });
   }
-  return sets;
+  return [...sets, ...buildFourCellSets(g, sources), ...buildGenericJudgePairSets(g)];
 }
 
 /** The set's SQL with its values written in (quoted), for `standoff sql`. */

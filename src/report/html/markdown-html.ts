@@ -17,8 +17,17 @@
 export interface MarkdownHooks {
   /** HTML for the figure `name` (from `![alt](figures/<name>.png)`), or null to drop it. */
   figure(name: string, alt: string): string | null;
-  /** The episode-set index a table cell opens, or null. `headers` are plain text. */
-  countLink(headers: string[], row: number, col: number): number | null;
+  /**
+   * The episode-set index a table cell opens, or null. `headers` and `at.cells` (the row's cells)
+   * are plain text; `at.nth` counts the earlier tables with exactly these headers (0 for the first).
+   */
+  countLink(headers: string[], row: number, col: number, at: CellPlace): number | null;
+}
+
+/** Where a cell is: its row's cells as plain text and which table of its headers it is. */
+export interface CellPlace {
+  cells: string[];
+  nth: number;
 }
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -151,15 +160,19 @@ export function splitRow(line: string): string[] {
   return cells.map((c) => c.trim());
 }
 
-function tableHtml(lines: string[], hooks: MarkdownHooks): string {
+function tableHtml(lines: string[], hooks: MarkdownHooks, seen: Map<string, number>): string {
   const head = splitRow(lines[0]).map((c) => inlineHtml(c, true));
   const align = splitRow(lines[1]).map((c) => (c.endsWith(':') ? (c.startsWith(':') ? 'center' : 'right') : 'left'));
   const headers = head.map((h) => h.text);
+  const sig = JSON.stringify(headers);
+  const nth = seen.get(sig) ?? 0;
+  seen.set(sig, nth + 1);
   const th = head.map((h, j) => `<th class="a-${align[j] ?? 'left'}"><button type="button" class="sort">${h.html}</button></th>`).join('');
   const rows = lines.slice(2).map((line, r) => {
-    const tds = splitRow(line).map((c, j) => {
-      const cellHtml = inlineHtml(c, true);
-      const set = hooks.countLink(headers, r, j);
+    const inline = splitRow(line).map((c) => inlineHtml(c, true));
+    const at: CellPlace = { cells: inline.map((c) => c.text), nth };
+    const tds = inline.map((cellHtml, j) => {
+      const set = hooks.countLink(headers, r, j, at);
       const body = set === null ? cellHtml.html : `<a class="count" href="#browser" data-set="${set}">${cellHtml.html}</a>`;
       return `<td class="a-${align[j] ?? 'left'}" data-sort="${escapeHtml(cellHtml.text)}">${body}</td>`;
     });
@@ -172,6 +185,7 @@ function tableHtml(lines: string[], hooks: MarkdownHooks): string {
 export function toReportHtml(md: string, hooks: MarkdownHooks): string {
   const lines = md.split('\n');
   const out: string[] = [];
+  const seen = new Map<string, number>();
   let i = 0;
   const take = (test: (l: string) => boolean) => {
     const block: string[] = [];
@@ -192,7 +206,7 @@ export function toReportHtml(md: string, hooks: MarkdownHooks): string {
       continue;
     }
     if (line.startsWith('|') && i + 1 < lines.length && /^\|\s*:?-{3}/.test(lines[i + 1])) {
-      out.push(tableHtml(take((l) => l.startsWith('|')), hooks));
+      out.push(tableHtml(take((l) => l.startsWith('|')), hooks, seen));
       continue;
     }
     if (line.startsWith('> ') || line === '>') {
