@@ -82,7 +82,9 @@ export function toBrowserJson(b: EpisodeBrowserData): unknown {
     has_messages: b.has_messages,
     transcripts_omitted: b.transcripts_omitted,
     budget_bytes: b.budget_bytes,
-    sets: b.sets.map((s) => ({ key: s.key, title: s.title, count: s.count, members: s.members, command: toSqlCommand(s.sql) })),
+    set_list_cap: b.set_list_cap,
+    max_episodes: b.max_episodes,
+    sets: b.sets.map((s) => ({ key: s.key, title: s.title, count: s.count, members: s.members, scorer: s.scorer, command: toSqlCommand(s.sql) })),
     episodes: b.episodes.map((e) => ({ ...e, transcript_command: e.messages === null && e.message_count > 0 ? toSqlCommand(messagesSql(e.run_id, e.episode_id)) : null })),
   };
 }

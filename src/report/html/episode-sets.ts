@@ -15,6 +15,7 @@ import type { ReportResults } from '../report-results.ts';
 import type { GenericSections } from '../generic.ts';
 import { metricSql, scorerMetric, scorerMetricName } from '../../analysis/metrics.ts';
 import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
+import type { SCORER_NAMES } from '../../schema/tables.ts';
 import { buildFourCellSets, buildGenericJudgePairSets, buildStandoffJudgePairSets } from './pair-sets.ts';
 
 export type { SubjectSource, SetParam, EpisodeSetDef, GenericSubjectSource } from './set-types.ts';
@@ -62,6 +63,9 @@ const metricMeasuredSql = (m: MainMetric) => `SELECT e.run_id, e.episode_id, e.s
 WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL
 ${ORDER}`;
 
+/** The scorer whose value a list of a rate's episodes shows. */
+const METRIC_SCORER: Record<(typeof LINKED_METRICS)[number], (typeof SCORER_NAMES)[number]> = { gathered_evidence: 'gathered_evidence', policy_action: 'policy_compliant_action', alignment: 'reasoning_action_alignment' };
+
 /** The rates of section 2 whose cells open their measured episodes. */
 export const LINKED_METRICS = ['gathered_evidence', 'policy_action', 'alignment'] as const;
 
@@ -91,14 +95,14 @@ export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): Ep
     sets.push({ key: allKey(x.subject), title: `${x.subject} · every episode`, count: x.samples, sql: ALL_SQL, params: { run: s.run_id, model: s.subject_model } });
     for (const m of LINKED_METRICS) {
       const t = x.metrics[m].trials;
-      sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), params: { run: s.run_id, model: s.subject_model } });
+      sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), params: { run: s.run_id, model: s.subject_model }, scorer: METRIC_SCORER[m] });
     }
   }
   for (const g of r.grounded.subjects) {
     const s = src(g.subject);
     if (!s) continue;
     for (const [cell, gathered, correct, label] of GROUNDED_CELLS) {
-      sets.push({ key: groundedKey(g.subject, cell), title: `${g.subject} · ${label}`, count: g.table[cell], sql: GROUNDED_SQL, params: { run: s.run_id, model: s.subject_model, gathered, correct } });
+      sets.push({ key: groundedKey(g.subject, cell), title: `${g.subject} · ${label}`, count: g.table[cell], sql: GROUNDED_SQL, params: { run: s.run_id, model: s.subject_model, gathered, correct }, scorer: 'policy_compliant_action' });
     }
   }
   for (const e of r.episodes.subjects) {

@@ -18,6 +18,8 @@ export interface EpisodeSetDef {
   /** SELECT run_id, episode_id, scenario_id, epoch ... with `$name` parameters; ordered. */
   sql: string;
   params: Record<string, SetParam>;
+  /** The scorer the set is about: its list shows that scorer's value and answer (default: the `scorer` parameter, if any). */
+  scorer?: string;
 }
 
 /** A generic report's subject label within its suite, and the run and model it stands for. */
