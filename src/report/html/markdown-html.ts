@@ -183,9 +183,28 @@ function tableHtml(lines: string[], hooks: MarkdownHooks, seen: Map<string, numb
 
 /** The report's Markdown as HTML (see the module comment). */
 export function toReportHtml(md: string, hooks: MarkdownHooks): string {
-  const lines = md.split('\n');
+  return blocksHtml(md.split('\n'), hooks, new Map(), 0);
+}
+
+/** A `-` or `1.` list; an item's lines indented by two or more spaces belong to it (`  - ` ones as a nested list). */
+function listHtml(block: string[]): string {
+  const ordered = /^\d+\. /.test(block[0]);
+  const items: { head: string; more: string[] }[] = [];
+  for (const l of block) {
+    if (/^\s{2,}\S/.test(l) && items.length) items[items.length - 1].more.push(l.trim());
+    else items.push({ head: l.replace(/^(- |\d+\. )/, ''), more: [] });
+  }
+  const li = items.map(({ head, more }) => {
+    const text = [head, ...more.filter((m) => !m.startsWith('- '))].join('\n');
+    const sub = more.filter((m) => m.startsWith('- ')).map((m) => `<li>${inlineHtml(m.slice(2)).html}</li>`);
+    return `<li>${inlineHtml(text).html}${sub.length ? `\n<ul>\n${sub.join('\n')}\n</ul>` : ''}</li>`;
+  });
+  return `<${ordered ? 'ol' : 'ul'}>\n${li.join('\n')}\n</${ordered ? 'ol' : 'ul'}>`;
+}
+
+/** Block-level Markdown (headings, tables, quotes, lists, figures, paragraphs); a quote's body is blocks too (at most 4 deep). */
+function blocksHtml(lines: string[], hooks: MarkdownHooks, seen: Map<string, number>, depth: number): string {
   const out: string[] = [];
-  const seen = new Map<string, number>();
   let i = 0;
   const take = (test: (l: string) => boolean) => {
     const block: string[] = [];
@@ -211,13 +230,12 @@ export function toReportHtml(md: string, hooks: MarkdownHooks): string {
     }
     if (line.startsWith('> ') || line === '>') {
       const block = take((l) => l.startsWith('>')).map((l) => l.replace(/^> ?/, ''));
-      out.push(`<blockquote><p>${inlineHtml(block.join('\n')).html}</p></blockquote>`);
+      out.push(depth < 4 ? `<blockquote>${blocksHtml(block, hooks, seen, depth + 1)}</blockquote>` : `<blockquote><p>${inlineHtml(block.join('\n')).html}</p></blockquote>`);
       continue;
     }
     if (/^- /.test(line) || /^\d+\. /.test(line)) {
       const ordered = /^\d+\. /.test(line);
-      const items = take((l) => (ordered ? /^\d+\. /.test(l) : /^- /.test(l))).map((l) => `<li>${inlineHtml(l.replace(/^(- |\d+\. )/, '')).html}</li>`);
-      out.push(`<${ordered ? 'ol' : 'ul'}>\n${items.join('\n')}\n</${ordered ? 'ol' : 'ul'}>`);
+      out.push(listHtml(take((l) => (ordered ? /^\d+\. /.test(l) : /^- /.test(l)) || /^\s{2,}\S/.test(l))));
       continue;
     }
     const para = take((l) => l.trim() !== '' && !/^(#{1,6} |\||> |- |\d+\. )/.test(l));
