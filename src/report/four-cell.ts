@@ -21,6 +21,9 @@ export function fourCellCounts(keys: string[], a: Float64Array, b: Float64Array)
   return c === null ? null : { both_right: c.both_right, only_a: c.only_baseline, only_b: c.only_candidate, both_wrong: c.both_wrong };
 }
 
+/** Comparisons whose four cells index.html links (in table order): each costs four queries at build time. */
+export const FOUR_CELL_LINKED = 50;
+
 /** The header of the four-cell table's count columns, in `FourCellCounts` order (index.html links them by these). */
 export const FOUR_CELL_HEADERS = ['Both right', 'Only A right', 'Only B right', 'Both wrong'] as const;
 export const FOUR_CELL_KEYS = ['both_right', 'only_a', 'only_b', 'both_wrong'] as const satisfies readonly (keyof FourCellCounts)[];
@@ -38,7 +41,8 @@ interface FourCellRow {
 export function renderFourCells(rows: FourCellRow[], several: boolean, scorerName: (s: string) => string): string {
   const shown = rows.filter((r) => r.four_cell);
   if (shown.length === 0) return '';
-  const head = `Binary scorers item by item (the four cells of each paired comparison, as \`standoff compare\` prints them; A − B = (only A − only B) / pairs). In index.html each count opens its items' samples, A's and B's.\n`;
+  const linked = shown.length > FOUR_CELL_LINKED ? `the counts of the first ${FOUR_CELL_LINKED} comparisons open their items' samples` : "each count opens its items' samples";
+  const head = `Binary scorers item by item (the four cells of each paired comparison, as \`standoff compare\` prints them; A − B = (only A − only B) / pairs). In index.html ${linked}, A's and B's.\n`;
   return (
     head +
     '\n' +

@@ -13,7 +13,7 @@
 import { scorerMetric, scorerMetricName } from '../../analysis/metrics.ts';
 import type { GenericSections } from '../generic.ts';
 import type { ReportResults } from '../report-results.ts';
-import { FOUR_CELL_HEADERS, FOUR_CELL_KEYS, type FourCellCounts } from '../four-cell.ts';
+import { FOUR_CELL_HEADERS, FOUR_CELL_KEYS, FOUR_CELL_LINKED, type FourCellCounts } from '../four-cell.ts';
 import type { EpisodeSetDef, GenericSubjectSource } from './set-types.ts';
 
 /** A key that cannot collide whatever the names hold. */
@@ -34,11 +34,11 @@ ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
 
 const CELL_TRUTH: Record<keyof FourCellCounts, [boolean, boolean]> = { both_right: [true, true], only_a: [true, false], only_b: [false, true], both_wrong: [false, false] };
 
-/** The four-cell sets of every binary comparison of a generic report. */
+/** The four-cell sets of the binary comparisons of a generic report (the first FOUR_CELL_LINKED, as the table says). */
 export function buildFourCellSets(g: GenericSections, sources: GenericSubjectSource[]): EpisodeSetDef[] {
   const sets: EpisodeSetDef[] = [];
   const several = g.suites.length > 1;
-  for (const c of g.pairwise.comparisons) {
+  for (const c of g.pairwise.comparisons.filter((x) => x.four_cell).slice(0, FOUR_CELL_LINKED)) {
     const four = c.four_cell;
     const sa = sources.find((s) => s.suite === c.suite && s.subject === c.a);
     const sb = sources.find((s) => s.suite === c.suite && s.subject === c.b);
