@@ -13,7 +13,7 @@
  * fields only on Standoff episodes; search and filters by subject and scorer value; the caps say
  * what they left out; hostile text stays text.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,7 +49,7 @@ function hostileGenericBundle(): RunBundle {
     [0, 1, 2, 3].map((i) => ({
       run_id: run, episode_id: `${m}/${i}`, subject_model: m, subject_family: null, scenario_id: `item-${i}`, domain: null, decision_type: null, variant: null, epoch: 1,
       target: `${XSS} target ${i}`, status: 'valid' as const, invalid_reason: null, decision_tool: null, decision_args: null, gathered_evidence: null, log_reads: null, turns: 1,
-      input_tokens: null, output_tokens: null, latency_ms: null, started_at: null, error: null, metadata: JSON.stringify({ subject: i % 2 ? 'algebra' : 'geometry', note: XSS, s }), truncated: null, attempts: null,
+      input_tokens: null, output_tokens: null, latency_ms: null, started_at: null, error: null, metadata: JSON.stringify({ subject: i % 2 ? 'algebra' : 'geometry', note: XSS, s, endpoint: 'http://alice:s3cretP4ss@127.0.0.1:9/v1' }), truncated: null, attempts: null,
     })),
   );
   const msg = (e: (typeof episodes)[number], seq: number, role: 'user' | 'assistant', content: string) => ({ run_id: run, episode_id: e.episode_id, seq, role, content, reasoning: null, tool_call_id: null, tool_name: null, tool_args: null, tool_ok: null, tool_error: null, finish_reason: null, discarded: null, attempt: null, original_tool_call_id: null });
@@ -261,6 +261,8 @@ describe.runIf(HAVE_BROWSER)('the sample browser on stores that are not the Stan
   }, T);
 
   it('hostile targets, answers, explanations, metadata, judges and messages are shown as text; nothing runs', async () => {
+    // A credential in stored metadata never reaches the page (masked as in run configs).
+    expect(readFileSync(html('hostile'), 'utf8')).not.toContain('s3cretP4ss');
     const { page, log } = await openPage(browser, html('hostile'));
     const check = async (where: string) => {
       expect(await page.evaluate(() => (window as { __pwned?: unknown }).__pwned), where).toBeUndefined();
@@ -281,7 +283,7 @@ describe.runIf(HAVE_BROWSER)('the sample browser on stores that are not the Stan
       expect(await page.textContent('#browser-list tbody')).toContain(XSS);
       await rows.first().click();
       const text = (await page.textContent('#browser-transcript'))!;
-      for (const part of [`${XSS} target`, `${XSS} answer`, `${XSS} because`, '"note": "<img src=x onerror=\\"window.__pwned=1\\">"', `answer ${XSS}`]) expect(text, part).toContain(part);
+      for (const part of ['http://[REDACTED]@127.0.0.1:9/v1', `${XSS} target`, `${XSS} answer`, `${XSS} because`, '"note": "<img src=x onerror=\\"window.__pwned=1\\">"', `answer ${XSS}`]) expect(text, part).toContain(part);
       shown++;
       await check(`count ${i}`);
       await closePanel(page);

@@ -19,6 +19,7 @@ import { query, toQueryResult, type Plain } from '../../store/duckdb.ts';
 import { reportError } from '../sections/context.ts';
 import { toScriptJson } from './script-json.ts';
 import { isO1Data } from '../../schema/tables.ts';
+import { maskSecretPatterns } from '../../redact.ts';
 import { SET_ORDER, toStandaloneSql, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
 
 /** Episodes listed per set (a larger set says how many more there are and gives its query). */
@@ -209,7 +210,8 @@ async function readEpisodes(conn: Conn, ids: [string, string][], sources: Subjec
       subject: label(String(r.run_id), String(r.subject_model)),
       suite: String(r.suite),
       standoff: standoff.has(String(r.run_id)),
-      metadata: str(r.metadata),
+      // Stored metadata can hold what a CSV column or a log carried (an endpoint URL with its password): masked like config values.
+      metadata: r.metadata === null || r.metadata === undefined ? null : maskSecretPatterns(String(r.metadata)),
       scenario_id: String(r.scenario_id),
       epoch: Number(r.epoch),
       status: String(r.status),
