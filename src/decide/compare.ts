@@ -128,7 +128,7 @@ export function compareTask(metric: string, task: string, base: TaskValues, cand
   return row;
 }
 
-function fourCell(keys: string[], cand: Float64Array, base: Float64Array): FourCell | null {
+export function fourCell(keys: ArrayLike<string | number>, cand: Float64Array, base: Float64Array): FourCell | null {
   const c = { both_right: 0, only_baseline: 0, only_candidate: 0, both_wrong: 0, only_baseline_items: [] as string[], only_candidate_items: [] as string[] };
   for (let i = 0; i < keys.length; i++) {
     const x = base[i];
@@ -137,8 +137,8 @@ function fourCell(keys: string[], cand: Float64Array, base: Float64Array): FourC
     if (x === 1 && y === 1) c.both_right++;
     else if (x === 0 && y === 0) c.both_wrong++;
     else if (x === 1) {
-      if (c.only_baseline++ < EXAMPLES) c.only_baseline_items.push(showItem(keys[i]));
-    } else if (c.only_candidate++ < EXAMPLES) c.only_candidate_items.push(showItem(keys[i]));
+      if (c.only_baseline++ < EXAMPLES) c.only_baseline_items.push(showItem(String(keys[i])));
+    } else if (c.only_candidate++ < EXAMPLES) c.only_candidate_items.push(showItem(String(keys[i])));
   }
   return keys.length ? c : null;
 }

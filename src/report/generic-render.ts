@@ -9,6 +9,7 @@ import { rateCellFull } from './rate-cell.ts';
 import { scorerMetricName, type MetricKind } from '../analysis/metrics.ts';
 import type { Interval } from '../analysis/rates.ts';
 import { renderPairwise, type PairwiseView } from './sections/pairwise.ts';
+import { renderFourCells } from './four-cell.ts';
 import { judgesView, renderJudges } from './sections/judges.ts';
 import { judgeFigureName } from './figures.ts';
 import { resultSubjects, type GenericSections, type ScorerResult } from './generic.ts';
@@ -83,7 +84,8 @@ function corpusTable(g: GenericSections, L: number, several: boolean): string {
   ].join('\n');
 }
 
-const pairwisePart: Part = (g, level, n, several) => `${renderPairwise(g.pairwise, level, genericPairwiseView(n, several))}\n<!-- figure:paired-differences -->\n`;
+const pairwisePart: Part = (g, level, n, several) =>
+  `${renderPairwise(g.pairwise, level, genericPairwiseView(n, several))}\n${renderFourCells(g.pairwise.comparisons, several, scorerMetricName)}\n<!-- figure:paired-differences -->\n`;
 
 const judgesPart: Part = (g, level, n) =>
   g.judges.length === 0

@@ -151,7 +151,7 @@ describe('judges on any store (point 7)', { timeout: 120_000 }, () => {
     }
     for (const p of q.pairs) {
       expect(agree.find((v: { a: string; b: string }) => v.a === p.a && v.b === p.b).agreement).toBeCloseTo(p.agreement * 100, 3);
-      expect(p.set_key).toBe(`judge-pair/quality/${p.a}/${p.b}`);
+      expect(p.set_key).toBe(`judges-differ:${JSON.stringify(["quality", p.a, p.b])}`);
     }
     expect(md).toMatch(/\| judge_a \| judge_b \| [\d,]+ \| \d+\.\d% \([\d,]+\/[\d,]+\) \| \[/);
   });

@@ -21,17 +21,16 @@
 import { createHash } from 'node:crypto';
 import { visibleControls } from '../../escape.ts';
 import { quoteLiteral } from '../../store/duckdb.ts';
-import type { ReportResults } from '../report-results.ts';
-import { resultSubjects, type GenericSections } from '../generic.ts';
 import type { FigureSpec } from '../figures.ts';
 import { CLIENT_SCRIPT } from './client-script.ts';
-import { LINKED_METRICS, disagreeKey, genericScorerKey, groundedKey, metricKey, reasonKey, statusKey, toSqlCommand, type GroundedCell } from './episode-sets.ts';
+import { toSqlCommand } from './episode-sets.ts';
+import { buildCountLinks, buildGenericCountLinks } from './count-links.ts';
 import { toVegaSpec } from './interactive-figures.ts';
 import { escapeHtml, toReportHtml, type MarkdownHooks } from './markdown-html.ts';
 import { PAGE_CSS } from './page-css.ts';
 import { toScriptJson } from './script-json.ts';
 
-export { toScriptJson };
+export { toScriptJson, buildCountLinks, buildGenericCountLinks };
 import type { EpisodeBrowserData } from './load-episodes.ts';
 
 /** The scripts the page inlines (read from the installed packages by `readHtmlAssets`). */
@@ -69,60 +68,6 @@ function inlineScript(src: string, what: string): string {
   return src;
 }
 
-const GROUNDED_COLUMNS: Record<string, GroundedCell> = {
-  'Gathered, correct': 'gathered_correct',
-  'Gathered, incorrect': 'gathered_incorrect',
-  'Not gathered, correct': 'not_gathered_correct',
-  'Not gathered, incorrect': 'not_gathered_incorrect',
-};
-
-/** Which table cells open which episode set (by the tables' header text and row order). */
-export function buildCountLinks(r: ReportResults, setIndex: Map<string, number>): MarkdownHooks['countLink'] {
-  const counted = (key: string) => setIndex.get(key) ?? null;
-  return (headers, row, col) => {
-    const h = headers[col];
-    if (headers[0] === 'Subject model' && headers[1] === 'Gathered, correct' && GROUNDED_COLUMNS[h]) {
-      const s = r.grounded.subjects[row];
-      return s ? counted(groundedKey(s.subject, GROUNDED_COLUMNS[h])) : null;
-    }
-    if (headers[0] === 'Subject model' && headers[4] === 'Invalid episodes' && col >= 1 && col <= LINKED_METRICS.length) {
-      const s = r.results.subjects[row];
-      return s ? counted(metricKey(s.subject, LINKED_METRICS[col - 1])) : null;
-    }
-    if (headers[0] === 'Subject model' && h === 'Invalid episodes') {
-      const s = r.results.subjects[row];
-      const e = s && r.episodes.subjects.find((x) => x.subject === s.subject);
-      return s && e && e.invalid === s.metrics.invalid.successes ? counted(statusKey(s.subject, 'invalid')) : null;
-    }
-    if (headers.join('|') === 'Status|Reason|Episodes' && col === 2) {
-      const x = r.episodes.reasons[row];
-      return x ? counted(reasonKey(x.status, x.reason)) : null;
-    }
-    if (headers[0] === 'Subject model' && h === 'Eligible judges disagree') {
-      const s = r.judges.per_subject[row];
-      return s ? counted(disagreeKey(s.subject)) : null;
-    }
-    return null;
-  };
-}
-
-/**
- * Count links of a generic report (a store that is not a Standoff suite), with one suite: each
- * cell of "Results per subject and scorer" opens the samples its scorer measured for that subject.
- */
-export function buildGenericCountLinks(g: GenericSections, setIndex: Map<string, number>): MarkdownHooks['countLink'] {
-  const suite = g.suites.length === 1 ? g.suites[0] : null;
-  const scorers = g.scorers.filter((s) => s.suite === suite);
-  const subjects = suite === null ? [] : resultSubjects(g, suite);
-  return (headers, row, col) => {
-    if (suite === null || headers[0] !== 'Subject model' || col < 1 || headers.length !== scorers.length + 1) return null;
-    const s = scorers[col - 1];
-    const subject = subjects[row];
-    if (!s || subject === undefined || !headers[col].endsWith(`(${s.kind ?? 'not measured'})`)) return null;
-    return setIndex.get(genericScorerKey(suite, subject, s.scorer)) ?? null;
-  };
-}
-
 function figureHtml(f: FigureSpec | undefined, name: string, alt: string): string | null {
   if (!f) return null;
   return `<figure class="vega" data-figure="${escapeHtml(name)}"><div class="chart" role="img" aria-label="${escapeHtml(alt)}"></div><figcaption>${escapeHtml(f.caption)} Hover a mark for its numbers; click a legend entry to pick a subject (shift-click for more, double-click to clear).</figcaption></figure>`;
@@ -137,7 +82,9 @@ export function toBrowserJson(b: EpisodeBrowserData): unknown {
     has_messages: b.has_messages,
     transcripts_omitted: b.transcripts_omitted,
     budget_bytes: b.budget_bytes,
-    sets: b.sets.map((s) => ({ key: s.key, title: s.title, count: s.count, members: s.members, command: toSqlCommand(s.sql) })),
+    set_list_cap: b.set_list_cap,
+    max_episodes: b.max_episodes,
+    sets: b.sets.map((s) => ({ key: s.key, title: s.title, count: s.count, members: s.members, scorer: s.scorer, command: toSqlCommand(s.sql) })),
     episodes: b.episodes.map((e) => ({ ...e, transcript_command: e.messages === null && e.message_count > 0 ? toSqlCommand(messagesSql(e.run_id, e.episode_id)) : null })),
   };
 }

@@ -129,24 +129,45 @@ export const CLIENT_SCRIPT = String.raw`
     return t;
   };
 
-  var showEpisode = function (i) {
-    var e = data.episodes[i];
-    clear(transcriptBox);
-    transcriptBox.setAttribute('data-episode', String(i));
-    transcriptBox.appendChild(el('h3', null, e.subject + ' · ' + e.scenario_id + ' · epoch ' + e.epoch));
-    transcriptBox.appendChild(facts([
-      ['Run', e.run_id], ['Episode', e.episode_id], ['Status', e.status + (e.reason ? ' (' + e.reason + ')' : '')],
-      ['Target', e.target], ['Decision', e.decision_tool === null ? 'no single decision' : e.decision_tool],
-      ['Decision arguments', e.decision_args === null ? null : pretty(e.decision_args)],
-      ['Evidence gathered before deciding', yesNo(e.gathered_evidence)], ['Log reads', e.log_reads], ['Turns', e.turns],
-    ]));
+  var fmtValue = function (v) { return String(Math.round(Number(v) * 1e6) / 1e6); };
+  var valueText = function (s) { return s.noanswer ? 'NOANSWER' : s.value === null ? 'not measured' : fmtValue(s.value); };
+  var scoreOf = function (e, scorer) {
+    for (var k = 0; k < e.scores.length; k++) if (e.scores[k].scorer === scorer) return e.scores[k];
+    return null;
+  };
+  // The scores a list row shows and filters by: the set's scorer, or every scorer of the sample.
+  var shownScores = function (e, scorer) {
+    if (scorer === null) return e.scores;
+    var s = scoreOf(e, scorer);
+    return s === null ? [] : [s];
+  };
+  var scoreLabels = function (e, scorer) { return shownScores(e, scorer).map(function (s) { return s.scorer + ' = ' + valueText(s); }); };
+  var answerOf = function (e, scorer) {
+    var s = scorer === null ? null : scoreOf(e, scorer);
+    if (s !== null && s.answer !== null) return s.answer;
+    for (var k = 0; k < e.scores.length; k++) if (e.scores[k].answer !== null) return e.scores[k].answer;
+    return null;
+  };
+  var clip = function (t, n) { t = String(t); return t.length > n ? t.slice(0, n - 1) + '\u2026' : t; };
+  var searchText = function (e) {
+    var parts = [e.subject, e.suite, e.scenario_id, e.episode_id, e.status, e.reason, e.target, e.decision_tool, e.metadata];
+    e.scores.forEach(function (s) { parts.push(s.scorer, s.answer, s.explanation); });
+    return parts.filter(function (x) { return x !== null && x !== undefined; }).join('\n').toLowerCase();
+  };
+
+  var showScores = function (e) {
     transcriptBox.appendChild(el('h4', null, 'Scores'));
-    transcriptBox.appendChild(e.scores.length ? smallTable('scores', ['Scorer', 'Value', 'Answer', 'NOANSWER', 'Explanation'], e.scores.map(function (s) { return [s.scorer, s.value, s.answer, s.noanswer ? 'yes' : 'no', s.explanation]; })) : el('p', 'muted', 'No scores stored.'));
-    transcriptBox.appendChild(el('h4', null, 'Judge verdicts'));
-    transcriptBox.appendChild(e.judgments.length ? smallTable('judgments', ['Judge', 'Scorer', 'Verdict', 'Value', 'Excluded as self', 'Raw first line'], e.judgments.map(function (j) { return [j.judge_model, j.scorer, j.verdict, j.value, j.excluded_self ? 'yes' : 'no', j.raw]; })) : el('p', 'muted', 'No judge verdicts stored.'));
+    if (!e.scores.length) { transcriptBox.appendChild(el('p', 'muted', 'No scores stored.')); return; }
+    if (e.standoff) {
+      transcriptBox.appendChild(smallTable('scores', ['Scorer', 'Value', 'Answer', 'NOANSWER', 'Explanation'], e.scores.map(function (s) { return [s.scorer, s.value, s.answer, s.noanswer ? 'yes' : 'no', s.explanation]; })));
+      return;
+    }
+    transcriptBox.appendChild(smallTable('scores', ['Scorer', 'Value', 'Answer', 'Explanation'], e.scores.map(function (s) { return [s.scorer, valueText(s), s.answer, s.explanation]; })));
+  };
+  var showTranscript = function (e) {
     transcriptBox.appendChild(el('h4', null, 'Transcript'));
     if (e.messages === null) {
-      if (e.message_count === 0) transcriptBox.appendChild(el('p', 'no-transcript', 'No transcripts stored for this episode (the store\'s messages table has no rows for it).'));
+      if (e.message_count === 0) transcriptBox.appendChild(el('p', 'no-transcript', 'No transcripts stored for this ' + (e.standoff ? 'episode' : 'sample') + ' (the store\'s messages table has no rows for it).'));
       else {
         transcriptBox.appendChild(el('p', 'omitted', 'Transcript left out (' + e.message_count + ' messages): the report embeds episode data up to ' + Math.round(data.budget_bytes / 1e5) / 10 + ' MB. Get it with:'));
         transcriptBox.appendChild(pre('sql', e.transcript_command));
@@ -179,6 +200,85 @@ export const CLIENT_SCRIPT = String.raw`
     transcriptBox.appendChild(list);
   };
 
+  // A Standoff episode shows the suite's fields (decision, evidence, log reads); any other sample
+  // shows its task, item, target, every scorer's value, answer and explanation, and its metadata.
+  var showEpisode = function (i) {
+    var e = data.episodes[i];
+    clear(transcriptBox);
+    transcriptBox.setAttribute('data-episode', String(i));
+    transcriptBox.setAttribute('data-kind', e.standoff ? 'standoff' : 'sample');
+    transcriptBox.appendChild(el('h3', null, e.subject + ' · ' + e.scenario_id + ' · epoch ' + e.epoch));
+    var status = e.status + (e.reason ? ' (' + e.reason + ')' : '');
+    transcriptBox.appendChild(facts(e.standoff ? [
+      ['Run', e.run_id], ['Episode', e.episode_id], ['Status', status],
+      ['Target', e.target], ['Decision', e.decision_tool === null ? 'no single decision' : e.decision_tool],
+      ['Decision arguments', e.decision_args === null ? null : pretty(e.decision_args)],
+      ['Evidence gathered before deciding', yesNo(e.gathered_evidence)], ['Log reads', e.log_reads], ['Turns', e.turns],
+    ] : [
+      ['Run', e.run_id], ['Task', e.suite], ['Sample', e.episode_id], ['Item', e.scenario_id], ['Epoch', e.epoch], ['Status', status],
+      ['Target', e.target === null ? 'none stored' : e.target === '' ? '(empty)' : e.target],
+    ].concat(e.turns === null ? [] : [['Turns', e.turns]])));
+    showScores(e);
+    if (e.metadata !== null) {
+      transcriptBox.appendChild(el('h4', null, 'Metadata'));
+      transcriptBox.appendChild(pre('metadata', pretty(e.metadata)));
+    }
+    if (e.standoff || e.judgments.length) {
+      transcriptBox.appendChild(el('h4', null, 'Judge verdicts'));
+      transcriptBox.appendChild(e.judgments.length ? smallTable('judgments', ['Judge', 'Scorer', 'Verdict', 'Value', 'Excluded as self', 'Raw first line'], e.judgments.map(function (j) { return [j.judge_model, j.scorer, j.verdict, j.value, j.excluded_self ? 'yes' : 'no', j.raw]; })) : el('p', 'muted', 'No judge verdicts stored.'));
+    }
+    showTranscript(e);
+  };
+
+  // The list's columns: Standoff's (decision, log reads) only when it lists Standoff episodes.
+  var listColumns = function (s, eps) {
+    var some = function (f) { return eps.some(f); };
+    var suites = {};
+    eps.forEach(function (e) { suites[e.suite] = true; });
+    var cols = [['Subject', function (e) { return e.subject; }]];
+    if (Object.keys(suites).length > 1) cols.push(['Task', function (e) { return e.suite; }]);
+    cols.push([some(function (e) { return !e.standoff; }) ? 'Item' : 'Scenario', function (e) { return e.scenario_id; }], ['Epoch', function (e) { return e.epoch; }], ['Status', function (e) { return e.status; }]);
+    cols.push([s.scorer === null ? 'Scores' : 'Score', function (e) { var l = shownScores(e, s.scorer).map(valueText); return s.scorer === null ? scoreLabels(e, null).join('; ') || 'no score' : l.length ? l[0] : 'no score'; }]);
+    cols.push(['Target', function (e) { return e.target === null ? null : e.target === '' ? '(empty)' : clip(e.target, 80); }]);
+    if (some(function (e) { return !e.standoff; })) cols.push(['Answer', function (e) { var a = answerOf(e, s.scorer); return a === null ? null : clip(a, 80); }]);
+    if (some(function (e) { return e.standoff; })) cols.push(['Decision', function (e) { return e.decision_tool; }], ['Log reads', function (e) { return e.log_reads; }]);
+    return cols;
+  };
+
+  // Search (any text of the sample) and filters by subject and by scorer value; the list says how many it shows.
+  var filterBar = function (s, rows, status) {
+    var bar = el('div', 'filters');
+    var search = el('input');
+    search.type = 'search';
+    search.id = 'browser-search';
+    search.setAttribute('placeholder', 'Search answers, targets, items, metadata ...');
+    search.setAttribute('aria-label', 'Search the listed samples');
+    var select = function (id, label, values) {
+      var sel = el('select');
+      sel.id = id;
+      sel.setAttribute('aria-label', label);
+      sel.appendChild(el('option', null, label + ': all'));
+      sel.options[0].value = '';
+      values.forEach(function (v) { var o = el('option', null, v); o.value = v; sel.appendChild(o); });
+      return sel;
+    };
+    var uniq = function (f) { var seen = {}; rows.forEach(function (r) { f(r).forEach(function (v) { seen['k' + v] = v; }); }); return Object.keys(seen).map(function (k) { return seen[k]; }).sort(); };
+    var subjects = select('browser-subject', 'Subject', uniq(function (r) { return [r.e.subject]; }));
+    var scores = select('browser-score', 'Score', uniq(function (r) { return r.scores; }).slice(0, 200));
+    var apply = function () {
+      var q = search.value.toLowerCase(), sub = subjects.value, sc = scores.value, shown = 0;
+      rows.forEach(function (r) {
+        var ok = (!q || r.text.indexOf(q) >= 0) && (!sub || r.e.subject === sub) && (!sc || r.scores.indexOf(sc) >= 0);
+        r.tr.hidden = !ok;
+        if (ok) shown++;
+      });
+      status.textContent = vis(shown + ' of the ' + rows.length + ' listed shown' + (shown < rows.length ? ' (search or filter)' : ''));
+    };
+    [search, subjects, scores].forEach(function (c) { c.addEventListener('input', apply); c.addEventListener('change', apply); bar.appendChild(c); });
+    apply();
+    return bar;
+  };
+
   var openSet = function (k) {
     var s = data.sets[k];
     if (!s) return;
@@ -187,32 +287,39 @@ export const CLIENT_SCRIPT = String.raw`
     titleBox.textContent = vis(s.title);
     clear(listBox);
     clear(transcriptBox);
-    var info = el('p', 'set-count', s.count + ' episode' + (s.count === 1 ? '' : 's') + (s.members.length < s.count ? ' (the first ' + s.members.length + ' are listed)' : ''));
-    listBox.appendChild(info);
-    if (!data.has_messages) listBox.appendChild(el('p', 'no-transcript', 'No transcripts stored: this store has no messages for these episodes (CSV and some imports carry none); rows, scores and verdicts are shown.'));
+    var eps = s.members.map(function (i) { return data.episodes[i]; });
+    var noun = eps.length && eps.every(function (e) { return e.standoff; }) ? 'episode' : 'sample';
+    var left = s.count - s.members.length;
+    listBox.appendChild(el('p', 'set-count', s.count + ' ' + noun + (s.count === 1 ? '' : 's') + (left > 0 ? ': the first ' + s.members.length + ' are listed, ' + left + ' left out (the page embeds at most ' + data.set_list_cap + ' per list and ' + data.max_episodes + ' in all); the definition below gets them all' : '')));
+    if (!data.has_messages) listBox.appendChild(el('p', 'no-transcript', 'No transcripts stored: this store has no messages for these ' + noun + 's (CSV and some imports carry none); rows, scores and verdicts are shown.'));
     var det = el('details', 'set-sql');
     det.appendChild(el('summary', null, 'Definition (standoff sql)'));
     det.appendChild(pre('sql', s.command));
     listBox.appendChild(det);
     if (s.members.length === 0) { listBox.appendChild(el('p', 'muted', 'None.')); return; }
+    var cols = listColumns(s, eps);
     var t = el('table', 'episode-list');
     var hr = el('tr');
-    ['Subject', 'Scenario', 'Epoch', 'Status', 'Decision', 'Log reads'].forEach(function (h) { hr.appendChild(el('th', null, h)); });
+    cols.forEach(function (c) { hr.appendChild(el('th', null, c[0])); });
     var thead = el('thead'); thead.appendChild(hr); t.appendChild(thead);
     var tb = el('tbody');
-    s.members.forEach(function (i) {
+    var rows = s.members.map(function (i) {
       var e = data.episodes[i];
       var tr = el('tr');
       tr.setAttribute('data-episode', String(i));
       tr.setAttribute('data-run', e.run_id);
       tr.setAttribute('data-episode-id', e.episode_id);
       tr.tabIndex = 0;
-      [e.subject, e.scenario_id, e.epoch, e.status, e.decision_tool, e.log_reads].forEach(function (c) { tr.appendChild(el('td', null, c === null ? '—' : c)); });
+      cols.forEach(function (c) { var v = c[1](e); tr.appendChild(el('td', null, v === null || v === undefined ? '—' : v)); });
       tr.addEventListener('click', function () { listBox.querySelectorAll('tr.selected').forEach(function (x) { x.classList.remove('selected'); }); tr.classList.add('selected'); showEpisode(i); });
       tr.addEventListener('keydown', function (ev) { if (ev.key === 'Enter') tr.click(); });
       tb.appendChild(tr);
+      return { e: e, tr: tr, text: searchText(e), scores: scoreLabels(e, s.scorer) };
     });
     t.appendChild(tb);
+    var status = el('p', 'filter-count');
+    listBox.appendChild(filterBar(s, rows, status));
+    listBox.appendChild(status);
     listBox.appendChild(t);
   };
   document.querySelectorAll('a.count[data-set]').forEach(function (a) {

@@ -15,27 +15,11 @@ import type { ReportResults } from '../report-results.ts';
 import type { GenericSections } from '../generic.ts';
 import { metricSql, scorerMetric, scorerMetricName } from '../../analysis/metrics.ts';
 import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
+import type { SCORER_NAMES } from '../../schema/tables.ts';
+import { buildFourCellSets, buildGenericJudgePairSets, buildStandoffJudgePairSets } from './pair-sets.ts';
 
-/** Where a report subject label comes from: one (run, subject_model). */
-export interface SubjectSource {
-  subject: string;
-  run_id: string;
-  subject_model: string;
-}
-
-export type SetParam = string | boolean;
-
-export interface EpisodeSetDef {
-  /** Stable key, e.g. `grounded/<subject>/gathered_incorrect` (ordering and tests). */
-  key: string;
-  /** Shown above the list, e.g. `sim:hasty · gathered evidence, incorrect action`. */
-  title: string;
-  /** The count the report shows for this set (from results.json). */
-  count: number;
-  /** SELECT run_id, episode_id, scenario_id, epoch ... with `$name` parameters; ordered. */
-  sql: string;
-  params: Record<string, SetParam>;
-}
+export type { SubjectSource, SetParam, EpisodeSetDef, GenericSubjectSource } from './set-types.ts';
+import type { SubjectSource, EpisodeSetDef, GenericSubjectSource } from './set-types.ts';
 
 /** Every set query returns run_id, episode_id, scenario_id, epoch, in this order. */
 const ORDER = 'ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id';
@@ -79,6 +63,9 @@ const metricMeasuredSql = (m: MainMetric) => `SELECT e.run_id, e.episode_id, e.s
 WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL
 ${ORDER}`;
 
+/** The scorer whose value a list of a rate's episodes shows. */
+const METRIC_SCORER: Record<(typeof LINKED_METRICS)[number], (typeof SCORER_NAMES)[number]> = { gathered_evidence: 'gathered_evidence', policy_action: 'policy_compliant_action', alignment: 'reasoning_action_alignment' };
+
 /** The rates of section 2 whose cells open their measured episodes. */
 export const LINKED_METRICS = ['gathered_evidence', 'policy_action', 'alignment'] as const;
 
@@ -108,14 +95,14 @@ export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): Ep
     sets.push({ key: allKey(x.subject), title: `${x.subject} · every episode`, count: x.samples, sql: ALL_SQL, params: { run: s.run_id, model: s.subject_model } });
     for (const m of LINKED_METRICS) {
       const t = x.metrics[m].trials;
-      sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), params: { run: s.run_id, model: s.subject_model } });
+      sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), params: { run: s.run_id, model: s.subject_model }, scorer: METRIC_SCORER[m] });
     }
   }
   for (const g of r.grounded.subjects) {
     const s = src(g.subject);
     if (!s) continue;
     for (const [cell, gathered, correct, label] of GROUNDED_CELLS) {
-      sets.push({ key: groundedKey(g.subject, cell), title: `${g.subject} · ${label}`, count: g.table[cell], sql: GROUNDED_SQL, params: { run: s.run_id, model: s.subject_model, gathered, correct } });
+      sets.push({ key: groundedKey(g.subject, cell), title: `${g.subject} · ${label}`, count: g.table[cell], sql: GROUNDED_SQL, params: { run: s.run_id, model: s.subject_model, gathered, correct }, scorer: 'policy_compliant_action' });
     }
   }
   for (const e of r.episodes.subjects) {
@@ -134,12 +121,7 @@ export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): Ep
       sets.push({ key: disagreeKey(p.subject), title: `${p.subject} · eligible judges disagree`, count: p.disagreements, sql: DISAGREE_SQL, params: { run: s.run_id, model: s.subject_model, scorer: r.judges.scorer } });
     }
   }
-  return sets;
-}
-
-/** A generic report's subject label within its suite, and the run and model it stands for. */
-export interface GenericSubjectSource extends SubjectSource {
-  suite: string;
+  return [...sets, ...buildStandoffJudgePairSets(r)];
 }
 
 export const genericAllKey = (suite: string, subject: string) => `all/${suite}/${subject}`;
@@ -174,7 +156,7 @@ export function buildGenericEpisodeSets(g: GenericSections, sources: GenericSubj
     if (x.invalid > 0) sets.push({ key: genericStatusKey(x.suite, x.subject, 'invalid'), title: `${who} · invalid samples`, count: x.invalid, sql: STATUS_SQL, params: { ...params, status: 'invalid' } });
     if (x.errored > 0) sets.push({ key: genericStatusKey(x.suite, x.subject, 'error'), title: `${who} · errored samples`, count: x.errored, sql: STATUS_SQL, params: { ...params, status: 'error' } });
   }
-  return sets;
+  return [...sets, ...buildFourCellSets(g, sources), ...buildGenericJudgePairSets(g)];
 }
 
 /** The set's SQL with its values written in (quoted), for `standoff sql`. */

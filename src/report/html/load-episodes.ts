@@ -18,6 +18,8 @@ import { LIST, VARCHAR, listValue, type DuckDBConnection, type DuckDBValue } fro
 import { query, toQueryResult, type Plain } from '../../store/duckdb.ts';
 import { reportError } from '../sections/context.ts';
 import { toScriptJson } from './script-json.ts';
+import { isO1Data } from '../../schema/tables.ts';
+import { maskSecretPatterns } from '../../redact.ts';
 import { SET_ORDER, toStandaloneSql, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
 
 /** Episodes listed per set (a larger set says how many more there are and gives its query). */
@@ -45,6 +47,12 @@ export interface BrowserEpisode {
   run_id: string;
   episode_id: string;
   subject: string;
+  /** The run's suite (its task). */
+  suite: string;
+  /** A Standoff O1 episode (recognised by its run's data, `isO1Data`): the page shows Standoff's fields (decision, log reads, evidence) only for these. */
+  standoff: boolean;
+  /** Sample metadata (JSON text) as stored; null when none. */
+  metadata: string | null;
   scenario_id: string;
   epoch: number;
   status: string;
@@ -71,6 +79,8 @@ export interface BrowserSet {
   sql: string;
   /** Indices into `episodes`, in the set's order (at most SET_LIST_CAP). */
   members: number[];
+  /** The scorer the set is about (its list shows that scorer's value and answer), or null. */
+  scorer: string | null;
 }
 
 export interface EpisodeBrowserData {
@@ -112,7 +122,7 @@ export async function loadEpisodeBrowser(
   const ids = uniqueIds(members.flat());
   const episodes = await readEpisodes(conn, ids, sources);
   const index = new Map(episodes.map((e, i) => [idKey(e.run_id, e.episode_id), i]));
-  const sets: BrowserSet[] = defs.map((d, i) => ({ key: d.key, title: d.title, count: d.count, sql: toStandaloneSql(d), members: members[i].map((m) => index.get(idKey(m[0], m[1]))!) }));
+  const sets: BrowserSet[] = defs.map((d, i) => ({ key: d.key, title: d.title, count: d.count, sql: toStandaloneSql(d), members: members[i].map((m) => index.get(idKey(m[0], m[1]))!), scorer: d.scorer ?? (typeof d.params.scorer === 'string' ? d.params.scorer : null) }));
   const metadata = episodes.reduce((a, e) => a + jsonBytes(e), 0);
   const omitted = await attachTranscripts(conn, episodes, budget - metadata);
   return { sets, episodes, has_messages: episodes.some((e) => e.message_count > 0), transcripts_omitted: omitted, budget_bytes: budget, set_list_cap: cap, max_episodes: opts.maxEpisodes ?? MAX_EMBEDDED_EPISODES };
@@ -173,8 +183,8 @@ async function readEpisodes(conn: Conn, ids: [string, string][], sources: Subjec
     ids,
     `SELECT e.run_id, e.episode_id, e.subject_model, e.scenario_id, e.epoch, e.status,
             CASE WHEN e.status = 'invalid' THEN e.invalid_reason WHEN e.status = 'error' THEN e.error END AS reason,
-            e.target, e.decision_tool, e.decision_args, e.gathered_evidence, e.log_reads, e.turns
-     FROM episodes e JOIN ids USING (run_id, episode_id) ORDER BY e.run_id, e.episode_id`,
+            e.target, e.decision_tool, e.decision_args, e.gathered_evidence, e.log_reads, e.turns, e.metadata, r.suite, r.source
+     FROM episodes e JOIN ids USING (run_id, episode_id) JOIN runs r ON r.run_id = e.run_id ORDER BY e.run_id, e.episode_id`,
   );
   const scores = await withIds(conn, ids, `SELECT s.* FROM scores s JOIN ids USING (run_id, episode_id) ORDER BY ALL`);
   const judgments = await withIds(conn, ids, `SELECT j.run_id, j.episode_id, j.scorer, j.judge_model, j.verdict, j.value, j.excluded_self, j.raw FROM judgments j JOIN ids USING (run_id, episode_id) ORDER BY ALL`);
@@ -191,12 +201,17 @@ async function readEpisodes(conn: Conn, ids: [string, string][], sources: Subjec
   };
   const byScore = group(scores, (r) => ({ scorer: String(r.scorer), value: num(r.value), answer: str(r.answer), noanswer: r.noanswer === true, explanation: str(r.explanation) }));
   const byJudge = group(judgments, (r) => ({ scorer: String(r.scorer), judge_model: String(r.judge_model), verdict: str(r.verdict), value: num(r.value), excluded_self: r.excluded_self === true, raw: str(r.raw) }));
+  const standoff = standoffRuns(rows, scores);
   return rows.map((r) => {
     const k = idKey(String(r.run_id), String(r.episode_id));
     return {
       run_id: String(r.run_id),
       episode_id: String(r.episode_id),
       subject: label(String(r.run_id), String(r.subject_model)),
+      suite: String(r.suite),
+      standoff: standoff.has(String(r.run_id)),
+      // Stored metadata can hold what a CSV column or a log carried (an endpoint URL with its password): masked like config values.
+      metadata: r.metadata === null || r.metadata === undefined ? null : maskSecretPatterns(String(r.metadata)),
       scenario_id: String(r.scenario_id),
       epoch: Number(r.epoch),
       status: String(r.status),
@@ -213,6 +228,27 @@ async function readEpisodes(conn: Conn, ids: [string, string][], sources: Subjec
       message_count: 0,
     };
   });
+}
+
+/**
+ * The runs whose episodes are Standoff O1 episodes, recognised by their data as the report
+ * recognises the O1 suite (`isO1Data`: a Standoff source, the O1 task, or two of O1's scorers
+ * among the scorers of the run's listed samples).
+ */
+function standoffRuns(episodes: Record<string, Plain>[], scores: Record<string, Plain>[]): Set<string> {
+  const scorers = new Map<string, Set<string>>();
+  for (const s of scores) {
+    const run = String(s.run_id);
+    if (!scorers.has(run)) scorers.set(run, new Set());
+    scorers.get(run)!.add(String(s.scorer));
+  }
+  const out = new Set<string>();
+  for (const e of episodes) {
+    const run = String(e.run_id);
+    if (out.has(run)) continue;
+    if (isO1Data({ source: String(e.source), suite: String(e.suite), scorers: [...(scorers.get(run) ?? [])] })) out.add(run);
+  }
+  return out;
 }
 
 /**

@@ -17,8 +17,17 @@
 export interface MarkdownHooks {
   /** HTML for the figure `name` (from `![alt](figures/<name>.png)`), or null to drop it. */
   figure(name: string, alt: string): string | null;
-  /** The episode-set index a table cell opens, or null. `headers` are plain text. */
-  countLink(headers: string[], row: number, col: number): number | null;
+  /**
+   * The episode-set index a table cell opens, or null. `headers` and `at.cells` (the row's cells)
+   * are plain text; `at.nth` counts the earlier tables with exactly these headers (0 for the first).
+   */
+  countLink(headers: string[], row: number, col: number, at: CellPlace): number | null;
+}
+
+/** Where a cell is: its row's cells as plain text and which table of its headers it is. */
+export interface CellPlace {
+  cells: string[];
+  nth: number;
 }
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -151,15 +160,19 @@ export function splitRow(line: string): string[] {
   return cells.map((c) => c.trim());
 }
 
-function tableHtml(lines: string[], hooks: MarkdownHooks): string {
+function tableHtml(lines: string[], hooks: MarkdownHooks, seen: Map<string, number>): string {
   const head = splitRow(lines[0]).map((c) => inlineHtml(c, true));
   const align = splitRow(lines[1]).map((c) => (c.endsWith(':') ? (c.startsWith(':') ? 'center' : 'right') : 'left'));
   const headers = head.map((h) => h.text);
+  const sig = JSON.stringify(headers);
+  const nth = seen.get(sig) ?? 0;
+  seen.set(sig, nth + 1);
   const th = head.map((h, j) => `<th class="a-${align[j] ?? 'left'}"><button type="button" class="sort">${h.html}</button></th>`).join('');
   const rows = lines.slice(2).map((line, r) => {
-    const tds = splitRow(line).map((c, j) => {
-      const cellHtml = inlineHtml(c, true);
-      const set = hooks.countLink(headers, r, j);
+    const inline = splitRow(line).map((c) => inlineHtml(c, true));
+    const at: CellPlace = { cells: inline.map((c) => c.text), nth };
+    const tds = inline.map((cellHtml, j) => {
+      const set = hooks.countLink(headers, r, j, at);
       const body = set === null ? cellHtml.html : `<a class="count" href="#browser" data-set="${set}">${cellHtml.html}</a>`;
       return `<td class="a-${align[j] ?? 'left'}" data-sort="${escapeHtml(cellHtml.text)}">${body}</td>`;
     });
@@ -170,7 +183,27 @@ function tableHtml(lines: string[], hooks: MarkdownHooks): string {
 
 /** The report's Markdown as HTML (see the module comment). */
 export function toReportHtml(md: string, hooks: MarkdownHooks): string {
-  const lines = md.split('\n');
+  return blocksHtml(md.split('\n'), hooks, new Map(), 0);
+}
+
+/** A `-` or `1.` list; an item's lines indented by two or more spaces belong to it (`  - ` ones as a nested list). */
+function listHtml(block: string[]): string {
+  const ordered = /^\d+\. /.test(block[0]);
+  const items: { head: string; more: string[] }[] = [];
+  for (const l of block) {
+    if (/^\s{2,}\S/.test(l) && items.length) items[items.length - 1].more.push(l.trim());
+    else items.push({ head: l.replace(/^(- |\d+\. )/, ''), more: [] });
+  }
+  const li = items.map(({ head, more }) => {
+    const text = [head, ...more.filter((m) => !m.startsWith('- '))].join('\n');
+    const sub = more.filter((m) => m.startsWith('- ')).map((m) => `<li>${inlineHtml(m.slice(2)).html}</li>`);
+    return `<li>${inlineHtml(text).html}${sub.length ? `\n<ul>\n${sub.join('\n')}\n</ul>` : ''}</li>`;
+  });
+  return `<${ordered ? 'ol' : 'ul'}>\n${li.join('\n')}\n</${ordered ? 'ol' : 'ul'}>`;
+}
+
+/** Block-level Markdown (headings, tables, quotes, lists, figures, paragraphs); a quote's body is blocks too (at most 4 deep). */
+function blocksHtml(lines: string[], hooks: MarkdownHooks, seen: Map<string, number>, depth: number): string {
   const out: string[] = [];
   let i = 0;
   const take = (test: (l: string) => boolean) => {
@@ -192,18 +225,17 @@ export function toReportHtml(md: string, hooks: MarkdownHooks): string {
       continue;
     }
     if (line.startsWith('|') && i + 1 < lines.length && /^\|\s*:?-{3}/.test(lines[i + 1])) {
-      out.push(tableHtml(take((l) => l.startsWith('|')), hooks));
+      out.push(tableHtml(take((l) => l.startsWith('|')), hooks, seen));
       continue;
     }
     if (line.startsWith('> ') || line === '>') {
       const block = take((l) => l.startsWith('>')).map((l) => l.replace(/^> ?/, ''));
-      out.push(`<blockquote><p>${inlineHtml(block.join('\n')).html}</p></blockquote>`);
+      out.push(depth < 4 ? `<blockquote>${blocksHtml(block, hooks, seen, depth + 1)}</blockquote>` : `<blockquote><p>${inlineHtml(block.join('\n')).html}</p></blockquote>`);
       continue;
     }
     if (/^- /.test(line) || /^\d+\. /.test(line)) {
       const ordered = /^\d+\. /.test(line);
-      const items = take((l) => (ordered ? /^\d+\. /.test(l) : /^- /.test(l))).map((l) => `<li>${inlineHtml(l.replace(/^(- |\d+\. )/, '')).html}</li>`);
-      out.push(`<${ordered ? 'ol' : 'ul'}>\n${items.join('\n')}\n</${ordered ? 'ol' : 'ul'}>`);
+      out.push(listHtml(take((l) => (ordered ? /^\d+\. /.test(l) : /^- /.test(l)) || /^\s{2,}\S/.test(l))));
       continue;
     }
     const para = take((l) => l.trim() !== '' && !/^(#{1,6} |\||> |- |\d+\. )/.test(l));

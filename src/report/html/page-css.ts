@@ -37,6 +37,8 @@ figcaption { font-size: 13px; color: var(--muted); max-width: 980px; }
 #browser .panel-head { position: sticky; top: 0; background: #fff; display: flex; justify-content: space-between; align-items: center; gap: 12px; border-bottom: 1px solid var(--line); }
 #browser h2 { border: 0; margin: 12px 0; font-size: 18px; overflow-wrap: anywhere; }
 #browser-close { font-size: 14px; padding: 4px 10px; cursor: pointer; white-space: nowrap; }
+table.episode-list { width: 100%; }
+table.episode-list td { overflow-wrap: break-word; }
 table.episode-list tbody tr { cursor: pointer; }
 table.episode-list tbody tr:hover, table.episode-list tbody tr.selected { background: #e6f0fb; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0; font: 12.5px/1.45 "DejaVu Sans Mono", Menlo, Consolas, monospace; }
@@ -53,4 +55,8 @@ li.role-system { border-left-color: #888; } li.role-user { border-left-color: #0
 .muted { color: var(--muted); }
 .no-transcript, .omitted { background: #fff6e0; border: 1px solid #f0d48a; padding: 6px 10px; }
 .error { color: #b00020; }
+.filters { display: flex; gap: 8px; flex-wrap: wrap; margin: 8px 0 2px; }
+.filters input[type=search] { flex: 1 1 240px; padding: 3px 6px; font: inherit; font-size: 13px; }
+.filters select { max-width: 240px; font-size: 13px; }
+.filter-count { font-size: 12px; color: var(--muted); margin: 2px 0 6px; }
 `;

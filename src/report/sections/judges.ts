@@ -93,7 +93,7 @@ export interface SubjectLabels {
 }
 
 /** Key of the sample set of a judge pair's disagreements (the browser links the agreement cell to it). */
-export const judgePairSetKey = (scorer: string, a: string, b: string) => `judge-pair/${scorer}/${a}/${b}`;
+export const judgePairSetKey = (scorer: string, a: string, b: string) => `judges-differ:${JSON.stringify([scorer, a, b])}`;
 
 const MEASURE: Record<MetricKind, AlphaLevel> = { binary: 'nominal', ordinal: 'ordinal', bounded: 'interval', continuous: 'interval' };
 

@@ -23,6 +23,7 @@ import { cell, fixed, fmtCount, pct, pp, ppInterval, pValue, signed, signedInter
 import { MDE_POWER, tryComparePaired } from '../../analysis/paired-comparison.ts';
 import type { Sampling } from '../../analysis/rates.ts';
 import type { MetricKind } from '../../analysis/metrics.ts';
+import { fourCellCounts, type FourCellCounts } from '../four-cell.ts';
 import { forEachChunk } from '../../store/duckdb.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
@@ -74,6 +75,8 @@ export interface Comparison {
   /** Smallest true difference detected with 80% power at this SE (two-sided z-test). */
   mde: number | null;
   note?: string;
+  /** Binary scorers: both right, only A, only B, both wrong over the pairs (`four-cell.ts`). */
+  four_cell?: FourCellCounts | null;
 }
 
 export interface PairwiseSection {
@@ -135,6 +138,7 @@ function comparePair(f: PairFamily, i: number, j: number, unmeasured: Set<string
   if (!('n' in r)) return { ...base, note: r.note };
   return {
     ...base,
+    ...(f.kind === 'binary' ? { four_cell: fourCellCounts(ids, xa, xb) } : {}),
     clusters: r.clusters ?? null,
     sampling: r.sampling,
     mean_a: r.mean_a,

@@ -1,0 +1,29 @@
+/** The shapes of the episode sets behind index.html's links (`episode-sets.ts`, `pair-sets.ts`). */
+/** Where a report subject label comes from: one (run, subject_model). */
+export interface SubjectSource {
+  subject: string;
+  run_id: string;
+  subject_model: string;
+}
+
+export type SetParam = string | boolean;
+
+export interface EpisodeSetDef {
+  /** Stable key, e.g. `grounded/<subject>/gathered_incorrect` (ordering and tests). */
+  key: string;
+  /** Shown above the list, e.g. `sim:hasty · gathered evidence, incorrect action`. */
+  title: string;
+  /** The count the report shows for this set (from results.json). */
+  count: number;
+  /** SELECT run_id, episode_id, scenario_id, epoch ... with `$name` parameters; ordered. */
+  sql: string;
+  params: Record<string, SetParam>;
+  /** The scorer the set is about: its list shows that scorer's value and answer (default: the `scorer` parameter, if any). */
+  scorer?: string;
+}
+
+/** A generic report's subject label within its suite, and the run and model it stands for. */
+export interface GenericSubjectSource extends SubjectSource {
+  suite: string;
+}
+
