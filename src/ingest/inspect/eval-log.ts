@@ -143,7 +143,7 @@ export function readMonolith(zip: ZipReader, file: string, entry: ZipEntry): Sam
 }
 
 /** A chunked folder's members by path under the folder, and how to read one as JSON. */
-interface Folder {
+export interface Folder {
   zip: ZipReader;
   file: string;
   byPath: Map<string, ZipEntry>;

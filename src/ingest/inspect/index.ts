@@ -174,7 +174,7 @@ async function scanSamples(
 }
 
 /** Each unit's rank in the run's order (by sample id, numbers numerically, then epoch). */
-function unitRanks(keys: readonly { id: string; epoch: number }[]): Int32Array {
+export function unitRanks(keys: readonly { id: string; epoch: number }[]): Int32Array {
   const order = Array.from(keys.keys()).sort((a, b) => naturalCompare(keys[a]!.id, keys[b]!.id) || keys[a]!.epoch - keys[b]!.epoch);
   const rank = new Int32Array(keys.length);
   order.forEach((unit, i) => (rank[unit] = i));
