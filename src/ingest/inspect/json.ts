@@ -93,22 +93,45 @@ export function isTooDeep(value: unknown): boolean {
  * tool arguments) never meet a deeper value either.
  */
 export function resolveAttachments<T>(value: T, lookup: (ref: string) => string | undefined): T {
-  const one = (v: string): string => (v.startsWith(ATTACHMENT) ? (lookup(v.slice(ATTACHMENT.length)) ?? v) : v);
-  if (typeof value === 'string') return one(value) as T;
+  if (typeof value === 'string') return resolveRef(value, lookup) as T;
   if (value === null || typeof value !== 'object') return value;
-  const stack: Array<[Record<string | number, unknown>, number]> = [[value as Record<string, unknown>, 1]];
-  while (stack.length > 0) {
-    const [o, depth] = stack.pop()!;
+  // Parallel stacks of objects and depths, and no closure per node: this walk runs over every
+  // message of every sample (ingest inspect's hot path).
+  const objects: Array<Record<string | number, unknown>> = [value as Record<string, unknown>];
+  const depths: number[] = [1];
+  while (objects.length > 0) {
+    const o = objects.pop()!;
+    const depth = depths.pop()!;
     if (depth > MAX_JSON_DEPTH) throw new JsonTooDeep();
-    const visit = (k: string | number) => {
-      const x = o[k];
-      if (typeof x === 'string') {
-        const r = one(x);
-        if (r !== x) o[k] = r;
-      } else if (x !== null && typeof x === 'object') stack.push([x as Record<string, unknown>, depth + 1]);
-    };
-    if (Array.isArray(o)) for (let i = 0; i < o.length; i++) visit(i);
-    else for (const k in o) visit(k);
+    if (Array.isArray(o)) {
+      for (let i = 0; i < o.length; i++) {
+        const x = o[i];
+        if (typeof x === 'string') {
+          if (x.startsWith(ATTACHMENT)) o[i] = resolveRef(x, lookup);
+        } else if (x !== null && typeof x === 'object') {
+          objects.push(x as Record<string, unknown>);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const k in o) {
+        const x = o[k];
+        if (typeof x === 'string') {
+          if (x.startsWith(ATTACHMENT)) {
+            const r = resolveRef(x, lookup);
+            if (r !== x) o[k] = r;
+          }
+        } else if (x !== null && typeof x === 'object') {
+          objects.push(x as Record<string, unknown>);
+          depths.push(depth + 1);
+        }
+      }
+    }
   }
   return value;
+}
+
+/** `attachment://<ref>` replaced by its text (unknown refs stay). */
+function resolveRef(v: string, lookup: (ref: string) => string | undefined): string {
+  return v.startsWith(ATTACHMENT) ? (lookup(v.slice(ATTACHMENT.length)) ?? v) : v;
 }
