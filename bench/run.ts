@@ -3,7 +3,7 @@
  * against a baseline measured in the same run (scipy / NLTK through Debian's python3, or a plain
  * DuckDB COPY). Each bench runs in its own process, so memory figures are not inflated by the
  * benches before it. Benches write to temp directories, use only 127.0.0.1, and never assert:
- * they report. Names: stats, alpha, ingest-csv, ingest-inspect, ingest-inspect-large, runner, report,
+ * they report. Names: stats, alpha, ingest-csv, ingest-inspect, ingest-inspect-large, ingest-inspect-fixtures, runner, report,
  * cli, decide (default: all).
  * A machine busy with other work gives noisy figures; the same-run ratios are the stable part.
  * Results: bench/out/<name>.json.
@@ -18,6 +18,7 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   'ingest-csv': async () => (await import('./ingest-csv.ts')).benchIngestCsv(),
   'ingest-inspect': async () => (await import('./ingest-inspect.ts')).benchIngestInspect(),
   'ingest-inspect-large': async () => (await import('./ingest-inspect-large.ts')).benchIngestInspectLarge(),
+  'ingest-inspect-fixtures': async () => (await import('./ingest-inspect-fixtures.ts')).benchIngestInspectFixtures(),
   runner: async () => (await import('./runner.ts')).benchRunner(),
   report: async () => (await import('./report.ts')).benchReport(),
   cli: async () => (await import('./cli.ts')).benchCli(),
@@ -30,6 +31,9 @@ const yesNo = (ok: boolean) => (ok ? 'ok' : 'MISSED');
 const SUMMARIES: Record<string, (r: any) => string[]> = {
   'ingest-inspect': (r) => [
     `ingest inspect .eval: ${r.samples} samples (${(r.fileBytes / 1e6).toFixed(1)} MB) in ${r.seconds} s = ${r.samplesPerSecond} samples/s [target >= ${r.target}: ${yesNo(r.samplesPerSecond >= r.target)}]; dry run ${r.dryRunSamplesPerSecond}/s; peak RSS ${r.peakRssMb} MB`,
+  ],
+  'ingest-inspect-fixtures': (r) => [
+    `ingest inspect, the shared real logs replicated (${r.logs} logs, ${r.samples} samples): ${r.seconds} s = ${r.samplesPerSecond} samples/s, ${r.samplesPerCpuSecond} per CPU second [target >= ${r.target}: ${yesNo(r.samplesPerSecond >= r.target)}]; peak RSS ${r.peakRssMb} MB`,
   ],
   runner: (r) => [
     `runner demo preset (270 episodes + probes + 3 judges, zero-latency sim): ${(r.demo.wallMs / 1000).toFixed(1)} s [target < 20 s: ${yesNo(r.demo.wallMs < 20000)}]`,

@@ -13,17 +13,15 @@
  * `docs/ingest-csv.md`.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, extname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { z } from 'zod';
 import { RUN_ID_PATTERN, type RunBundle, type RunRow, type TableName } from '../schema/tables.ts';
 import { usageError } from '../errors.ts';
-import { STANDOFF_VERSION } from '../version.ts';
 import { createDb, quoteIdent, quoteLiteral, toPlain } from '../store/duckdb.ts';
 import { refuseExistingRun, writeRun, type SqlRows, type WritableRunBundle } from '../store/write-run.ts';
-import { readCsvHeader, scanCsvFile, type CsvScan } from '../store/csv-scan.ts';
+import { readCsvHeader, scanCsvFile, type CsvHead, type CsvScan } from '../store/csv-scan.ts';
 import { scoreSql } from '../store/csv-values.ts';
 import {
   CsvDataError,
@@ -40,18 +38,14 @@ import {
   rowCountProblem,
   scanProblem,
   writeLineMap,
+  type CsvDialect,
   type CsvFileProblem,
   type CsvLoad,
   type IndexColumn,
 } from '../store/read-csv.ts';
 import {
-  applyFlags,
-  checkMappingColumns,
-  compactMapping,
   completeDetection,
   detectMapping,
-  manifestSchema,
-  mappingSchema,
   type ColumnStats,
   type Mapping,
   type MappingFlags,
@@ -61,7 +55,8 @@ import {
   wideMappings,
 } from './csv/mapping.ts';
 import { literalProblem, resolvePlan, type FilePlan, type KeySource, type OutTable } from './csv/plan.ts';
-import { maskSecrets } from './inspect/map.ts';
+import { resolveFileMaps, type FileMaps, type ManifestInput } from './csv/file-maps.ts';
+import { csvRunRow, mappingJsonOf } from './csv/run-row.ts';
 
 /** Tables a CSV ingest fills. */
 const CSV_TABLES = ['episodes', 'scores', 'judgments', 'probe_answers', 'probe_decisions', 'aggregates'] as const;
@@ -72,8 +67,7 @@ export const MAX_ERRORS = 20;
 /** A data error carrying every problem found (`errors`, one line each); `message` summarises. */
 export class IngestError extends CsvDataError {}
 
-/** A manifest as written in a JSON file. */
-export type ManifestInput = z.input<typeof manifestSchema>;
+export type { ManifestInput };
 
 export interface IngestCsvOptions {
   /** Trace store directory. */
@@ -161,57 +155,6 @@ function timestamp(d: Date): string {
 }
 
 const q = quoteIdent;
-
-/** Reads and validates a map file or object: a mapping, or a manifest. Problems go to `problems`. */
-async function loadMap(
-  map: string | MappingInput | ManifestInput,
-  problems: CsvProblems,
-): Promise<{ name: string; mapping?: Mapping; manifest?: Record<string, Mapping> } | null> {
-  let data: unknown = map;
-  let name = 'map';
-  if (typeof map === 'string') {
-    name = map;
-    let text: string;
-    try {
-      text = await readFile(map, 'utf8');
-    } catch (e) {
-      throw usageError('ingest.noMap', `cannot read map file ${map}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
-    try {
-      data = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-    } catch (e) {
-      problems.add({ file: name, line: 0, field: null, code: 'badMap', message: `not valid JSON: ${(e as Error).message}` });
-      return null;
-    }
-  }
-  const isManifest = typeof data === 'object' && data !== null && 'files' in data && !('table' in data);
-  const schema = isManifest ? manifestSchema : mappingSchema;
-  const parsed = schema.safeParse(data);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      problems.add({ file: name, line: 0, field: null, code: 'badMap', message: `${issue.path.join('.') || '(top level)'}: ${issue.message.toLowerCase()}` });
-    }
-    return null;
-  }
-  const check = (m: Mapping, prefix: string) => {
-    const list = checkMappingColumns(m);
-    for (const p of list) problems.add({ file: name, line: 0, field: null, code: p.startsWith('columns.') ? 'unknownColumn' : 'badMap', message: `${prefix}${p}` });
-    return list.length === 0;
-  };
-  if (isManifest) {
-    const files = (parsed.data as z.infer<typeof manifestSchema>).files;
-    let ok = true;
-    for (const [f, m] of Object.entries(files)) ok = check(m, `files.${f}.`) && ok;
-    return ok ? { name, manifest: files } : null;
-  }
-  return check(parsed.data as Mapping, '') ? { name, mapping: parsed.data as Mapping } : null;
-}
-
-/** The key of `file` in a per-file map table: as given, else its base name. */
-function mapKeyOf(file: string, keys: Iterable<string>): string | undefined {
-  const list = [...keys];
-  return list.find((k) => k === file) ?? list.find((k) => basename(k) === basename(file) && resolve(k) === resolve(file)) ?? list.find((k) => k === basename(file));
-}
 
 /** What each numeric-looking candidate column holds (one pass over the file in DuckDB). */
 async function columnStats(conn: DuckDBConnection, file: string, header: string[], skip: number, candidates: string[], tag: string, delimiter: string): Promise<Record<string, ColumnStats>> {
@@ -319,8 +262,8 @@ async function checkKeys(conn: DuckDBConnection, sources: { key: KeySource; file
   }
 }
 
-/** Parses and checks every file into a staging database; throws IngestError on any problem. */
-async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<PreparedRun> {
+/** Usage errors before anything is read: no files, a bad run id, a missing file, a file given twice. */
+async function checkCsvArgs(files: string[], opts: IngestCsvOptions): Promise<void> {
   if (files.length === 0) throw usageError('ingest.noFiles', 'no CSV files given');
   if (opts.runId !== undefined && !RUN_ID_PATTERN.test(opts.runId)) {
     throw usageError('ingest.badRunId', `run id "${opts.runId}" must be 1-128 letters, digits, dots, dashes or underscores, starting with a letter or digit`);
@@ -335,53 +278,11 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
     if (!st.isFile()) throw usageError('ingest.noSuchFile', `${f} is not a file`);
   }
   if (new Set(files.map((f) => resolve(f))).size !== files.length) throw usageError('ingest.sameFile', 'a CSV file is given twice');
-  const store = resolve(opts.traces);
   if (opts.runId !== undefined) refuseExistingRun(opts.traces, opts.runId, opts.replace);
-  const now = opts.now ?? new Date();
-  const limit = opts.maxErrors ?? MAX_ERRORS;
-  const problems = new CsvProblems(limit, 'ingest');
-  const flags = opts.flags ?? {};
+}
 
-  // The map of each file: one for all, a manifest, or one per file.
-  const mapOf: (Mapping | null)[] = files.map(() => null);
-  const mapName: (string | null)[] = files.map(() => null);
-  if (opts.map !== undefined) {
-    const loaded = await loadMap(opts.map, problems);
-    if (!loaded) throw problems.toError((c, m, e) => new IngestError(c, m, e));
-    if (loaded.mapping) files.forEach((_, i) => ((mapOf[i] = structuredClone(loaded.mapping!)), (mapName[i] = loaded.name)));
-    if (loaded.manifest) {
-      const keys = Object.keys(loaded.manifest);
-      for (const k of keys) {
-        if (!files.some((f) => mapKeyOf(f, [k]) === k)) throw usageError('ingest.badManifest', `${loaded.name}: files.${k} is not one of the CSV files given (${files.join(', ')})`);
-      }
-      files.forEach((f, i) => {
-        const k = mapKeyOf(f, keys);
-        if (k !== undefined) {
-          mapOf[i] = structuredClone(loaded.manifest![k]!);
-          mapName[i] = loaded.name;
-        }
-      });
-    }
-  }
-  for (const [key, m] of Object.entries(opts.maps ?? {})) {
-    const i = files.findIndex((f) => mapKeyOf(f, [key]) === key);
-    if (i < 0) throw usageError('ingest.badMapFile', `--map ${key}=...: ${key} is not one of the CSV files given (${files.join(', ')})`);
-    if (mapOf[i] !== null) throw usageError('ingest.mapTwice', `${files[i]} has two maps (${mapName[i]} and ${typeof m === 'string' ? m : 'another'}); give one`);
-    const loaded = await loadMap(m, problems);
-    if (!loaded) continue;
-    if (!loaded.mapping) throw usageError('ingest.badMapFile', `--map ${key}=${String(m)}: a per-file map must be a mapping, not a manifest`);
-    mapOf[i] = loaded.mapping;
-    mapName[i] = loaded.name;
-  }
-  if (problems.size > 0) throw problems.toError((c, m, e) => new IngestError(c, m, e));
-  if (opts.wide && mapOf.some((m) => m !== null)) throw usageError('ingest.conflict', '--wide builds the mapping from --item and --subjects-from-columns; it does not go with --map');
-  for (let i = 0; i < files.length; i++) {
-    const m = mapOf[i];
-    if (m === null) continue;
-    const conflicts = applyFlags(m, flags);
-    if (conflicts.length > 0) throw usageError('ingest.conflict', `${files[i]}: ${conflicts[0]}`);
-  }
-
+/** The staging database of one ingest, in a temp directory; `close` drops both. */
+async function openStaging(): Promise<{ dir: string; db: DuckDBInstance; conn: DuckDBConnection; close(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'standoff-ingest-csv-'));
   const db = await createDb({ threads: 2, memoryLimit: '512MB' });
   const conn = await db.connect();
@@ -396,159 +297,216 @@ async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<P
   try {
     await conn.run(`SET temp_directory = ${quoteLiteral(dir)}`);
     await conn.run(`SET preserve_insertion_order = true`);
-    const loaded: LoadedFile[] = [];
-    const summaries: IngestFileSummary[] = [];
-    for (let fi = 0; fi < files.length; fi++) {
-      const file = files[fi]!;
-      const dialect = await detectCsvDialect(conn, file, opts.delimiter);
-      const head = await readCsvHeader(file, dialect.delimiter);
-      if (head.problems.length > 0) {
-        problems.addAll(head.problems.map((p) => scanProblem(file, [], p, fi)));
-        continue;
-      }
-      if (head.header === null) {
-        problems.add({ file, fileIndex: fi, line: 1, field: null, code: 'emptyFile', message: 'file is empty (expected a header line and data rows)' });
-        continue;
-      }
-      const header = head.header;
-      const split = headerSplitProblem(file, header, dialect, fi);
-      if (split) {
-        problems.add(split);
-        continue;
-      }
-      const source = await csvSourceFor(file, head, dir, `source_${fi}`);
-      const index = await detectIndexColumn(conn, source, header, head.skip, dialect.delimiter, `index_${fi}`);
-      let mappings: Mapping[];
-      const detected = mapOf[fi] === null;
-      if (opts.wide) {
-        const w = wideMappings(index ? header.slice(1) : header, opts.wide, flags);
-        if ('problem' in w) {
-          problems.add({ file, fileIndex: fi, line: 1, field: w.field, code: 'badWide', message: w.problem });
-          continue;
-        }
-        mappings = w.mappings;
-      } else if (mapOf[fi] !== null) mappings = [mapOf[fi]!];
-      else {
-        const d = detectMapping(index ? header.slice(1) : header, flags);
-        // An unnamed column is never a scorer (resolvePlan refuses it).
-        const candidates = d.candidates.filter((c) => c.trim() !== '' && header.indexOf(c) === header.lastIndexOf(c));
-        if (candidates.length > 0 || d.mapping.judges) {
-          // The values of the candidates, and of the scores when the judged scorer is to be found.
-          const scored = d.mapping.judges && !d.mapping.judges.scorer ? d.mapping.scores.map((x) => x.column) : [];
-          const peek = [...new Set([...candidates, ...scored])].filter((c) => header.includes(c));
-          const stats = peek.length > 0 ? await columnStats(conn, source, header, head.skip, peek, `peek_${fi}`, dialect.delimiter).catch(() => ({})) : {};
-          const why = completeDetection({ ...d, candidates }, stats, flags);
-          if (why) {
-            problems.add({ file, fileIndex: fi, line: 1, field: null, code: 'noJudgedScorer', message: why });
-            continue;
-          }
-        }
-        mappings = [d.mapping];
-      }
-      // One plan per mapping: a wide file has one per subject column, over the same file.
-      for (const [j, mapping] of mappings.entries()) {
-        const tag = opts.wide ? `${fi}_${j}` : undefined;
-        const { plan, problems: planProblems } = resolvePlan(mapping, header, { file, fileIndex: fi, detected, indexColumn: index ? 0 : undefined, tag });
-        problems.addAll(planProblems);
-        if (!plan) continue;
-        if (plan.literalChecks.length > 0) {
-          const r = (await conn.runAndReadAll(`SELECT ${plan.literalChecks.map((c, i) => `(${c.why}) AS w${i}`).join(', ')}`)).getRowObjectsJS()[0]!;
-          let bad = false;
-          plan.literalChecks.forEach((c, i) => {
-            const reason = r[`w${i}`];
-            if (reason !== null && reason !== undefined) {
-              bad = true;
-              problems.add(literalProblem(file, fi, c, String(reason)));
-            }
-          });
-          if (bad) continue;
-        }
-        const { scan, load, counts } = await loadFile(conn, plan, source, dialect.delimiter, head.skip, problems, limit + 1);
-        if (counts === null) continue;
-        const lf: LoadedFile = { plan, scan, load, detected, counts };
-        loaded.push(lf);
-        if (plan.table === 'aggregates') await writeLineMap(conn, `lines_${fi}`, scan);
-        if (j > 0) continue;
-        const notes = index ? [indexNote(index)] : [];
-        if (opts.wide) notes.push(`wide: one subject per column (${mappings.map((m) => m.constants.subject_model).join(', ')}), scorer ${mapping.scores[0]!.scorer}`);
-        summaries.push({
-          file,
-          sha256: scan.sha256,
-          bytes: scan.bytes,
-          table: plan.table,
-          rows: Math.max(0, scan.records - 1),
-          detected,
-          mapping,
-          metadataColumns: plan.metadataColumns,
-          ignoredColumns: opts.wide ? plan.ignoredColumns.filter((c) => !mappings.some((m) => m.constants.subject_model === c)) : plan.ignoredColumns,
-          defaults: plan.defaultsUsed,
-          dialect: describeDialect(dialect, head),
-          indexColumn: index,
-          notes,
-          wide: opts.wide ? { item: flags.item!, epoch: flags.epoch, subjects: mappings.map((m) => String(m.constants.subject_model)), scorer: mapping.scores[0]!.scorer } : undefined,
-        });
-      }
-    }
-    // Keys across files.
-    const byTable = new Map<string, { key: KeySource; file: LoadedFile }[]>();
-    for (const f of loaded) for (const key of f.plan.keys) (byTable.get(key.table) ?? byTable.set(key.table, []).get(key.table)!).push({ key, file: f });
-    for (const sources of byTable.values()) await checkKeys(conn, sources, problems, files, limit + 1);
-    if (problems.size > 0) throw problems.toError((c, m, e) => new IngestError(c, m, e));
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { dir, db, conn, close };
+}
 
-    // The run.
+/** What every file's staging shares. */
+interface StageContext {
+  conn: DuckDBConnection;
+  dir: string;
+  files: string[];
+  maps: FileMaps;
+  opts: IngestCsvOptions;
+  flags: MappingFlags;
+  problems: CsvProblems;
+  limit: number;
+  loaded: LoadedFile[];
+  summaries: IngestFileSummary[];
+}
+
+/** A file's dialect, header, DuckDB source and row-index column; null (with a problem) when the header cannot be used. */
+interface FileHead {
+  dialect: CsvDialect;
+  head: CsvHead;
+  header: string[];
+  source: string;
+  index: IndexColumn | null;
+}
+
+async function readFileHead(ctx: StageContext, fi: number): Promise<FileHead | null> {
+  const { conn, problems } = ctx;
+  const file = ctx.files[fi]!;
+  const dialect = await detectCsvDialect(conn, file, ctx.opts.delimiter);
+  const head = await readCsvHeader(file, dialect.delimiter);
+  if (head.problems.length > 0) {
+    problems.addAll(head.problems.map((p) => scanProblem(file, [], p, fi)));
+    return null;
+  }
+  if (head.header === null) {
+    problems.add({ file, fileIndex: fi, line: 1, field: null, code: 'emptyFile', message: 'file is empty (expected a header line and data rows)' });
+    return null;
+  }
+  const header = head.header;
+  const split = headerSplitProblem(file, header, dialect, fi);
+  if (split) {
+    problems.add(split);
+    return null;
+  }
+  const source = await csvSourceFor(file, head, ctx.dir, `source_${fi}`);
+  const index = await detectIndexColumn(conn, source, header, head.skip, dialect.delimiter, `index_${fi}`);
+  return { dialect, head, header, source, index };
+}
+
+/** Detection: the mapping from the header's names, completed from the candidate columns' values. */
+async function detectFileMapping(ctx: StageContext, fi: number, h: FileHead): Promise<Mapping | null> {
+  const { header } = h;
+  const d = detectMapping(h.index ? header.slice(1) : header, ctx.flags);
+  // An unnamed column is never a scorer (resolvePlan refuses it).
+  const candidates = d.candidates.filter((c) => c.trim() !== '' && header.indexOf(c) === header.lastIndexOf(c));
+  if (candidates.length > 0 || d.mapping.judges) {
+    // The values of the candidates, and of the scores when the judged scorer is to be found.
+    const scored = d.mapping.judges && !d.mapping.judges.scorer ? d.mapping.scores.map((x) => x.column) : [];
+    const peek = [...new Set([...candidates, ...scored])].filter((c) => header.includes(c));
+    const stats = peek.length > 0 ? await columnStats(ctx.conn, h.source, header, h.head.skip, peek, `peek_${fi}`, h.dialect.delimiter).catch(() => ({})) : {};
+    const why = completeDetection({ ...d, candidates }, stats, ctx.flags);
+    if (why) {
+      ctx.problems.add({ file: ctx.files[fi]!, fileIndex: fi, line: 1, field: null, code: 'noJudgedScorer', message: why });
+      return null;
+    }
+  }
+  return d.mapping;
+}
+
+/** The mappings of one file: one per subject column of a wide file, its map, or detected. */
+async function fileMappings(ctx: StageContext, fi: number, h: FileHead): Promise<Mapping[] | null> {
+  if (ctx.opts.wide) {
+    const w = wideMappings(h.index ? h.header.slice(1) : h.header, ctx.opts.wide, ctx.flags);
+    if ('problem' in w) {
+      ctx.problems.add({ file: ctx.files[fi]!, fileIndex: fi, line: 1, field: w.field, code: 'badWide', message: w.problem });
+      return null;
+    }
+    return w.mappings;
+  }
+  const given = ctx.maps.mapOf[fi];
+  if (given !== null && given !== undefined) return [given];
+  const detected = await detectFileMapping(ctx, fi, h);
+  return detected ? [detected] : null;
+}
+
+/** A plan's constants and value-map entries, checked once (line 1); false when one is bad. */
+async function checkLiterals(ctx: StageContext, plan: FilePlan): Promise<boolean> {
+  if (plan.literalChecks.length === 0) return true;
+  const r = (await ctx.conn.runAndReadAll(`SELECT ${plan.literalChecks.map((c, i) => `(${c.why}) AS w${i}`).join(', ')}`)).getRowObjectsJS()[0]!;
+  let ok = true;
+  plan.literalChecks.forEach((c, i) => {
+    const reason = r[`w${i}`];
+    if (reason !== null && reason !== undefined) {
+      ok = false;
+      ctx.problems.add(literalProblem(plan.file, plan.fileIndex, c, String(reason)));
+    }
+  });
+  return ok;
+}
+
+/** The summary of a staged file (from its first plan). */
+function fileSummary(ctx: StageContext, h: FileHead, lf: LoadedFile, mappings: Mapping[]): IngestFileSummary {
+  const { plan, scan } = lf;
+  const { opts, flags } = ctx;
+  const mapping = mappings[0]!;
+  const notes = h.index ? [indexNote(h.index)] : [];
+  if (opts.wide) notes.push(`wide: one subject per column (${mappings.map((m) => m.constants.subject_model).join(', ')}), scorer ${mapping.scores[0]!.scorer}`);
+  return {
+    file: plan.file,
+    sha256: scan.sha256,
+    bytes: scan.bytes,
+    table: plan.table,
+    rows: Math.max(0, scan.records - 1),
+    detected: lf.detected,
+    mapping,
+    metadataColumns: plan.metadataColumns,
+    ignoredColumns: opts.wide ? plan.ignoredColumns.filter((c) => !mappings.some((m) => m.constants.subject_model === c)) : plan.ignoredColumns,
+    defaults: plan.defaultsUsed,
+    dialect: describeDialect(h.dialect, h.head),
+    indexColumn: h.index,
+    notes,
+    wide: opts.wide ? { item: flags.item!, epoch: flags.epoch, subjects: mappings.map((m) => String(m.constants.subject_model)), scorer: mapping.scores[0]!.scorer } : undefined,
+  };
+}
+
+/** Reads one file: its header, mappings and plans, each loaded into a staging table with its problems collected. */
+async function stageFile(ctx: StageContext, fi: number): Promise<void> {
+  const file = ctx.files[fi]!;
+  const h = await readFileHead(ctx, fi);
+  if (!h) return;
+  const detected = ctx.maps.mapOf[fi] === null;
+  const mappings = await fileMappings(ctx, fi, h);
+  if (!mappings) return;
+  // One plan per mapping: a wide file has one per subject column, over the same file.
+  for (const [j, mapping] of mappings.entries()) {
+    const tag = ctx.opts.wide ? `${fi}_${j}` : undefined;
+    const { plan, problems: planProblems } = resolvePlan(mapping, h.header, { file, fileIndex: fi, detected, indexColumn: h.index ? 0 : undefined, tag });
+    ctx.problems.addAll(planProblems);
+    if (!plan || !(await checkLiterals(ctx, plan))) continue;
+    const { scan, load, counts } = await loadFile(ctx.conn, plan, h.source, h.dialect.delimiter, h.head.skip, ctx.problems, ctx.limit + 1);
+    if (counts === null) continue;
+    const lf: LoadedFile = { plan, scan, load, detected, counts };
+    ctx.loaded.push(lf);
+    if (plan.table === 'aggregates') await writeLineMap(ctx.conn, `lines_${fi}`, scan);
+    if (j === 0) ctx.summaries.push(fileSummary(ctx, h, lf, mappings));
+  }
+}
+
+/** Keys across files, table by table. */
+async function checkKeysAcrossFiles(ctx: StageContext): Promise<void> {
+  const byTable = new Map<string, { key: KeySource; file: LoadedFile }[]>();
+  for (const f of ctx.loaded) for (const key of f.plan.keys) (byTable.get(key.table) ?? byTable.set(key.table, []).get(key.table)!).push({ key, file: f });
+  for (const sources of byTable.values()) await checkKeys(ctx.conn, sources, ctx.problems, ctx.files, ctx.limit + 1);
+}
+
+/** The run's tables as SELECTs over the staging tables (one UNION ALL per table), with their row counts. */
+function stagedBundle(loaded: LoadedFile[], run: RunRow): { bundle: WritableRunBundle; tables: Partial<Record<TableName, number>> } {
+  const bundle: WritableRunBundle = { run };
+  const tables: Partial<Record<TableName, number>> = { runs: 1 };
+  for (const t of CSV_TABLES) {
+    const selects = loaded.flatMap((f) => f.plan.outputs(`lines_${f.plan.fileIndex}`)[t as OutTable] ?? []);
+    const length = loaded.reduce((n, f) => n + (f.counts[t] ?? 0), 0);
+    if (selects.length === 0 || length === 0) continue;
+    const rows: SqlRows = { sql: selects.join(' UNION ALL '), length };
+    (bundle as Record<string, unknown>)[t] = rows;
+    tables[t] = length;
+  }
+  return { bundle, tables };
+}
+
+/**
+ * Parses and checks every file into a staging database; throws IngestError on any problem. The
+ * phases: the arguments, what the user said (maps merged with flags: `csv/file-maps.ts`), each
+ * file staged (header, detection, plan, load: `stageFile`), keys across files, then the run row
+ * (`csv/run-row.ts`) and the tables as SELECTs over the stage.
+ */
+async function prepareCsvRun(files: string[], opts: IngestCsvOptions): Promise<PreparedRun> {
+  await checkCsvArgs(files, opts);
+  const now = opts.now ?? new Date();
+  const limit = opts.maxErrors ?? MAX_ERRORS;
+  const problems = new CsvProblems(limit, 'ingest');
+  const fail = (): never => {
+    throw problems.toError((c, m, e) => new IngestError(c, m, e));
+  };
+  const maps = await resolveFileMaps(files, opts, problems, fail);
+  const staging = await openStaging();
+  try {
+    const ctx: StageContext = { conn: staging.conn, dir: staging.dir, files, maps, opts, flags: opts.flags ?? {}, problems, limit, loaded: [], summaries: [] };
+    for (let fi = 0; fi < files.length; fi++) await stageFile(ctx, fi);
+    await checkKeysAcrossFiles(ctx);
+    if (problems.size > 0) fail();
+
+    const { summaries, loaded } = ctx;
     const hashes = summaries.map((s) => s.sha256);
     const runId = opts.runId ?? `csv-${timestamp(now)}-${createHash('sha256').update(hashes.join(';')).digest('hex').slice(0, 8)}`;
     if (opts.runId === undefined) refuseExistingRun(opts.traces, runId, opts.replace);
-    const first = summaries[0]!;
-    const compact = (s: IngestFileSummary) => (s.wide ? { table: 'episodes', wide: s.wide } : compactMapping(s.mapping));
-    const distinct = new Set(summaries.map((s) => JSON.stringify(compact(s))));
-    const mappingJson =
-      distinct.size === 1
-        ? JSON.stringify(compact(first))
-        : JSON.stringify({ mappings: summaries.map((s) => ({ file: basename(s.file), ...compact(s) })) });
-    const defaults = new Map<string, string>();
-    for (const s of summaries) for (const [k, v] of Object.entries(s.defaults)) defaults.set(`${s.table}.${k}`, v);
-    const anyDetected = summaries.some((s) => s.detected);
-    const mapNames = [...new Set(mapName.filter((n): n is string => n !== null))];
-    const how = anyDetected
-      ? mapNames.length > 0
-        ? `mapping from ${mapNames.join(', ')} and detected from the header`
-        : 'mapping detected from the header'
-      : `mapping from ${mapNames.join(', ')}`;
-    const noteParts = [`CSV ingest of ${files.length} file${files.length === 1 ? '' : 's'}; ${how}`];
-    if (defaults.size > 0) noteParts.push(`defaults: ${[...defaults].map(([k, v]) => `${k}=${v}`).join(', ')}`);
-    for (const n of new Set(summaries.map((s) => s.mapping.notes).filter((n): n is string => !!n))) noteParts.push(n);
-    for (const s of summaries) for (const n of s.notes) noteParts.push(`${basename(s.file)}: ${n}`);
-    const suiteFromFile = basename(first.file, extname(first.file)) || 'csv';
-    const maxEpoch = Math.max(0, ...loaded.map((f) => f.counts.max_epoch ?? 0));
-    const run: RunRow = {
-      run_id: runId,
-      created_at: now.toISOString(),
-      source: 'csv',
-      suite: opts.suite ?? summaries.find((s) => s.mapping.suite)?.mapping.suite ?? suiteFromFile,
-      status: 'success',
-      config: maskSecrets(mappingJson), // no URL user-info or key a map's constants or notes may carry
-      seed: null,
-      epochs: maxEpoch > 0 ? maxEpoch : null,
-      standoff_version: STANDOFF_VERSION,
-      source_file: files.map((f) => basename(f)).join(';'),
-      source_sha256: hashes.join(';'),
-      notes: maskSecrets(noteParts.join('; ')),
-    };
-    const bundle: WritableRunBundle = { run };
-    const tables: Partial<Record<TableName, number>> = { runs: 1 };
-    for (const t of CSV_TABLES) {
-      const selects = loaded.flatMap((f) => f.plan.outputs(`lines_${f.plan.fileIndex}`)[t as OutTable] ?? []);
-      const length = loaded.reduce((n, f) => n + (f.counts[t] ?? 0), 0);
-      if (selects.length === 0 || length === 0) continue;
-      const rows: SqlRows = { sql: selects.join(' UNION ALL '), length };
-      (bundle as Record<string, unknown>)[t] = rows;
-      tables[t] = length;
-    }
-    const summary: IngestCsvSummary = { runId, dryRun: opts.dryRun === true, written: false, store, mapping: first.mapping, mappingJson, files: summaries, tables, run };
-    return { bundle, summary, db, close };
+    const mappingJson = mappingJsonOf(summaries);
+    const mapNames = [...new Set(maps.mapName.filter((n): n is string => n !== null))];
+    const maxEpoch = loaded.reduce((m, f) => Math.max(m, f.counts.max_epoch ?? 0), 0);
+    const run = csvRunRow({ runId, now, files, summaries, mapNames, mappingJson, maxEpoch, suite: opts.suite });
+    const { bundle, tables } = stagedBundle(loaded, run);
+    const summary: IngestCsvSummary = { runId, dryRun: opts.dryRun === true, written: false, store: resolve(opts.traces), mapping: summaries[0]!.mapping, mappingJson, files: summaries, tables, run };
+    return { bundle, summary, db: staging.db, close: staging.close };
   } catch (e) {
-    await close();
+    await staging.close();
     throw e;
   }
 }

@@ -15,16 +15,13 @@
  *
  * Directories given as paths are expanded to the `.eval` files under them (recursively).
  */
-import { existsSync, statSync } from 'node:fs';
-import { rmdir } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_ID_PATTERN, type TableName } from '../schema/tables.ts';
-import { StandoffError, dataError, usageError } from '../errors.ts';
-import { cleanupStore } from '../store/write-run.ts';
-import { RunWriter } from '../store/run-writer.ts';
+import { dataError, usageError } from '../errors.ts';
+import { StagedRuns } from './staged-runs.ts';
 import { scanInspectLog, type InspectRowSink, type InspectScan } from './inspect/index.ts';
 import type { ZipLimits } from './inspect/zip.ts';
-import { terminalLine } from '../escape.ts';
 import { loadDirTree } from './load-dir-tree.ts';
 
 type ScannedLog = NonNullable<InspectScan['log']>;
@@ -72,28 +69,7 @@ export interface IngestInspectSummary {
   runs: IngestedRunSummary[];
 }
 
-/**
- * The error an ingest with problems throws (exit 3): `problems` holds every collected problem,
- * `errors` their one-line messages; `message` is the problem itself when there is one, else a
- * summary naming the first. Its code is the first problem's code.
- */
-export class IngestProblems extends StandoffError {
-  readonly problems: StandoffError[];
-  readonly errors: string[];
-  constructor(problems: StandoffError[], truncated: boolean) {
-    const first = problems[0]!;
-    const files = new Set(problems.map((p) => p.message.split(': ')[0]));
-    const n = problems.length;
-    const count = truncated ? `${n}+ problems (stopped after ${n})` : `${n} problems`;
-    const message =
-      n === 1 && !truncated
-        ? first.message
-        : `${count} in ${files.size} input file${files.size === 1 ? '' : 's'}; nothing was written; first: ${first.message}`;
-    super(first.code, 'data', message);
-    this.problems = problems;
-    this.errors = problems.map((p) => p.message);
-  }
-}
+export { IngestProblems } from './ingest-problems.ts';
 
 function expandPaths(paths: string[]): string[] {
   const out: string[] = [];
@@ -119,103 +95,72 @@ function expandPaths(paths: string[]): string[] {
   return out;
 }
 
+/** Usage errors before anything is read: `--run-id` with several files, or not a valid id. */
+function checkInspectArgs(files: string[], runId: string | undefined): void {
+  if (runId === undefined) return;
+  if (files.length !== 1) {
+    throw usageError('ingest.runIdWithSeveralFiles', `--run-id names one run, but ${files.length} log files were given (one run per file; drop --run-id to derive ids)`);
+  }
+  if (!RUN_ID_PATTERN.test(runId)) throw usageError('ingest.badRunId', `run id "${runId}" must be 1-128 letters, digits, dots, dashes or underscores`);
+}
+
+/** The summary of a run read clean (not yet written). */
+function runSummary(log: ScannedLog): IngestedRunSummary {
+  return {
+    runId: log.run.run_id,
+    file: log.file,
+    format: log.format,
+    sha256: log.sha256,
+    suite: log.run.suite,
+    model: log.model,
+    status: log.run.status,
+    rebuiltFromJournal: log.rebuiltFromJournal,
+    samples: log.counts.episodes ?? 0,
+    expectedSamples: log.expectedSamples,
+    tables: log.counts,
+    scorerMeans: log.scorerMeans,
+    written: false,
+  };
+}
+
+/** Reads every file, streaming each into its own writer; a log that maps to a run another log already took is a problem. */
+async function scanLogs(files: string[], staged: StagedRuns, opts: IngestInspectOptions): Promise<ScannedLog[]> {
+  const logs: ScannedLog[] = [];
+  for (const file of files) {
+    if (staged.full()) break;
+    // A duplicate run is reported below, not opened twice.
+    const sink = staged.sink((runId) => logs.some((l) => l.run.run_id === runId));
+    const rows: InspectRowSink = { begin: sink.begin, rows: (unit, m) => sink.rows(unit, { episodes: [m.episode], messages: m.messages, scores: m.scores }), end: sink.end };
+    const r = await scanInspectLog(file, rows, { runId: opts.runId, maxProblems: staged.max - staged.problems.length, zipLimits: opts.zipLimits });
+    staged.add(r.problems, r.truncated);
+    if (!r.log) continue;
+    const other = logs.find((l) => l.run.run_id === r.log!.run.run_id);
+    if (other) staged.add([dataError('ingest.duplicateRun', `${r.log.file}: maps to run "${r.log.run.run_id}", like ${other.file} (the same log given twice?)`)], false);
+    logs.push(r.log);
+  }
+  return logs;
+}
+
 export async function ingestInspect(paths: string[], opts: IngestInspectOptions): Promise<IngestInspectSummary> {
   if (paths.length === 0) throw usageError('ingest.noPaths', 'no inspect log given (pass one or more .eval or .json files)');
   const files = expandPaths(paths);
-  if (opts.runId !== undefined) {
-    if (files.length !== 1) {
-      throw usageError('ingest.runIdWithSeveralFiles', `--run-id names one run, but ${files.length} log files were given (one run per file; drop --run-id to derive ids)`);
-    }
-    if (!RUN_ID_PATTERN.test(opts.runId)) {
-      throw usageError('ingest.badRunId', `run id "${opts.runId}" must be 1-128 letters, digits, dots, dashes or underscores`);
-    }
-  }
-  const max = opts.maxProblems ?? 20;
-  const report = opts.report ?? ((line: string) => process.stderr.write(`${terminalLine(line)}\n`));
-
-  // Existing runs are refused up front (the ids are known only per file, so again as each opens).
-  // Each file streams into its own RunWriter (staged in a temp directory, nothing visible); the
-  // runs are committed together only when every file is clean, else every writer is aborted.
-  const problems: StandoffError[] = [];
-  const logs: ScannedLog[] = [];
-  const writers: RunWriter[] = [];
-  let truncated = false;
-  const storeExisted = existsSync(opts.traces);
-  let committed = 0;
-  if (!opts.dryRun) await cleanupStore(opts.traces);
+  checkInspectArgs(files, opts.runId);
+  // Existing runs are refused as each file's run id becomes known. Each file streams into its own
+  // RunWriter (staged in a temp directory, nothing visible); the runs are committed together only
+  // when every file is clean, else every writer is aborted.
+  const staged = await StagedRuns.start(opts);
   try {
-    for (const file of files) {
-      if (problems.length >= max) {
-        truncated = true;
-        break;
-      }
-      let writer: RunWriter | null = null;
-      const sink: InspectRowSink = {
-        begin: async (runId) => {
-          if (opts.dryRun || problems.length > 0) return;
-          if (logs.some((l) => l.run.run_id === runId)) return; // reported as a duplicate run below
-          writer = await RunWriter.open(opts.traces, runId, { replace: opts.replace, trusted: true });
-          writers.push(writer);
-        },
-        rows: async (unit, m) => {
-          if (!writer || problems.length > 0) return;
-          await writer.append('episodes', [m.episode], unit);
-          await writer.append('messages', m.messages, unit);
-          await writer.append('scores', m.scores, unit);
-        },
-        end: async (run, rank) => {
-          if (writer && problems.length === 0) await writer.finish(run, rank);
-        },
-      };
-      const r = await scanInspectLog(file, sink, { runId: opts.runId, maxProblems: max - problems.length, zipLimits: opts.zipLimits });
-      problems.push(...r.problems);
-      if (r.truncated) truncated = true;
-      if (r.log) {
-        const other = logs.find((l) => l.run.run_id === r.log!.run.run_id);
-        if (other) {
-          problems.push(dataError('ingest.duplicateRun', `${r.log.file}: maps to run "${r.log.run.run_id}", like ${other.file} (the same log given twice?)`));
-        }
-        logs.push(r.log);
-      }
-    }
-    if (problems.length > 0) {
-      const list = problems.slice(0, max);
-      if (list.length > 1 || truncated) for (const p of list) report(p.message);
-      throw new IngestProblems(list, truncated || problems.length > max);
-    }
-
-    const summary: IngestInspectSummary = {
-      traces: opts.traces,
-      dryRun: opts.dryRun === true,
-      runs: logs.map((log) => ({
-        runId: log.run.run_id,
-        file: log.file,
-        format: log.format,
-        sha256: log.sha256,
-        suite: log.run.suite,
-        model: log.model,
-        status: log.run.status,
-        rebuiltFromJournal: log.rebuiltFromJournal,
-        samples: log.counts.episodes ?? 0,
-        expectedSamples: log.expectedSamples,
-        tables: log.counts,
-        scorerMeans: log.scorerMeans,
-        written: false,
-      })),
-    };
+    const logs = await scanLogs(files, staged, opts);
+    staged.throwIfProblems();
+    const summary: IngestInspectSummary = { traces: opts.traces, dryRun: opts.dryRun === true, runs: logs.map(runSummary) };
     if (opts.dryRun) return summary;
-
     // Commit: one atomic run per file, after every file was read clean.
-    for (let i = 0; i < writers.length; i++) {
-      const res = await writers[i]!.commit();
-      committed++;
+    await staged.commitAll((i, res) => {
       summary.runs[i]!.tables = res.tables;
       summary.runs[i]!.written = true;
-    }
+    });
     return summary;
   } finally {
-    for (const w of writers) await w.abort();
-    // A store directory this ingest created for runs it then dropped goes too (rmdir: only if empty).
-    if (!storeExisted && committed === 0) await rmdir(opts.traces).catch(() => undefined);
+    await staged.close();
   }
 }

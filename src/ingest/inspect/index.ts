@@ -22,7 +22,7 @@ import {
 } from '../../schema/tables.ts';
 import { mapRun, mapSample, episodeIdOf } from './map.ts';
 import type { ZipLimits } from './zip.ts';
-import { naturalCompare, openInspectLog, problem, sha256File, type InspectHeader } from './read-eval.ts';
+import { naturalCompare, openInspectLog, problem, sha256File, type InspectHeader, type InspectLogReader } from './read-eval.ts';
 
 export { parseJsonTolerant, openInspectLog, sha256File } from './read-eval.ts';
 export { ZipReader, ZipError } from './zip.ts';
@@ -91,6 +91,109 @@ export interface InspectScan {
   truncated: boolean;
 }
 
+/** What a scan gathers while it reads a log's samples. */
+interface ScanTally {
+  /** Sample id and epoch of each unit, in reading order. */
+  keys: { id: string; epoch: number }[];
+  /** Episode id -> the member it came from (duplicates are problems). */
+  seen: Map<string, string>;
+  maxEpoch: number | null;
+  errored: number;
+  counts: { episodes: number; messages: number; scores: number };
+  /** Numeric score values per scorer. */
+  sums: Map<string, { sum: number; n: number }>;
+}
+
+/** Checks rows against their table's zod schema; the first bad row is a problem naming the member and field. */
+function validateRows(path: string, problems: StandoffError[], table: TableName, rows: readonly object[], member: string): boolean {
+  const schema = TABLES[table] as z.ZodObject;
+  for (let i = 0; i < rows.length; i++) {
+    const r = schema.safeParse(rows[i]);
+    if (!r.success) {
+      const issue = r.error.issues[0]!;
+      problems.push(problem('invalidRow', path, member, `${table} row ${i + 1}: field "${issue.path.join('.')}": ${issue.message.toLowerCase()}`));
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Counts a valid sample's rows and score values into the tally. */
+function tallySample(t: ScanTally, mapped: MappedSample, epoch: number): void {
+  if (mapped.episode.status === 'error') t.errored++;
+  t.maxEpoch = Math.max(t.maxEpoch ?? 0, epoch);
+  t.counts.episodes++;
+  t.counts.messages += mapped.messages.length;
+  t.counts.scores += mapped.scores.length;
+  for (const sc of mapped.scores) {
+    const acc = t.sums.get(sc.scorer) ?? { sum: 0, n: 0 };
+    if (sc.value !== null) {
+      acc.sum += sc.value;
+      acc.n++;
+    }
+    t.sums.set(sc.scorer, acc);
+  }
+}
+
+/**
+ * Reads every sample of a log: duplicates, shape and rows checked, rows sent to `sink` while the
+ * file is clean. Stops at `max` problems (returns true: truncated).
+ */
+async function scanSamples(
+  path: string,
+  reader: InspectLogReader,
+  ctx: { runId: string; model: string; sink: InspectRowSink; problems: StandoffError[]; max: number },
+  t: ScanTally,
+): Promise<boolean> {
+  const { problems } = ctx;
+  const header = reader.header;
+  for (const item of reader.samples()) {
+    if (problems.length >= ctx.max) return true;
+    if (item.error) {
+      problems.push(item.error);
+      continue;
+    }
+    const sample = item.sample;
+    const episodeId = episodeIdOf(sample);
+    const earlier = t.seen.get(episodeId);
+    if (earlier !== undefined) {
+      problems.push(problem('duplicateSample', path, item.member, `sample ${sample.id} epoch ${sample.epoch} also appears in ${earlier}`));
+      continue;
+    }
+    t.seen.set(episodeId, item.member);
+    if (!header) continue; // header problem already recorded: keep checking the samples only
+    const mapped = mapSample(ctx.runId, ctx.model, sample);
+    const valid = (table: TableName, rows: readonly object[]) => validateRows(path, problems, table, rows, item.member);
+    if (!valid('episodes', [mapped.episode]) || !valid('messages', mapped.messages) || !valid('scores', mapped.scores)) continue;
+    tallySample(t, mapped, sample.epoch);
+    // Rows go on only while the file is clean: after a problem the run will not be written.
+    if (problems.length === 0) await ctx.sink.rows(t.keys.length, mapped);
+    t.keys.push({ id: String(sample.id), epoch: sample.epoch });
+  }
+  return false;
+}
+
+/** Each unit's rank in the run's order (by sample id, numbers numerically, then epoch). */
+export function unitRanks(keys: readonly { id: string; epoch: number }[]): Int32Array {
+  const order = Array.from(keys.keys()).sort((a, b) => naturalCompare(keys[a]!.id, keys[b]!.id) || keys[a]!.epoch - keys[b]!.epoch);
+  const rank = new Int32Array(keys.length);
+  order.forEach((unit, i) => (rank[unit] = i));
+  return rank;
+}
+
+/** The scan's summary of a clean log: row counts per table and the mean of each scorer's numeric values. */
+function scanSummary(t: ScanTally): { counts: Partial<Record<TableName, number>>; scorerMeans: LoadedInspectLog['scorerMeans'] } {
+  const scorerMeans: LoadedInspectLog['scorerMeans'] = {};
+  for (const k of [...t.sums.keys()].sort()) {
+    const v = t.sums.get(k)!;
+    scorerMeans[k] = { mean: v.n > 0 ? v.sum / v.n : null, n: v.n };
+  }
+  const counts: Partial<Record<TableName, number>> = { runs: 1, episodes: t.counts.episodes };
+  if (t.counts.messages > 0) counts.messages = t.counts.messages;
+  if (t.counts.scores > 0) counts.scores = t.counts.scores;
+  return { counts, scorerMeans };
+}
+
 /**
  * Reads, maps and validates one Inspect log, sending rows to `sink` as it goes (so a log of any
  * size needs memory for one sample at a time, plus a key per sample). Never throws for bad input:
@@ -108,109 +211,27 @@ export async function scanInspectLog(path: string, sink: InspectRowSink, opts: L
     const runId = opts.runId ?? (header ? defaultRunId(header, sha256) : 'unknown');
     const model = header?.eval.model ?? '';
     if (header && problems.length === 0) await sink.begin(runId);
-
-    const keys: { id: string; epoch: number }[] = [];
-    const seen = new Map<string, string>();
-    let maxEpoch: number | null = null;
-    let errored = 0;
-    const counts = { episodes: 0, messages: 0, scores: 0 };
-    const sums = new Map<string, { sum: number; n: number }>();
-    const validate = (table: TableName, rows: readonly object[], member: string): boolean => {
-      const schema = TABLES[table] as z.ZodObject;
-      for (let i = 0; i < rows.length; i++) {
-        const r = schema.safeParse(rows[i]);
-        if (!r.success) {
-          const issue = r.error.issues[0]!;
-          problems.push(problem('invalidRow', path, member, `${table} row ${i + 1}: field "${issue.path.join('.')}": ${issue.message.toLowerCase()}`));
-          return false;
-        }
-      }
-      return true;
-    };
-
-    let truncated = false;
-    for (const item of reader.samples()) {
-      if (problems.length >= max) {
-        truncated = true;
-        break;
-      }
-      if (item.error) {
-        problems.push(item.error);
-        continue;
-      }
-      const sample = item.sample;
-      const episodeId = episodeIdOf(sample);
-      const earlier = seen.get(episodeId);
-      if (earlier !== undefined) {
-        problems.push(problem('duplicateSample', path, item.member, `sample ${sample.id} epoch ${sample.epoch} also appears in ${earlier}`));
-        continue;
-      }
-      seen.set(episodeId, item.member);
-      if (!header) continue; // header problem already recorded: keep checking the samples only
-      const mapped = mapSample(runId, model, sample);
-      if (
-        !validate('episodes', [mapped.episode], item.member) ||
-        !validate('messages', mapped.messages, item.member) ||
-        !validate('scores', mapped.scores, item.member)
-      ) {
-        continue;
-      }
-      if (mapped.episode.status === 'error') errored++;
-      maxEpoch = Math.max(maxEpoch ?? 0, sample.epoch);
-      counts.episodes++;
-      counts.messages += mapped.messages.length;
-      counts.scores += mapped.scores.length;
-      for (const sc of mapped.scores) {
-        const acc = sums.get(sc.scorer) ?? { sum: 0, n: 0 };
-        if (sc.value !== null) {
-          acc.sum += sc.value;
-          acc.n++;
-        }
-        sums.set(sc.scorer, acc);
-      }
-      // Rows go on only while the file is clean: after a problem the run will not be written.
-      if (problems.length === 0) await sink.rows(keys.length, mapped);
-      keys.push({ id: String(sample.id), epoch: sample.epoch });
-    }
+    const t: ScanTally = { keys: [], seen: new Map(), maxEpoch: null, errored: 0, counts: { episodes: 0, messages: 0, scores: 0 }, sums: new Map() };
+    const truncated = await scanSamples(path, reader, { runId, model, sink, problems, max }, t);
     if (!header || problems.length > 0) return { log: null, problems: problems.slice(0, max), truncated };
 
-    const order = Array.from(keys.keys()).sort((a, b) => naturalCompare(keys[a]!.id, keys[b]!.id) || keys[a]!.epoch - keys[b]!.epoch);
-    const rank = new Int32Array(keys.length);
-    order.forEach((unit, i) => (rank[unit] = i));
     const run = mapRun(header, {
       runId,
       fileName: basename(path),
       sha256,
       format: reader.format,
       rebuiltFromJournal: reader.rebuiltFromJournal,
-      maxEpoch,
-      samples: keys.length,
-      erroredSamples: errored,
+      maxEpoch: t.maxEpoch,
+      samples: t.keys.length,
+      erroredSamples: t.errored,
     });
-    if (!validate('runs', [run], reader.headerMember)) return { log: null, problems, truncated };
-    await sink.end(run, rank);
-
-    const scorerMeans: LoadedInspectLog['scorerMeans'] = {};
-    for (const k of [...sums.keys()].sort()) {
-      const v = sums.get(k)!;
-      scorerMeans[k] = { mean: v.n > 0 ? v.sum / v.n : null, n: v.n };
-    }
+    if (!validateRows(path, problems, 'runs', [run], reader.headerMember)) return { log: null, problems, truncated };
+    await sink.end(run, unitRanks(t.keys));
+    const { counts, scorerMeans } = scanSummary(t);
     const completed = header.results?.completed_samples;
-    const tableCounts: Partial<Record<TableName, number>> = { runs: 1, episodes: counts.episodes };
-    if (counts.messages > 0) tableCounts.messages = counts.messages;
-    if (counts.scores > 0) tableCounts.scores = counts.scores;
+    const expectedSamples = reader.rebuiltFromJournal || typeof completed !== 'number' ? null : completed;
     return {
-      log: {
-        file: path,
-        format: reader.format,
-        sha256,
-        model,
-        rebuiltFromJournal: reader.rebuiltFromJournal,
-        run,
-        counts: tableCounts,
-        expectedSamples: reader.rebuiltFromJournal || typeof completed !== 'number' ? null : completed,
-        scorerMeans,
-      },
+      log: { file: path, format: reader.format, sha256, model, rebuiltFromJournal: reader.rebuiltFromJournal, run, counts, expectedSamples, scorerMeans },
       problems,
       truncated,
     };

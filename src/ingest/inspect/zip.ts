@@ -305,27 +305,29 @@ function readAt(fd: number, position: number, length: number): Buffer {
   return buf.subarray(0, n);
 }
 
-function readCentralDirectory(fd: number, size: number): ZipEntry[] {
-  if (size === 0) throw new ZipError('empty', 'the file is empty');
-  const head = readAt(fd, 0, Math.min(4, size));
-  const looksZip = head.length >= 4 && head.readUInt32LE(0) === SIG_LOCAL;
-  const emptyZip = head.length >= 4 && head.readUInt32LE(0) === SIG_EOCD;
+/** Where the central directory is, from the end-of-central-directory record (and its zip64 record). */
+interface DirectoryEnd {
+  count: number;
+  cdSize: number;
+  cdOffset: number;
+  zip64: boolean;
+}
 
-  // Find the end-of-central-directory record: the last signature whose comment fits the file.
+/** Finds the end-of-central-directory record: the last signature whose comment fits the file. */
+function findEndRecord(fd: number, size: number, looksZip: boolean): { tail: Buffer; tailStart: number; eocd: number } {
   const tailLen = Math.min(size, EOCD_SIZE + MAX_COMMENT);
   const tailStart = size - tailLen;
   const tail = readAt(fd, tailStart, tailLen);
-  let eocd = -1;
   for (let i = tail.length - EOCD_SIZE; i >= 0; i--) {
-    if (tail[i] === 0x50 && tail.readUInt32LE(i) === SIG_EOCD && i + EOCD_SIZE + tail.readUInt16LE(i + 20) <= tail.length) {
-      eocd = i;
-      break;
-    }
+    if (tail[i] === 0x50 && tail.readUInt32LE(i) === SIG_EOCD && i + EOCD_SIZE + tail.readUInt16LE(i + 20) <= tail.length) return { tail, tailStart, eocd: i };
   }
-  if (eocd < 0) {
-    if (looksZip) throw new ZipError('truncated', 'no end-of-central-directory record: the zip is truncated (an interrupted copy or write?)');
-    throw new ZipError('notZip', 'not a zip archive (no zip signature)');
-  }
+  if (looksZip) throw new ZipError('truncated', 'no end-of-central-directory record: the zip is truncated (an interrupted copy or write?)');
+  throw new ZipError('notZip', 'not a zip archive (no zip signature)');
+}
+
+/** The directory's place and entry count, checked: one disk, within the file before its end record. */
+function readDirectoryEnd(fd: number, size: number, looksZip: boolean, emptyZip: boolean): DirectoryEnd {
+  const { tail, tailStart, eocd } = findEndRecord(fd, size, looksZip);
   const eocdPos = tailStart + eocd;
   const disk = tail.readUInt16LE(eocd + 4);
   const cdDisk = tail.readUInt16LE(eocd + 6);
@@ -334,7 +336,6 @@ function readCentralDirectory(fd: number, size: number): ZipEntry[] {
   let cdOffset = tail.readUInt32LE(eocd + 16);
   let cdEndLimit = eocdPos;
   let zip64 = false;
-
   // Zip64: a locator sits right before the EOCD record and points at the Zip64 EOCD record.
   if (eocdPos >= 20) {
     const loc = readAt(fd, eocdPos - 20, 20);
@@ -356,53 +357,67 @@ function readCentralDirectory(fd: number, size: number): ZipEntry[] {
     throw new ZipError('truncated', `the central directory (bytes ${cdOffset}-${cdOffset + cdSize}) runs past its end record at byte ${cdEndLimit}: the zip is truncated or damaged`);
   }
   if (count === 0 && !looksZip && !emptyZip) throw new ZipError('notZip', 'not a zip archive');
+  return { count, cdSize, cdOffset, zip64 };
+}
 
+/** Zip64 extended information: 8-byte values, present only for the fields saturated at 0xFFFFFFFF. */
+function zip64Sizes(cd: Buffer, start: number, extraLen: number, v: { uncompressed: number; compressedSize: number; localOffset: number }): void {
+  let q = start;
+  const extraEnd = q + extraLen;
+  while (q + 4 <= extraEnd) {
+    const id = cd.readUInt16LE(q);
+    const len = cd.readUInt16LE(q + 2);
+    if (id === 0x0001) {
+      let r = q + 4;
+      if (v.uncompressed === 0xffffffff && r + 8 <= q + 4 + len) { v.uncompressed = Number(cd.readBigUInt64LE(r)); r += 8; }
+      if (v.compressedSize === 0xffffffff && r + 8 <= q + 4 + len) { v.compressedSize = Number(cd.readBigUInt64LE(r)); r += 8; }
+      if (v.localOffset === 0xffffffff && r + 8 <= q + 4 + len) { v.localOffset = Number(cd.readBigUInt64LE(r)); r += 8; }
+      break;
+    }
+    q += 4 + len;
+  }
+}
+
+/** One central directory entry at `p` (`i` its index), checked to lie within the directory and its member within the file. */
+function directoryEntry(cd: Buffer, p: number, i: number, count: number, size: number): { entry: ZipEntry; next: number } {
+  if (p + 46 > cd.length || cd.readUInt32LE(p) !== SIG_CENTRAL) {
+    throw new ZipError('corrupt', `central directory entry ${i + 1} of ${count} is damaged`);
+  }
+  const flags = cd.readUInt16LE(p + 8);
+  const method = cd.readUInt16LE(p + 10);
+  const crc = cd.readUInt32LE(p + 16);
+  const v = { compressedSize: cd.readUInt32LE(p + 20), uncompressed: cd.readUInt32LE(p + 24), localOffset: cd.readUInt32LE(p + 42) };
+  const nameLen = cd.readUInt16LE(p + 28);
+  const extraLen = cd.readUInt16LE(p + 30);
+  const commentLen = cd.readUInt16LE(p + 32);
+  const nameStart = p + 46;
+  if (nameStart + nameLen + extraLen + commentLen > cd.length) {
+    throw new ZipError('corrupt', `central directory entry ${i + 1} of ${count} runs past the directory`);
+  }
+  const name = cd.toString('utf8', nameStart, nameStart + nameLen);
+  if (v.uncompressed === 0xffffffff || v.compressedSize === 0xffffffff || v.localOffset === 0xffffffff) zip64Sizes(cd, nameStart + nameLen, extraLen, v);
+  if (v.localOffset + LOCAL_HEADER_SIZE + v.compressedSize > size) {
+    throw new ZipError('truncated', `member runs past the end of the file (starts at byte ${v.localOffset}, ${v.compressedSize} compressed bytes, file is ${size} bytes)`, name);
+  }
+  const entry = { name, method, flags, crc32: crc, compressedSize: v.compressedSize, size: v.uncompressed, localHeaderOffset: v.localOffset, index: i };
+  return { entry, next: nameStart + nameLen + extraLen + commentLen };
+}
+
+function readCentralDirectory(fd: number, size: number): ZipEntry[] {
+  if (size === 0) throw new ZipError('empty', 'the file is empty');
+  const head = readAt(fd, 0, Math.min(4, size));
+  const looksZip = head.length >= 4 && head.readUInt32LE(0) === SIG_LOCAL;
+  const emptyZip = head.length >= 4 && head.readUInt32LE(0) === SIG_EOCD;
+  const { count, cdSize, cdOffset, zip64 } = readDirectoryEnd(fd, size, looksZip, emptyZip);
   // The directory is read by its size, as Python's zipfile (which writes and reads Inspect logs)
   // does: writers without zip64 records store the entry count modulo 65,536, so the count is only
   // checked against what was read (exactly with a zip64 record, else modulo 65,536).
   const cd = readAt(fd, cdOffset, cdSize);
   const entries: ZipEntry[] = [];
-  let p = 0;
-  for (let i = 0; p < cd.length; i++) {
-    if (p + 46 > cd.length || cd.readUInt32LE(p) !== SIG_CENTRAL) {
-      throw new ZipError('corrupt', `central directory entry ${i + 1} of ${count} is damaged`);
-    }
-    const flags = cd.readUInt16LE(p + 8);
-    const method = cd.readUInt16LE(p + 10);
-    const crc = cd.readUInt32LE(p + 16);
-    let compressedSize = cd.readUInt32LE(p + 20);
-    let uncompressed = cd.readUInt32LE(p + 24);
-    const nameLen = cd.readUInt16LE(p + 28);
-    const extraLen = cd.readUInt16LE(p + 30);
-    const commentLen = cd.readUInt16LE(p + 32);
-    let localOffset = cd.readUInt32LE(p + 42);
-    const nameStart = p + 46;
-    if (nameStart + nameLen + extraLen + commentLen > cd.length) {
-      throw new ZipError('corrupt', `central directory entry ${i + 1} of ${count} runs past the directory`);
-    }
-    const name = cd.toString('utf8', nameStart, nameStart + nameLen);
-    // Zip64 extended information: 8-byte values, present only for fields saturated at 0xFFFFFFFF.
-    if (uncompressed === 0xffffffff || compressedSize === 0xffffffff || localOffset === 0xffffffff) {
-      let q = nameStart + nameLen;
-      const extraEnd = q + extraLen;
-      while (q + 4 <= extraEnd) {
-        const id = cd.readUInt16LE(q);
-        const len = cd.readUInt16LE(q + 2);
-        if (id === 0x0001) {
-          let r = q + 4;
-          if (uncompressed === 0xffffffff && r + 8 <= q + 4 + len) { uncompressed = Number(cd.readBigUInt64LE(r)); r += 8; }
-          if (compressedSize === 0xffffffff && r + 8 <= q + 4 + len) { compressedSize = Number(cd.readBigUInt64LE(r)); r += 8; }
-          if (localOffset === 0xffffffff && r + 8 <= q + 4 + len) { localOffset = Number(cd.readBigUInt64LE(r)); r += 8; }
-          break;
-        }
-        q += 4 + len;
-      }
-    }
-    if (localOffset + LOCAL_HEADER_SIZE + compressedSize > size) {
-      throw new ZipError('truncated', `member runs past the end of the file (starts at byte ${localOffset}, ${compressedSize} compressed bytes, file is ${size} bytes)`, name);
-    }
-    entries.push({ name, method, flags, crc32: crc, compressedSize, size: uncompressed, localHeaderOffset: localOffset, index: i });
-    p = nameStart + nameLen + extraLen + commentLen;
+  for (let i = 0, p = 0; p < cd.length; i++) {
+    const e = directoryEntry(cd, p, i, count, size);
+    entries.push(e.entry);
+    p = e.next;
   }
   if (zip64 ? entries.length !== count : entries.length % 65536 !== count) {
     throw new ZipError('corrupt', `the central directory holds ${entries.length} entries, its end record says ${count}`);

@@ -28,7 +28,7 @@ import { findLmEvalOutputs, type LmEvalOutput } from './layout.ts';
 import { MetricTally, tallyKey, type TaskTallies } from './reconcile.ts';
 import { aggregationOf, filterNamesOf, outputTypeOf, parseLmEvalResults, reportedEntries, reportedMetricsFor, scorerName, type LmEvalResults } from './results.ts';
 import { defaultLmEvalRunId, mapLmEvalRun } from './run.ts';
-import { mapEpisode, mapMessages, mapScore, parseSampleLine, sampleNumber, scoredAnswer } from './samples.ts';
+import { mapEpisode, mapMessages, mapScore, parseSampleLine, sampleNumber, scoredAnswer, type SampleLine } from './samples.ts';
 
 export { findLmEvalOutputs } from './layout.ts';
 export { parseLmEvalResults } from './results.ts';
@@ -160,29 +160,16 @@ function maxLineBytes(): number {
   return Number.isInteger(env) && env > 0 ? Math.min(env, MAX_STRING) : DEFAULT_MAX_LINE_BYTES;
 }
 
-/**
- * Streams one task's samples file (memory: a key per document and per (document, filter), not the
- * file), checks every line and sends its rows to `sink` while the file is clean. Never throws for
- * bad input: it returns the problems, each naming the file, line and field.
- */
-export async function scanLmEvalTask(p: PlannedOutput, t: PlannedTask, model: string, sink: LmEvalRowSink, opts: { maxProblems?: number } = {}): Promise<TaskScan> {
-  const max = opts.maxProblems ?? 20;
-  const file = t.samplesFile;
-  const r = p.results;
-  const problems: StandoffError[] = [];
-  const validate = validator(file, problems);
-  const filters = filterNamesOf(r, t.task);
-  const generative = outputTypeOf(r, t.task) === 'generate_until';
-  const reported = reportedEntries(r, t.task);
-  const tallies: TaskTallies = new Map();
-  const docs = new Map<string, number>(); // doc_id -> unit
-  const lineOf = new Map<string, number>(); // doc_id \0 filter -> line
-  const occurrences = new Map<string, number>(); // doc_id -> lines so far (files without "filter")
-  const scorers = new Set<string>();
-  const counts = { episodes: 0, messages: 0, scores: 0 };
+/** A samples file read as a stream: hashed as it goes, a line past the cap refused before it is held whole. */
+interface SamplesStream {
+  input: ReturnType<typeof createReadStream>;
+  hash: ReturnType<typeof createHash>;
+  /** Settles when the file was read to its end (or failed). */
+  done: Promise<void>;
+}
+
+function openSamplesStream(file: string): SamplesStream {
   const hash = createHash('sha256');
-  let truncated = false;
-  let begun = false;
   const input = createReadStream(file);
   const maxLine = maxLineBytes();
   let lineBytes = 0; // bytes of the line being read so far
@@ -210,100 +197,161 @@ export async function scanLmEvalTask(p: PlannedOutput, t: PlannedTask, model: st
     input.on('end', resolve);
     input.on('error', reject);
   });
-  done.catch(() => undefined); // awaited below when the file is read to its end; an error also ends the loop
-  const rl = createInterface({ input, crlfDelay: Infinity });
+  done.catch(() => undefined); // awaited when the file is read to its end; an error also ends the loop
+  return { input, hash, done };
+}
+
+/** What a task's scan keeps while it reads (memory: a key per document and per (document, filter)). */
+interface TaskState {
+  p: PlannedOutput;
+  t: PlannedTask;
+  model: string;
+  file: string;
+  sink: LmEvalRowSink;
+  problems: StandoffError[];
+  validate: ReturnType<typeof validator>;
+  filters: string[];
+  generative: boolean;
+  reported: ReturnType<typeof reportedEntries>;
+  tallies: TaskTallies;
+  /** doc_id -> unit. */
+  docs: Map<string, number>;
+  /** doc_id \0 filter -> line. */
+  lineOf: Map<string, number>;
+  /** doc_id -> lines so far (files without "filter"). */
+  occurrences: Map<string, number>;
+  scorers: Set<string>;
+  counts: { episodes: number; messages: number; scores: number };
+  begun: boolean;
+}
+
+/** A line's problem, naming the file and line. */
+const lineProblem = (st: TaskState, line: number, text: string, code = 'badSample') =>
+  st.problems.push(dataError(`ingest.${code}`, `${st.file}: line ${line}: ${oneLine(text)}`));
+
+/** One line parsed and shaped as a sample, or null with its problem. */
+function parseTaskLine(st: TaskState, text: string, lineNo: number): SampleLine | null {
+  let value: unknown;
+  try {
+    value = parseJsonTolerant(text);
+  } catch (err) {
+    lineProblem(st, lineNo, err instanceof RangeError ? new JsonTooDeep().message : `not valid JSON: ${(err as Error).message}`, 'badJson');
+    return null;
+  }
+  if (isTooDeep(value)) {
+    lineProblem(st, lineNo, new JsonTooDeep().message, 'badJson');
+    return null;
+  }
+  const line = parseSampleLine(value);
+  if (typeof line === 'string') {
+    lineProblem(st, lineNo, line);
+    return null;
+  }
+  return line;
+}
+
+/** The filter a line scores (given, or the k-th of the task's filters), or null when its (doc, filter) is a duplicate. */
+function claimFilter(st: TaskState, line: SampleLine, lineNo: number): string | null {
+  const k = st.occurrences.get(line.docId) ?? 0;
+  st.occurrences.set(line.docId, k + 1);
+  const filter = line.filter ?? st.filters[k];
+  if (filter === undefined) {
+    const n = st.filters.length;
+    lineProblem(st, lineNo, `doc_id ${line.docId} appears ${k + 1} times, but the task has ${n} filter${n === 1 ? '' : 's'} (${st.filters.join(', ')}): a duplicated doc_id`, 'duplicateDoc');
+    return null;
+  }
+  const key = `${line.docId}\u0000${filter}`;
+  const earlier = st.lineOf.get(key);
+  if (earlier !== undefined) {
+    lineProblem(st, lineNo, `doc_id ${line.docId} with filter "${filter}" also on line ${earlier}: a duplicated doc_id`, 'duplicateDoc');
+    return null;
+  }
+  st.lineOf.set(key, lineNo);
+  return filter;
+}
+
+/** A line's rows: the episode (and messages) on a document's first line, a score per metric with a number; metric values tallied. */
+function lineRows(st: TaskState, line: SampleLine, filter: string): { unit: number; rows: { episodes: EpisodeRow[]; messages: MessageRow[]; scores: ScoreRow[] } } {
+  const { t } = st;
+  let unit = st.docs.get(line.docId);
+  const rows = { episodes: [] as EpisodeRow[], messages: [] as MessageRow[], scores: [] as ScoreRow[] };
+  if (unit === undefined) {
+    unit = st.docs.size;
+    st.docs.set(line.docId, unit);
+    rows.episodes.push(mapEpisode(t.runId, st.model, line));
+    if (st.generative) rows.messages.push(...mapMessages(t.runId, line));
+  }
+  const names = line.metrics ?? st.reported.filter((e) => e.filter === filter && e.metric in line.raw).map((e) => e.metric);
+  const answer = scoredAnswer(line);
+  for (const m of names) {
+    const v = sampleNumber(line.raw[m]);
+    const tk = tallyKey(m, filter);
+    let tally = st.tallies.get(tk);
+    if (!tally) st.tallies.set(tk, (tally = new MetricTally(aggregationOf(st.p.results, t.task, m) === 'median')));
+    tally.add(v);
+    if (v === null) continue;
+    const scorer = scorerName(m, filter);
+    st.scorers.add(scorer);
+    rows.scores.push(mapScore(t.runId, line, scorer, v, answer));
+  }
+  return { unit, rows };
+}
+
+/** Reads the lines: each checked, its rows validated and sent to the sink while the file is clean. Returns the last line number and whether it stopped at `max` problems. */
+async function readTaskLines(st: TaskState, s: SamplesStream, max: number): Promise<{ lineNo: number; truncated: boolean }> {
+  const rl = createInterface({ input: s.input, crlfDelay: Infinity });
   let lineNo = 0;
-  const problem = (line: number, text: string, code = 'badSample') => problems.push(dataError(`ingest.${code}`, `${file}: line ${line}: ${oneLine(text)}`));
+  let truncated = false;
   try {
     for await (const rawLine of rl) {
       lineNo++;
       const text = lineNo === 1 ? rawLine.replace(/^\uFEFF/, '') : rawLine;
       if (text.trim() === '') continue;
-      if (problems.length >= max) {
+      if (st.problems.length >= max) {
         truncated = true;
         break;
       }
-      let value: unknown;
-      try {
-        value = parseJsonTolerant(text);
-      } catch (err) {
-        problem(lineNo, err instanceof RangeError ? new JsonTooDeep().message : `not valid JSON: ${(err as Error).message}`, 'badJson');
-        continue;
+      const line = parseTaskLine(st, text, lineNo);
+      const filter = line && claimFilter(st, line, lineNo);
+      if (!line || filter === null) continue;
+      if (!st.begun && st.problems.length === 0) {
+        await st.sink.begin(st.t.runId);
+        st.begun = true;
       }
-      if (isTooDeep(value)) {
-        problem(lineNo, new JsonTooDeep().message, 'badJson');
-        continue;
-      }
-      const line = parseSampleLine(value);
-      if (typeof line === 'string') {
-        problem(lineNo, line);
-        continue;
-      }
-      const k = occurrences.get(line.docId) ?? 0;
-      occurrences.set(line.docId, k + 1);
-      const filter = line.filter ?? filters[k];
-      if (filter === undefined) {
-        problem(lineNo, `doc_id ${line.docId} appears ${k + 1} times, but the task has ${filters.length} filter${filters.length === 1 ? '' : 's'} (${filters.join(', ')}): a duplicated doc_id`, 'duplicateDoc');
-        continue;
-      }
-      const key = `${line.docId}\u0000${filter}`;
-      const earlier = lineOf.get(key);
-      if (earlier !== undefined) {
-        problem(lineNo, `doc_id ${line.docId} with filter "${filter}" also on line ${earlier}: a duplicated doc_id`, 'duplicateDoc');
-        continue;
-      }
-      lineOf.set(key, lineNo);
-      if (!begun && problems.length === 0) {
-        await sink.begin(t.runId);
-        begun = true;
-      }
-      let unit = docs.get(line.docId);
-      const rows = { episodes: [] as EpisodeRow[], messages: [] as MessageRow[], scores: [] as ScoreRow[] };
-      if (unit === undefined) {
-        unit = docs.size;
-        docs.set(line.docId, unit);
-        rows.episodes.push(mapEpisode(t.runId, model, line));
-        if (generative) rows.messages.push(...mapMessages(t.runId, line));
-      }
-      const names = line.metrics ?? reported.filter((e) => e.filter === filter && e.metric in line.raw).map((e) => e.metric);
-      const answer = scoredAnswer(line);
-      for (const m of names) {
-        const v = sampleNumber(line.raw[m]);
-        const tk = tallyKey(m, filter);
-        let tally = tallies.get(tk);
-        if (!tally) tallies.set(tk, (tally = new MetricTally(aggregationOf(r, t.task, m) === 'median')));
-        tally.add(v);
-        if (v === null) continue;
-        const scorer = scorerName(m, filter);
-        scorers.add(scorer);
-        rows.scores.push(mapScore(t.runId, line, scorer, v, answer));
-      }
-      if (!validate('episodes', rows.episodes, lineNo) || !validate('messages', rows.messages, lineNo) || !validate('scores', rows.scores, lineNo)) continue;
-      counts.episodes += rows.episodes.length;
-      counts.messages += rows.messages.length;
-      counts.scores += rows.scores.length;
-      if (problems.length === 0) await sink.rows(unit, rows);
+      const { unit, rows } = lineRows(st, line, filter);
+      if (!st.validate('episodes', rows.episodes, lineNo) || !st.validate('messages', rows.messages, lineNo) || !st.validate('scores', rows.scores, lineNo)) continue;
+      st.counts.episodes += rows.episodes.length;
+      st.counts.messages += rows.messages.length;
+      st.counts.scores += rows.scores.length;
+      if (st.problems.length === 0) await st.sink.rows(unit, rows);
     }
-    if (!truncated) await done;
+    if (!truncated) await s.done;
   } catch (err) {
     // A file that cannot be read is a problem of the input; anything else (the sink's store
     // errors, such as a run that already exists) goes to the caller as it is.
-    if (err instanceof StandoffError && err.code === 'ingest.lineTooLong') problems.push(err);
+    if (err instanceof StandoffError && err.code === 'ingest.lineTooLong') st.problems.push(err);
     else if (err instanceof StandoffError || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    else
-    problems.push(dataError('ingest.unreadable', `${file}: cannot read: ${(err as Error).message}`));
+    else st.problems.push(dataError('ingest.unreadable', `${st.file}: cannot read: ${(err as Error).message}`));
   } finally {
     rl.close();
-    input.destroy();
+    s.input.destroy();
   }
-  if (problems.length === 0 && docs.size === 0) problems.push(dataError('ingest.emptySamples', `${file}: no sample lines`));
-  if (problems.length > 0) return { task: null, problems: problems.slice(0, max), truncated };
+  return { lineNo, truncated };
+}
 
+/** Each document's rank in doc_id order (numbers numerically). */
+export function docRanks(docs: Map<string, number>): Int32Array {
   const ids = [...docs.keys()];
   const order = ids.map((_, u) => u).sort((a, b) => naturalCompare(ids[a]!, ids[b]!));
   const rank = new Int32Array(ids.length);
   order.forEach((unit, i) => (rank[unit] = i));
-  const samplesSha256 = hash.digest('hex');
+  return rank;
+}
+
+/** The run of a task read clean: its row (reported metrics named by the scorers that exist), validated, sent to the sink's `end`. */
+async function finishTask(st: TaskState, samplesSha256: string, lineNo: number, truncated: boolean): Promise<TaskScan> {
+  const { p, t, file, scorers, counts } = st;
+  const r = p.results;
   const scorerFor = (metric: string, filter: string) => (scorers.has(scorerName(metric, filter)) ? scorerName(metric, filter) : null);
   const run = mapLmEvalRun(r, {
     runId: t.runId,
@@ -313,29 +361,61 @@ export async function scanLmEvalTask(p: PlannedOutput, t: PlannedTask, model: st
     resultsSha256: p.resultsSha256,
     samplesFile: file,
     samplesSha256,
-    docs: docs.size,
+    docs: st.docs.size,
     reported: reportedMetricsFor(r, t.task, scorerFor),
   });
-  if (!validate('runs', [run], lineNo)) return { task: null, problems, truncated };
-  await sink.end(run, rank);
+  if (!st.validate('runs', [run], lineNo)) return { task: null, problems: st.problems, truncated };
+  await st.sink.end(run, docRanks(st.docs));
   const tableCounts: Partial<Record<TableName, number>> = { runs: 1, episodes: counts.episodes };
   if (counts.messages > 0) tableCounts.messages = counts.messages;
   if (counts.scores > 0) tableCounts.scores = counts.scores;
-  return {
-    task: {
-      runId: t.runId,
-      task: t.task,
-      model,
-      resultsFile: p.output.resultsFile,
-      samplesFile: file,
-      samplesSha256,
-      docs: docs.size,
-      scorers: [...scorers].sort(),
-      counts: tableCounts,
-      tallies,
-      run,
-    },
-    problems,
-    truncated,
+  const task: ScannedTask = {
+    runId: t.runId,
+    task: t.task,
+    model: st.model,
+    resultsFile: p.output.resultsFile,
+    samplesFile: file,
+    samplesSha256,
+    docs: st.docs.size,
+    scorers: [...scorers].sort(),
+    counts: tableCounts,
+    tallies: st.tallies,
+    run,
   };
+  return { task, problems: st.problems, truncated };
+}
+
+/**
+ * Streams one task's samples file (memory: a key per document and per (document, filter), not the
+ * file), checks every line and sends its rows to `sink` while the file is clean. Never throws for
+ * bad input: it returns the problems, each naming the file, line and field.
+ */
+export async function scanLmEvalTask(p: PlannedOutput, t: PlannedTask, model: string, sink: LmEvalRowSink, opts: { maxProblems?: number } = {}): Promise<TaskScan> {
+  const max = opts.maxProblems ?? 20;
+  const file = t.samplesFile;
+  const problems: StandoffError[] = [];
+  const st: TaskState = {
+    p,
+    t,
+    model,
+    file,
+    sink,
+    problems,
+    validate: validator(file, problems),
+    filters: filterNamesOf(p.results, t.task),
+    generative: outputTypeOf(p.results, t.task) === 'generate_until',
+    reported: reportedEntries(p.results, t.task),
+    tallies: new Map(),
+    docs: new Map(),
+    lineOf: new Map(),
+    occurrences: new Map(),
+    scorers: new Set(),
+    counts: { episodes: 0, messages: 0, scores: 0 },
+    begun: false,
+  };
+  const stream = openSamplesStream(file);
+  const { lineNo, truncated } = await readTaskLines(st, stream, max);
+  if (problems.length === 0 && st.docs.size === 0) problems.push(dataError('ingest.emptySamples', `${file}: no sample lines`));
+  if (problems.length > 0) return { task: null, problems: problems.slice(0, max), truncated };
+  return finishTask(st, stream.hash.digest('hex'), lineNo, truncated);
 }

@@ -1,0 +1,104 @@
+/**
+ * Bench: `ingest inspect` on the shared real Inspect logs (`/work/shared/fixtures/inspect`, or
+ * `tests/fixtures/inspect`, which holds copies), each replicated to many samples: every
+ * `samples/<id>_epoch_<n>.json` member is copied `k` times under new ids (numeric ids shifted by
+ * 1,000,000 per copy, others suffixed `-r<copy>`), the other members (header, journal,
+ * summaries) kept, and the header's sample counts updated. The five logs are ingested in one call
+ * (five runs), written to a fresh store; samples per second of wall clock and of CPU.
+ *
+ * Target (issue 28): >= 15,000 samples/s. Run alone:
+ * `npx tsx bench/ingest-inspect-fixtures.ts [samples-per-log]` (default 4,000 per log, 20,000 in all).
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { strToU8, strFromU8, unzipSync, zipSync, type Zippable } from 'fflate';
+import { ingestInspect } from '../src/ingest/ingest-inspect.ts';
+
+export interface IngestInspectFixturesBench {
+  name: 'ingest-inspect-fixtures';
+  logs: number;
+  samples: number;
+  seconds: number;
+  samplesPerSecond: number;
+  samplesPerCpuSecond: number;
+  target: number;
+  ok: boolean;
+  peakRssMb: number;
+}
+
+const SHARED = '/work/shared/fixtures/inspect';
+const LOCAL = 'tests/fixtures/inspect';
+const NAMES = ['input-task-graded-fact.eval', 'log_read_sample.eval', 'log_streaming.eval', 'mmlu-summary-choices.eval', 'popularity-journal-only.eval'];
+
+/** Writes `src` replicated to about `perLog` samples at `dst`; returns the samples written. */
+export function replicateEval(src: string, dst: string, perLog: number): number {
+  const members = unzipSync(readFileSync(src));
+  const samples = Object.keys(members).filter((m) => /^samples\/[^/]+_epoch_\d+\.json$/.test(m));
+  const copies = Math.max(1, Math.round(perLog / samples.length));
+  const out: Zippable = {};
+  for (const [name, bytes] of Object.entries(members)) if (!samples.includes(name)) out[name] = bytes;
+  for (let k = 0; k < copies; k++) {
+    for (const m of samples) {
+      const text = strFromU8(members[m]!);
+      const idMatch = /^\{\s*"id":\s*("(?:[^"\\]|\\.)*"|\d+)/.exec(text);
+      if (!idMatch) throw new Error(`${src}: ${m}: no leading "id"`);
+      const old = JSON.parse(idMatch[1]!) as string | number;
+      const id = typeof old === 'number' ? old + 1_000_000 * k : `${old}-r${k}`;
+      const epoch = /_epoch_(\d+)\.json$/.exec(m)![1];
+      out[`samples/${id}_epoch_${epoch}.json`] = strToU8(`{"id": ${JSON.stringify(id)}${text.slice(idMatch[0].length)}`);
+    }
+  }
+  if (out['header.json']) {
+    const h = JSON.parse(strFromU8(out['header.json'] as Uint8Array)) as { results?: { total_samples?: number; completed_samples?: number } };
+    if (h.results) {
+      if (typeof h.results.total_samples === 'number') h.results.total_samples *= copies;
+      if (typeof h.results.completed_samples === 'number') h.results.completed_samples *= copies;
+    }
+    out['header.json'] = strToU8(JSON.stringify(h));
+  }
+  writeFileSync(dst, zipSync(out, { level: 5 }));
+  return copies * samples.length;
+}
+
+export async function benchIngestInspectFixtures(perLog = 4000): Promise<IngestInspectFixturesBench> {
+  const from = existsSync(SHARED) ? SHARED : LOCAL;
+  const dir = mkdtempSync(join(tmpdir(), 'standoff-bench-inspect-fixtures-'));
+  try {
+    const logs = join(dir, 'logs');
+    rmSync(logs, { recursive: true, force: true });
+    const files: string[] = [];
+    let samples = 0;
+    for (const name of NAMES.filter((n) => readdirSync(from).includes(n))) {
+      const dst = join(dir, name);
+      samples += replicateEval(join(from, name), dst, perLog);
+      files.push(dst);
+    }
+    const t = performance.now();
+    const cpu0 = process.cpuUsage();
+    const res = await ingestInspect(files, { traces: join(dir, 'traces') });
+    const cpu = process.cpuUsage(cpu0);
+    const seconds = (performance.now() - t) / 1000;
+    const got = res.runs.reduce((s, r) => s + r.samples, 0);
+    if (got !== samples) throw new Error(`ingested ${got} samples, expected ${samples}`);
+    const samplesPerSecond = Math.round(samples / seconds);
+    return {
+      name: 'ingest-inspect-fixtures',
+      logs: files.length,
+      samples,
+      seconds: Number(seconds.toFixed(3)),
+      samplesPerSecond,
+      samplesPerCpuSecond: Math.round(samples / ((cpu.user + cpu.system) / 1e6)),
+      target: 15000,
+      ok: samplesPerSecond >= 15000,
+      peakRssMb: Math.round((process.resourceUsage().maxRSS * 1024) / 1e6),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const n = process.argv[2] ? Number(process.argv[2]) : undefined;
+  console.log(JSON.stringify(await benchIngestInspectFixtures(n), null, 2));
+}
