@@ -11,6 +11,8 @@
  *
  * Cost: the store is written once for the file (~50 s on an idle 2-core machine); each section
  * then runs in a fresh child (2-20 s each idle). The whole file takes ~3 minutes idle.
+ * STANDOFF_SCALE_STORE=DIR reuses a store of the same shape (the bench's cached
+ * `standoff-bench-report-1000000-20261129` in the temp directory) and skips the write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -23,10 +25,12 @@ import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
 const HEAP_MB = 160;
 const EPISODES = 1_000_000;
 const root = mkdtempSync(join(tmpdir(), 'standoff-scale-'));
-const store = join(root, 'traces');
+/** STANDOFF_SCALE_STORE: an existing store of this shape (e.g. the bench's cached one) instead of writing one. */
+const store = process.env.STANDOFF_SCALE_STORE ?? join(root, 'traces');
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 beforeAll(async () => {
+  if (process.env.STANDOFF_SCALE_STORE) return;
   await writeSyntheticStore(store, { episodes: EPISODES, seed: 20261129, subjects: ['sim:hasty', 'sim:careful', 'sim:thorough', 'sim:steady'] });
 }, 900_000);
 
