@@ -48,22 +48,28 @@ export interface JudgeMedians {
 
 interface Pivot {
   judges: Judge[];
-  /** One row per judged sample: sample, subject_model, subject_family, v0..vk, c0..ck. */
-  sql: string;
+  /** One row per judged sample: sample, subject_model, subject_family, v0..vk, c0..ck; `part` keeps one hash partition of the episodes. */
+  sql: (part?: { of: number; index: number }) => string;
   params: SqlParams;
+  /** Judgments of the scorer (with an episode). */
+  judgments: number;
 }
+
+/** Judgments per hash partition when the totals are counted: each GROUP BY then holds a bounded share of the episodes (at 1e7 one pivot needed ~7 GB). */
+const JUDGMENTS_PER_PART = 3_000_000;
 
 /** The judge models (sorted) with the family of each judge's first judgment in sample order, and the pivot SQL. */
 async function loadPivot(conn: DuckDBConnection, scorer: string): Promise<Pivot | null> {
   const from = `FROM judgments j JOIN episodes e USING (run_id, episode_id) WHERE j.scorer = $scorer`;
-  const rows = (await query(conn, `SELECT j.judge_model, arg_min_null(j.judge_family, j.run_id || '/' || j.episode_id) AS family ${from} GROUP BY j.judge_model ORDER BY j.judge_model`, { scorer })).rows;
+  const rows = (await query(conn, `SELECT j.judge_model, arg_min_null(j.judge_family, j.run_id || '/' || j.episode_id) AS family, CAST(count(*) AS BIGINT) AS n ${from} GROUP BY j.judge_model ORDER BY j.judge_model`, { scorer })).rows;
   if (rows.length === 0) return null;
   // A model without a recorded family is its own family (the runner's convention, runner/config.ts).
   const judges = rows.map((r): Judge => ({ id: String(r.judge_model), model: String(r.judge_model), family: r.family === null ? String(r.judge_model) : String(r.family) }));
   const cols = judges.map((_, i) => `max(j.value) FILTER (WHERE j.judge_model = $j${i}) AS v${i}, CAST(count(*) FILTER (WHERE j.judge_model = $j${i}) AS INTEGER) AS c${i}`).join(', ');
-  const sql = `SELECT j.run_id || '/' || j.episode_id AS sample, any_value(e.subject_model) AS subject_model, coalesce(any_value(e.subject_family), any_value(e.subject_model)) AS subject_family, ${cols}
-    ${from} GROUP BY sample`;
-  return { judges, sql, params: { scorer, ...Object.fromEntries(judges.map((j, i) => [`j${i}`, j.model])) } };
+  const sql = (part?: { of: number; index: number }) => `SELECT j.run_id || '/' || j.episode_id AS sample, any_value(e.subject_model) AS subject_model, coalesce(any_value(e.subject_family), any_value(e.subject_model)) AS subject_family, ${cols}
+    ${from} ${part && part.of > 1 ? `AND hash(j.run_id, j.episode_id) % ${part.of} = ${part.index}` : ''} GROUP BY sample`;
+  const judgments = rows.reduce((a, r) => a + Number(r.n), 0);
+  return { judges, sql, params: { scorer, ...Object.fromEntries(judges.map((j, i) => [`j${i}`, j.model])) }, judgments };
 }
 
 /** One pattern's median, used, excluded and missing judges (`medianOfJudges` on a one-sample panel) and whether it is a tie. */
@@ -87,7 +93,7 @@ async function duplicateError(conn: DuckDBConnection, scorer: string): Promise<E
  * `judges` over the store: null when the scorer has no judgments. Totals are read now from the
  * verdict patterns; `forEachSample` streams the per-sample rows when a caller wants them.
  */
-export async function loadJudgeMedians(conn: DuckDBConnection, opts: { scorer: string; excludeBy?: ExcludeBy }): Promise<JudgeMedians | null> {
+export async function loadJudgeMedians(conn: DuckDBConnection, opts: { scorer: string; excludeBy?: ExcludeBy; judgmentsPerPart?: number }): Promise<JudgeMedians | null> {
   const { scorer } = opts;
   const excludeBy = opts.excludeBy ?? SELF_EXCLUSION_DEFAULT;
   const pivot = await loadPivot(conn, scorer);
@@ -95,7 +101,12 @@ export async function loadJudgeMedians(conn: DuckDBConnection, opts: { scorer: s
   const { judges } = pivot;
   const vs = judges.map((_, i) => `v${i}`).join(', ');
   const maxC = judges.map((_, i) => `c${i}`).join(', ');
-  const patterns = (await query(conn, `SELECT subject_model, subject_family, ${vs}, CAST(max(greatest(${maxC})) AS INTEGER) AS dup, CAST(count(*) AS BIGINT) AS n FROM (${pivot.sql}) GROUP BY ALL`, pivot.params)).rows;
+  // Counted per hash partition of the episodes (a sample is in exactly one), then summed here.
+  const of = Math.max(1, Math.ceil(pivot.judgments / (opts.judgmentsPerPart ?? JUDGMENTS_PER_PART)));
+  const patterns: Record<string, unknown>[] = [];
+  for (let index = 0; index < of; index++) {
+    for (const r of (await query(conn, `SELECT subject_model, subject_family, ${vs}, CAST(max(greatest(${maxC})) AS INTEGER) AS dup, CAST(count(*) AS BIGINT) AS n FROM (${pivot.sql({ of, index })}) GROUP BY ALL`, pivot.params)).rows) patterns.push(r);
+  }
   if (patterns.some((p) => Number(p.dup) > 1)) throw await duplicateError(conn, scorer);
   const cache = new Map<string, PatternResult & { tie: boolean }>();
   const resultOf = (subject: string, family: string, values: (number | null)[]) => {
@@ -115,7 +126,7 @@ export async function loadJudgeMedians(conn: DuckDBConnection, opts: { scorer: s
     if (r.tie) totals.ties += n;
   }
   const forEachSample = async (fn: (rows: JudgeSampleRow[]) => void | Promise<void>) =>
-    forEachChunk(conn, `SELECT sample, subject_model, subject_family, ${vs} FROM (${pivot.sql}) ORDER BY sample`, pivot.params, (cols, n) => {
+    forEachChunk(conn, `SELECT sample, subject_model, subject_family, ${vs} FROM (${pivot.sql()}) ORDER BY sample`, pivot.params, (cols, n) => {
       const out: JudgeSampleRow[] = new Array(n);
       for (let k = 0; k < n; k++) {
         const subject = String(cols[1]![k]);

@@ -93,6 +93,14 @@ describe('judges over the store: verdict patterns give what the judgment matrix 
     });
   }
 
+  it('totals counted over hash partitions of the episodes (as at 1e7) are the totals counted at once', async () => {
+    for (const excludeBy of ['family', 'model'] as const) {
+      const whole = (await loadJudgeMedians(conn, { scorer: 'align', excludeBy }))!.totals;
+      const parts = (await loadJudgeMedians(conn, { scorer: 'align', excludeBy, judgmentsPerPart: 100 }))!.totals;
+      expect(parts).toEqual(whole);
+    }
+  });
+
   it('the panel is not degenerate: exclusions, missing verdicts and ties all occur', async () => {
     const { m } = await streamed('family');
     expect(m.totals.samples).toBe(400);
