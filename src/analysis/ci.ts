@@ -293,7 +293,7 @@ export async function agreementFromStore(src: StoreSource, opts: { scorer?: stri
  * What to say when the default scorer has no judgments: the judged scorers the store has (with
  * their judgments with a value), and the flag that picks one.
  */
-async function judgedScorersHint(conn: DuckDBConnection): Promise<string> {
+export async function judgedScorersHint(conn: DuckDBConnection): Promise<string> {
   const rows = (await query(conn, `SELECT scorer, count(value) AS n FROM judgments GROUP BY scorer HAVING count(value) > 0 ORDER BY n DESC, scorer`)).rows;
   if (rows.length === 0) return '; the store has no judgments with a value (ingest them with ingest csv --judge-columns, ingest inspect, or standoff run with judges)';
   const list = rows.map((r) => `${JSON.stringify(String(r.scorer))} (${Number(r.n)})`).join(', ');
@@ -386,21 +386,7 @@ export async function judgesFromInput(file: string, opts: { excludeBy?: 'model' 
   return judgesOf(m.judges, m.samples, m.scores, opts.excludeBy ?? SELF_EXCLUSION_DEFAULT);
 }
 
-/** `judges` over the store. */
-export async function judgesFromStore(src: StoreSource, opts: { scorer?: string; excludeBy?: 'model' | 'family' | 'none' } = {}): Promise<JudgesResult & { scorer: string }> {
-  const scorer = opts.scorer ?? 'reasoning_action_alignment';
-  return withStore(src, async (conn) => {
-    const { rows } = await query(
-      conn,
-      `SELECT j.run_id || '/' || j.episode_id AS sample, e.subject_model, e.subject_family, j.judge_model AS judge, j.judge_model, j.judge_family, j.value
-       FROM judgments j JOIN episodes e USING (run_id, episode_id) WHERE j.scorer = $scorer ORDER BY sample, judge`,
-      { scorer },
-    );
-    if (rows.length === 0) throw dataError('judges.noJudgments', `no judgments for scorer "${scorer}" in this store${await judgedScorersHint(conn)}`);
-    const m = judgeMatrix(rows as never);
-    return { scorer, ...judgesOf(m.judges, m.samples, m.scores, opts.excludeBy ?? SELF_EXCLUSION_DEFAULT) };
-  });
-}
+/* `judges` over the store: `withJudgeMedians` in ./judge-medians.ts (verdict patterns, streamed samples). */
 
 /* -------------------------------------------------------------------- probes */
 

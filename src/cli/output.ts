@@ -65,6 +65,18 @@ export function printResult(result: unknown, format: Format, columns?: string[])
 /** A query result in the given format. */
 export const printTable = (result: QueryResult, format: Format): void => currentSink().table(result, format);
 
+/**
+ * Part of a result the command encoded itself, a chunk at a time (`encoderFor`): written to stdout
+ * as a table's encoding is, or with `asText` as {@link printText} writes (control characters made
+ * visible), waiting for the pipe to drain; another sink gets it as text.
+ */
+export async function printEncoded(text: string, asText = false): Promise<void> {
+  const sink = currentSink();
+  if (sink !== STDOUT) return sink.text(text);
+  const out = asText ? terminalText(text) : text;
+  if (out !== '' && !process.stdout.write(out)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+}
+
 /** Text that belongs to the result. */
 export const printText = (text: string): void => currentSink().text(text);
 

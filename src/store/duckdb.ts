@@ -115,12 +115,12 @@ export async function forEachChunk(
   conn: DuckDBConnection,
   sql: string,
   params: SqlParams | undefined,
-  fn: (columns: unknown[][], rows: number) => void,
+  fn: (columns: unknown[][], rows: number) => void | Promise<void>,
 ): Promise<number> {
   const result = params ? await conn.stream(sql, params as never) : await conn.stream(sql);
   let rows = 0;
   for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-    fn(chunk.convertColumns(JSDuckDBValueConverter) as unknown[][], chunk.rowCount);
+    await fn(chunk.convertColumns(JSDuckDBValueConverter) as unknown[][], chunk.rowCount);
     rows += chunk.rowCount;
   }
   return rows;

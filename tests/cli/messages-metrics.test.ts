@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestCsv } from '../../src/ingest/ingest-csv.ts';
-import { agreementFromStore, ciExactMetric, judgesFromStore, listStoreMetrics } from '../../src/analysis/ci.ts';
+import { agreementFromStore, ciExactMetric, listStoreMetrics } from '../../src/analysis/ci.ts';
+import { withJudgeMedians } from '../../src/analysis/judge-medians.ts';
+
+const judgesFromStore = (src: { traces: string }) => withJudgeMedians(src, { scorer: 'reasoning_action_alignment' }, async (m) => m.totals);
 import { ciBootstrapInput } from '../../src/analysis/ci-input.ts';
 import { runCli } from '../helpers/cli.ts';
 

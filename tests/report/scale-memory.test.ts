@@ -6,12 +6,17 @@
  * sections that read per-cluster aggregates and patterns from SQL pass. DuckDB's own memory is
  * native (the report caps it at 1 GB) and is not part of the cap.
  *
+ * `standoff judges` (every sample listed, as csv) and `standoff agreement` run as whole CLI
+ * processes under the same heap cap.
+ *
  * Cost: the store is written once for the file (~50 s on an idle 2-core machine); each section
  * then runs in a fresh child (2-20 s each idle). The whole file takes ~3 minutes idle.
+ * STANDOFF_SCALE_STORE=DIR reuses a store of the same shape (the bench's cached
+ * `standoff-bench-report-1000000-20261129` in the temp directory) and skips the write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, createReadStream, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
@@ -20,10 +25,12 @@ import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
 const HEAP_MB = 160;
 const EPISODES = 1_000_000;
 const root = mkdtempSync(join(tmpdir(), 'standoff-scale-'));
-const store = join(root, 'traces');
+/** STANDOFF_SCALE_STORE: an existing store of this shape (e.g. the bench's cached one) instead of writing one. */
+const store = process.env.STANDOFF_SCALE_STORE ?? join(root, 'traces');
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 beforeAll(async () => {
+  if (process.env.STANDOFF_SCALE_STORE) return;
   await writeSyntheticStore(store, { episodes: EPISODES, seed: 20261129, subjects: ['sim:hasty', 'sim:careful', 'sim:thorough', 'sim:steady'] });
 }, 900_000);
 
@@ -41,6 +48,42 @@ describe(`report sections on ${EPISODES.toLocaleString('en-US')} episodes with a
       expect(r.stdout).toMatch(new RegExp(`^ok ${section} \\d+`));
     }, 900_000);
   }
+
+  // The commands over the store, whole process (compiled CLI), output to a file: `judges` lists
+  // every judged sample (streamed), `agreement` bootstraps over verdict patterns.
+  const BIN = join(import.meta.dirname, '../../bin/standoff.js');
+  const runCli = (name: string, args: string[]) => {
+    const out = join(root, `${name}.out`);
+    const fd = openSync(out, 'w');
+    try {
+      const r = spawnSync(process.execPath, [`--max-old-space-size=${HEAP_MB}`, BIN, ...args, '--traces', store], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+      return { ...r, out };
+    } finally {
+      closeSync(fd);
+    }
+  };
+  const countLines = async (file: string) => {
+    let n = 0;
+    for await (const chunk of createReadStream(file)) for (const b of chunk as Buffer) if (b === 10) n++;
+    return n;
+  };
+  const ok = (r: { status: number | null; stderr: string }) => (r.stderr.includes('heap out of memory') ? 'heap out of memory' : r.status === 0 ? '' : r.stderr.split('\n').slice(-5).join('\n'));
+
+  it('standoff judges: totals from verdict patterns, and every sample listed', async () => {
+    const t = runCli('judges-totals', ['judges', '--totals', '--format', 'json']);
+    expect(ok(t)).toBe('');
+    const { totals } = JSON.parse(readFileSync(t.out, 'utf8'));
+    expect(totals.samples).toBeGreaterThan(900_000);
+    const r = runCli('judges-csv', ['judges', '--format', 'csv']);
+    expect(ok(r)).toBe('');
+    expect(await countLines(r.out)).toBe(totals.samples + 1);
+  }, 900_000);
+
+  it('standoff agreement', () => {
+    const r = runCli('agreement', ['agreement', '--format', 'json']);
+    expect(ok(r)).toBe('');
+    expect(JSON.parse(readFileSync(r.out, 'utf8'))).toMatchObject({ raters: 3, resamples: 10_000 });
+  }, 900_000);
 
   it('the cap can fail: reading one row object per episode dies at the same cap', () => {
     const r = runSection('rows-per-episode', HEAP_MB);

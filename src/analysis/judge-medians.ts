@@ -1,0 +1,148 @@
+/**
+ * `standoff judges` over the store, in bounded memory: the median of judges per sample with
+ * self-exclusion (`medianOfJudges` in `src/stats`), from SQL aggregates rather than one row per
+ * judgment.
+ *
+ * SQL pivots the judgments to one row per judged sample (the sample's subject and family, and one
+ * value per judge model: NULL for ERROR or no verdict). The totals come from the distinct rows of
+ * that pivot with their counts (a handful of verdict patterns per subject, whatever the store's
+ * size): `medianOfJudges` runs once per pattern and each result is weighted by its count. The
+ * per-sample listing streams the same pivot in sample order, a chunk at a time; each row's median
+ * is its pattern's, so no JavaScript value outlives its chunk.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { medianOfJudges, type Judge } from '../stats/index.ts';
+import { SELF_EXCLUSION_DEFAULT, type ExcludeBy } from '../stats/judge-panel.ts';
+import { forEachChunk, query, type SqlParams } from '../store/duckdb.ts';
+import { dataError } from '../errors.ts';
+import { judgedScorersHint, withStore, type StoreSource } from './ci.ts';
+
+export interface JudgeSampleRow {
+  sample: string;
+  subject_model: string;
+  median: number | null;
+  judges_used: string[];
+  judges_excluded: string[];
+  judges_missing: string[];
+}
+
+export interface JudgesTotals {
+  samples: number;
+  excluded_verdicts: number;
+  samples_with_no_judge: number;
+  missing_verdicts: number;
+  /** An even number of remaining judges whose two middle values differ (the median is their mean). */
+  ties: number;
+}
+
+type PatternResult = Omit<JudgeSampleRow, 'sample' | 'subject_model'>;
+
+/** The store's judges for one scorer: totals now, the per-sample rows on demand (streamed). */
+export interface JudgeMedians {
+  scorer: string;
+  exclude_by: ExcludeBy;
+  totals: JudgesTotals;
+  /** Calls `fn` with consecutive chunks of per-sample rows, in sample order. */
+  forEachSample(fn: (rows: JudgeSampleRow[]) => void | Promise<void>): Promise<number>;
+}
+
+interface Pivot {
+  judges: Judge[];
+  /** One row per judged sample: sample, subject_model, subject_family, v0..vk, c0..ck; `part` keeps one hash partition of the episodes. */
+  sql: (part?: { of: number; index: number }) => string;
+  params: SqlParams;
+  /** Judgments of the scorer (with an episode). */
+  judgments: number;
+}
+
+/** Judgments per hash partition when the totals are counted: each GROUP BY then holds a bounded share of the episodes (at 1e7 one pivot needed ~7 GB). */
+const JUDGMENTS_PER_PART = 3_000_000;
+
+/** The judge models (sorted) with the family of each judge's first judgment in sample order, and the pivot SQL. */
+async function loadPivot(conn: DuckDBConnection, scorer: string): Promise<Pivot | null> {
+  const from = `FROM judgments j JOIN episodes e USING (run_id, episode_id) WHERE j.scorer = $scorer`;
+  const rows = (await query(conn, `SELECT j.judge_model, arg_min_null(j.judge_family, j.run_id || '/' || j.episode_id) AS family, CAST(count(*) AS BIGINT) AS n ${from} GROUP BY j.judge_model ORDER BY j.judge_model`, { scorer })).rows;
+  if (rows.length === 0) return null;
+  // A model without a recorded family is its own family (the runner's convention, runner/config.ts).
+  const judges = rows.map((r): Judge => ({ id: String(r.judge_model), model: String(r.judge_model), family: r.family === null ? String(r.judge_model) : String(r.family) }));
+  const cols = judges.map((_, i) => `max(j.value) FILTER (WHERE j.judge_model = $j${i}) AS v${i}, CAST(count(*) FILTER (WHERE j.judge_model = $j${i}) AS INTEGER) AS c${i}`).join(', ');
+  const sql = (part?: { of: number; index: number }) => `SELECT j.run_id || '/' || j.episode_id AS sample, any_value(e.subject_model) AS subject_model, coalesce(any_value(e.subject_family), any_value(e.subject_model)) AS subject_family, ${cols}
+    ${from} ${part && part.of > 1 ? `AND hash(j.run_id, j.episode_id) % ${part.of} = ${part.index}` : ''} GROUP BY sample`;
+  const judgments = rows.reduce((a, r) => a + Number(r.n), 0);
+  return { judges, sql, params: { scorer, ...Object.fromEntries(judges.map((j, i) => [`j${i}`, j.model])) }, judgments };
+}
+
+/** One pattern's median, used, excluded and missing judges (`medianOfJudges` on a one-sample panel) and whether it is a tie. */
+function patternResult(judges: Judge[], subject: string, family: string, values: (number | null)[], excludeBy: ExcludeBy): PatternResult & { tie: boolean } {
+  const s = medianOfJudges({ judges, samples: [{ id: 'p', subject_model: subject, subject_family: family }], scores: values.map((v) => [v]) }, { excludeBy }).perSample[0]!;
+  const used = s.judgesUsed.map((id) => values[judges.findIndex((x) => x.id === id)] as number).sort((a, b) => a - b);
+  const tie = used.length % 2 === 0 && used.length > 0 && used[used.length / 2 - 1] !== used[used.length / 2];
+  return { median: s.median, judges_used: s.judgesUsed, judges_excluded: s.judgesExcluded, judges_missing: s.judgesMissing, tie };
+}
+
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+/** The first (sample, judge) with two judgments, in sample order: the error the row-by-row reader gave. */
+async function duplicateError(conn: DuckDBConnection, scorer: string): Promise<Error> {
+  const [r] = (await query(conn, `SELECT j.run_id || '/' || j.episode_id AS sample, j.judge_model FROM judgments j JOIN episodes e USING (run_id, episode_id)
+    WHERE j.scorer = $scorer GROUP BY ALL HAVING count(*) > 1 ORDER BY sample, judge_model LIMIT 1`, { scorer })).rows;
+  return dataError('input.duplicateJudgment', `judge "${String(r!.judge_model)}" scored sample "${String(r!.sample)}" twice`);
+}
+
+/**
+ * `judges` over the store: null when the scorer has no judgments. Totals are read now from the
+ * verdict patterns; `forEachSample` streams the per-sample rows when a caller wants them.
+ */
+export async function loadJudgeMedians(conn: DuckDBConnection, opts: { scorer: string; excludeBy?: ExcludeBy; judgmentsPerPart?: number }): Promise<JudgeMedians | null> {
+  const { scorer } = opts;
+  const excludeBy = opts.excludeBy ?? SELF_EXCLUSION_DEFAULT;
+  const pivot = await loadPivot(conn, scorer);
+  if (pivot === null) return null;
+  const { judges } = pivot;
+  const vs = judges.map((_, i) => `v${i}`).join(', ');
+  const maxC = judges.map((_, i) => `c${i}`).join(', ');
+  // Counted per hash partition of the episodes (a sample is in exactly one), then summed here.
+  const of = Math.max(1, Math.ceil(pivot.judgments / (opts.judgmentsPerPart ?? JUDGMENTS_PER_PART)));
+  const patterns: Record<string, unknown>[] = [];
+  for (let index = 0; index < of; index++) {
+    for (const r of (await query(conn, `SELECT subject_model, subject_family, ${vs}, CAST(max(greatest(${maxC})) AS INTEGER) AS dup, CAST(count(*) AS BIGINT) AS n FROM (${pivot.sql({ of, index })}) GROUP BY ALL`, pivot.params)).rows) patterns.push(r);
+  }
+  if (patterns.some((p) => Number(p.dup) > 1)) throw await duplicateError(conn, scorer);
+  const cache = new Map<string, PatternResult & { tie: boolean }>();
+  const resultOf = (subject: string, family: string, values: (number | null)[]) => {
+    const key = JSON.stringify([subject, family, values]);
+    let r = cache.get(key);
+    if (!r) cache.set(key, (r = patternResult(judges, subject, family, values, excludeBy)));
+    return r;
+  };
+  const totals: JudgesTotals = { samples: 0, excluded_verdicts: 0, samples_with_no_judge: 0, missing_verdicts: 0, ties: 0 };
+  for (const p of patterns) {
+    const n = Number(p.n);
+    const r = resultOf(String(p.subject_model), String(p.subject_family), judges.map((_, i) => numOrNull(p[`v${i}`])));
+    totals.samples += n;
+    totals.excluded_verdicts += n * r.judges_excluded.length;
+    totals.missing_verdicts += n * r.judges_missing.length;
+    if (r.median === null) totals.samples_with_no_judge += n;
+    if (r.tie) totals.ties += n;
+  }
+  const forEachSample = async (fn: (rows: JudgeSampleRow[]) => void | Promise<void>) =>
+    forEachChunk(conn, `SELECT sample, subject_model, subject_family, ${vs} FROM (${pivot.sql()}) ORDER BY sample`, pivot.params, (cols, n) => {
+      const out: JudgeSampleRow[] = new Array(n);
+      for (let k = 0; k < n; k++) {
+        const subject = String(cols[1]![k]);
+        const r = resultOf(subject, String(cols[2]![k]), judges.map((_, i) => numOrNull(cols[3 + i]![k])));
+        out[k] = { sample: String(cols[0]![k]), subject_model: subject, median: r.median, judges_used: r.judges_used, judges_excluded: r.judges_excluded, judges_missing: r.judges_missing };
+      }
+      return fn(out);
+    });
+  return { scorer, exclude_by: excludeBy, totals, forEachSample };
+}
+
+/** Opens the store (as every statistics command does) and hands `fn` the scorer's medians; a scorer without judgments is a data error naming the judged scorers. */
+export async function withJudgeMedians<T>(src: StoreSource, opts: { scorer: string; excludeBy?: ExcludeBy }, fn: (m: JudgeMedians) => Promise<T>): Promise<T> {
+  return withStore(src, async (conn) => {
+    const m = await loadJudgeMedians(conn, opts);
+    if (m === null) throw dataError('judges.noJudgments', `no judgments for scorer "${opts.scorer}" in this store${await judgedScorersHint(conn)}`);
+    return fn(m);
+  });
+}
