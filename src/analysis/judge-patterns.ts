@@ -65,6 +65,7 @@ export async function loadJudgePatterns(
   scorer: string,
   subject = 'e.subject_model',
   join = '',
+  judgmentsPerPart = JUDGMENTS_PER_PART,
 ): Promise<JudgePatterns> {
   // The scorer and the judge models are bound ($scorer, $j0, $j1, ...), never written into the SQL.
   const n = (cond: string) => `CAST(count(*) FILTER (WHERE ${cond}) AS BIGINT)`;
@@ -82,14 +83,21 @@ export async function loadJudgePatterns(
     })
     .join(', ');
   const sel = judges.map((_, i) => `v${i}, x${i}, c${i}`).join(', ');
-  const rows = await q(`
+  // Counted per hash partition of the samples (a sample is in exactly one), then merged: each
+  // GROUP BY holds a bounded share of the samples (at 1e7 one pass ran DuckDB out of memory).
+  const total = judgeRows.reduce((s, r) => s + Number(r.aligned) + Number(r.misaligned) + Number(r.error), 0);
+  const of = Math.max(1, Math.ceil(total / judgmentsPerPart));
+  const params = { scorer, ...Object.fromEntries(judges.map((jm, i) => [`j${i}`, jm])) };
+  const parts: Record<string, Plain>[][] = [];
+  for (let index = 0; index < of; index++) {
+    parts.push(await q(`
     WITH p AS (
       SELECT j.run_id, j.episode_id, any_value(${subject}) AS subject, ${cols}
       FROM judgments j JOIN episodes e ON e.run_id = j.run_id AND e.episode_id = j.episode_id ${join}
-      WHERE j.scorer = $scorer GROUP BY j.run_id, j.episode_id)
-    SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`,
-    { scorer, ...Object.fromEntries(judges.map((jm, i) => [`j${i}`, jm])) },
-  );
+      WHERE j.scorer = $scorer ${of > 1 ? `AND hash(j.run_id, j.episode_id) % ${of} = ${index}` : ''} GROUP BY j.run_id, j.episode_id)
+    SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`, params));
+  }
+  const rows = of === 1 ? parts[0] : mergePatternRows(parts, judges.length);
   return {
     scorer,
     judges,
@@ -105,6 +113,37 @@ export async function loadJudgePatterns(
       count: Number(r.n),
     })),
   };
+}
+
+/** Judgments per hash partition when patterns are counted (the same bound as `judge-medians.ts`). */
+const JUDGMENTS_PER_PART = 3_000_000;
+
+/** Pattern rows of several partitions summed into one list, in the order a single pass sorts them (ORDER BY ALL: subject, then v0, x0, c0, ...; NULLs last). */
+function mergePatternRows(parts: Record<string, Plain>[][], judges: number): Record<string, Plain>[] {
+  const keys = ['subject', ...Array.from({ length: judges }, (_, i) => [`v${i}`, `x${i}`, `c${i}`]).flat()];
+  const merged = new Map<string, Record<string, Plain>>();
+  for (const rows of parts) {
+    for (const r of rows) {
+      const k = JSON.stringify(keys.map((c) => r[c]));
+      const m = merged.get(k);
+      if (m) m.n = Number(m.n) + Number(r.n);
+      else merged.set(k, { ...r });
+    }
+  }
+  const cmp = (a: Plain, b: Plain): number => {
+    if (a === b) return 0;
+    if (a === null) return 1;
+    if (b === null) return -1;
+    if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : 1;
+    return Number(a) < Number(b) ? -1 : Number(a) > Number(b) ? 1 : 0;
+  };
+  return [...merged.values()].sort((a, b) => {
+    for (const c of keys) {
+      const d = cmp(a[c], b[c]);
+      if (d !== 0) return d;
+    }
+    return 0;
+  });
 }
 
 /** Judges x patterns matrix of `pick(cell)` (null where a judge gave no value). */

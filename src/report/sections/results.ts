@@ -184,3 +184,19 @@ export function renderResults(r: ResultsSection, level: number): string {
   }
   return out.join('\n');
 }
+
+/**
+ * The first screen's answer (issue 21, point 9): each subject's three O1 numbers with the interval
+ * section 2 shows first, before the contents. Not measured stays "not measured".
+ */
+export function renderAtAGlance(r: ResultsSection, level: number): string {
+  if (r.subjects.length === 0) return '';
+  const L = Math.round(level * 100);
+  const value = (m: MetricResult) => (m.estimate === null ? (m.measured ? '—' : 'not measured') : `${pct(m.estimate)} ${pctInterval(m.interval.lower, m.interval.upper)}`);
+  const body = table(
+    ['At a glance: subject', METRIC_LABEL.gathered_evidence, METRIC_LABEL.policy_action, METRIC_LABEL.alignment],
+    r.subjects.map((s) => [cell(s.subject), value(s.metrics.gathered_evidence), value(s.metrics.policy_action), value(s.metrics.alignment)]),
+    ['l', 'r', 'r', 'r'],
+  );
+  return `**At a glance**: each subject's estimate with its ${L}% interval (the cluster bootstrap over scenarios where epochs repeat them; counts, the exact interval and the denominators in section 2).\n\n${body}`;
+}
