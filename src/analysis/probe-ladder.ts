@@ -130,6 +130,12 @@ export function buildSubjectLadder(subject: string, rows: readonly Record<string
 }
 
 /** The ladder of every subject (by label), from the store behind `q`. */
+/** The conditions the runs decided under (non-ambiguous states; raw and composed for stores written before the column), without loading any state: `conditions_run` of `loadProbeLadder`. */
+export async function loadLadderConditions(q: Q, o: LadderOptions): Promise<ProbeCondition[]> {
+  const have = new Set((await q(`SELECT DISTINCT condition FROM (${ladderRowsSql(o)})`)).map((r) => String(r.condition)));
+  return PROBE_CONDITIONS.filter((c) => have.has(c));
+}
+
 export async function loadProbeLadder(q: Q, o: LadderOptions): Promise<ProbeLadder> {
   const rows = await q(ladderSql(o));
   const bySubject = new Map<string, Record<string, Plain>[]>();

@@ -197,7 +197,7 @@ describe.runIf(HAVE_BROWSER)('the sample browser on stores that are not the Stan
     const { page } = await openPage(browser, html('csv'));
     const j = generic('csv').judges.find((x) => x.scorer === 'quality')!;
     const p = j.pairs[0];
-    const row = await rowWith(await tableWith(page, ['Judge A', 'Judge B', 'Samples', 'Same value']), [p.a, p.b]);
+    const row = await rowWith(await tableWith(page, ['Judge A', 'Judge B', 'Both rated', 'Same value']), [p.a, p.b]);
     await row.locator('td:nth-child(4) a.count').click();
     await page.waitForSelector('#browser-list tr[data-episode]');
     const want = await sql(stores.csv, `SELECT a.run_id, a.episode_id FROM judgments a JOIN judgments b USING (run_id, episode_id) WHERE a.scorer = 'quality' AND b.scorer = 'quality' AND a.judge_model = $a AND b.judge_model = $b AND a.value IS NOT NULL AND b.value IS NOT NULL AND a.value <> b.value`, { a: p.a, b: p.b });
@@ -304,7 +304,7 @@ describe.runIf(HAVE_BROWSER)('the sample browser on stores that are not the Stan
     const { page, log } = await openPage(browser, html('demo'));
     const r = reports.demo.results as ReportResults;
     const p = r.judges.pairs[0];
-    const row = await rowWith(await tableWith(page, ['Judge A', 'Judge B', 'Both rated', 'Agreement']), [p.a, p.b]);
+    const row = await rowWith(await tableWith(page, ['Judge A', 'Judge B', 'Both rated', 'Same value']), [p.a, p.b]);
     await row.locator('td:nth-child(4) a.count').click();
     const want = await sql(stores.demo, `WITH j AS (SELECT run_id, episode_id, judge_model, max(value) AS v FROM judgments WHERE scorer = $s GROUP BY ALL)
       SELECT a.run_id, a.episode_id FROM j a JOIN j b USING (run_id, episode_id) WHERE a.judge_model = $a AND b.judge_model = $b AND a.v <> b.v`, { s: r.judges.scorer, a: p.a, b: p.b });

@@ -131,9 +131,9 @@ describe('ci over the demo store', () => {
     for (const row of report.leave_one_out.filter((r: { judge: string | null }) => r.judge === null)) {
       expect(means.get(row.subject), row.subject).toBeCloseTo(row.mean, 12);
     }
-    expect(means.get('sim:careful')).toBeCloseTo(0.8833333333333333, 12);
+    expect(means.get('sim:careful')).toBeCloseTo(76.5 / 90, 12);
     // The other rule gives another number: the agreement above is not vacuous.
-    expect(meanBySubject(json(['judges', '--exclude-by', 'model'])).get('sim:careful')).toBe(1);
+    expect(meanBySubject(json(['judges', '--exclude-by', 'model'])).get('sim:careful')).toBeCloseTo(88 / 90, 12);
     expect(json(['agreement', '--resamples', '200']).self_exclusion).toMatch(/^family for medians/);
     const text = runCli(['judges', '--totals', '--traces', TRACES]);
     expect(text.stdout).toMatch(/reasoning_action_alignment\s+family/);

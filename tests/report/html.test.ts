@@ -28,7 +28,7 @@ let capped: BuildReportResult;
 beforeAll(async () => {
   a = await buildReport({ traces, out: join(dir, 'a'), resamples: 200 });
   b = await buildReport({ traces, out: join(dir, 'b'), resamples: 200 });
-  capped = await buildReport({ traces, out: join(dir, 'capped'), resamples: 200, indexHtml: { dataBudgetBytes: 120_000, listCap: 5, maxEpisodes: 40 } });
+  capped = await buildReport({ traces, out: join(dir, 'capped'), resamples: 200, indexHtml: { dataBudgetBytes: 120_000, listCap: 5, maxEpisodes: 30 } });
 }, 300_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -127,8 +127,9 @@ describe('index.html from the demo store', () => {
     // The episode data (rows, scores, verdicts, transcripts) keeps within the budget.
     const data = d.episodes.map(({ transcript_command: _, ...e }: Record<string, unknown>) => e);
     expect(Buffer.byteLength(toScriptJson(data))).toBeLessThanOrEqual(120_000);
-    // At most 5 listed per set and 40 distinct episodes in all: sets are filled in order, later ones list a prefix.
-    expect(d.episodes.length).toBe(40);
+    // At most 5 listed per set and 30 distinct episodes in all: sets are filled in order, later ones list a prefix.
+    expect(d.episodes.length).toBe(30); // the cap (the demo's sets hold 38 distinct episodes)
+    expect(d.episodes.length).toBeGreaterThan(5);
     for (const s of d.sets) expect(s.members.length).toBeLessThanOrEqual(Math.min(5, s.count));
     expect(d.sets.filter((s: { count: number; members: unknown[] }) => s.members.length < Math.min(5, s.count)).length).toBeGreaterThan(0);
   });

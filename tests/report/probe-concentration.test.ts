@@ -36,13 +36,13 @@ describe('error concentration over a store', () => {
     const c = r.concentration!;
     expect([c.errors, c.onShared, c.statesAllFail, c.minSubjects, c.subjects]).toEqual([expected.errors, expected.onShared, expected.statesAllFail, 2, 3]);
     expect(c.null).toEqual(expected.null);
-    expect(c.errors).toBe(20); // the demo: 20 (subject, state) errors after correct reading
+    expect(c.errors).toBe(12); // the demo: 12 (subject, state) errors after correct reading
   }, 60_000);
 
   it('the CLI prints the analysis and refuses k above the subjects', () => {
     const ok = runCli(['probes', '--traces', traces, '--concentration', '--resamples', '500']);
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toMatch(/error concentration: 100\.0% of the 20 facts-right, action-wrong errors \(subject × state\) of 3 subjects fall on states that at least 2 of them fail, versus \d+\.\d% under the permutation null/);
+    expect(ok.stdout).toMatch(/error concentration: 50\.0% of the 12 facts-right, action-wrong errors \(subject × state\) of 3 subjects fall on states that at least 2 of them fail, versus \d+\.\d% under the permutation null/);
     const bad = runCli(['probes', '--traces', traces, '--concentration', '--min-subjects', '4']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--min-subjects must be between 1 and the 3 subjects');

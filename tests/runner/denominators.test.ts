@@ -15,7 +15,7 @@ const SUBJECT = 'sim:hasty+faults=length@0.15';
 let dir: string;
 let summary: string;
 
-const frac = (label: string, line: string) => line.match(new RegExp(`${label} [0-9.]+% \\((\\d+/\\d+)\\)`))?.[1];
+const frac = (label: string, line: string) => line.match(new RegExp(`${label} [0-9.]+% \\(([0-9.]+/\\d+)\\)`))?.[1];
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'standoff-denominators-'));
@@ -29,9 +29,12 @@ describe('one denominator convention', () => {
   it("the run summary uses O1's convention: truncated episodes stay in every denominator; ambiguous states leave the probe decision's", () => {
     const truncated = Number(summary.match(/invalid \d+ \((\d+) truncated\)/)![1]);
     expect(truncated).toBeGreaterThan(0);
-    expect(frac('action', summary)).toBe('12/60');
-    expect(frac('evidence', summary)).toBe('10/90');
-    expect(frac('alignment', summary)).toBe('44/90');
+    // 18 scenarios x 5 epochs: 60 non-ambiguous samples and 90 in all, truncated ones included
+    // (the issue's example gave 12/60, 10/90, 44/90 under protocol 2; the counts moved with the
+    // neutral prompt's text, the denominators did not).
+    expect(frac('action', summary)).toMatch(/^\d+\/60$/);
+    expect(frac('evidence', summary)).toMatch(/^\d+\/90$/);
+    expect(frac('alignment', summary)).toMatch(/^\d+(\.5)?\/90$/);
     expect(frac('probe decision', summary)).toMatch(/\/60$/);
   });
 
@@ -52,7 +55,7 @@ describe('one denominator convention', () => {
     const b = runCli(['report', 'build', '--traces', t, '--out', out, '--resamples', '200']);
     expect(b.code, b.stderr).toBe(0);
     const md = readFileSync(join(out, 'REPORT.md'), 'utf8');
-    const resultsRow = md.split('\n').find((l) => l.startsWith(`| ${SUBJECT} | `))!;
+    const resultsRow = md.slice(md.indexOf('## 2. Results per subject')).split('\n').find((l) => l.startsWith(`| ${SUBJECT} | `))!;
     for (const f of [want.evidence, want.action, want.alignment]) expect(resultsRow).toContain(`(${f})`);
     expect(md).toContain(`(${want['probe decision']})`);
     // reported apart

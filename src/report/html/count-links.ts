@@ -72,7 +72,7 @@ export function buildCountLinks(r: ReportResults, setIndex: Sets): Link {
     return null;
   };
   const pairs: Link = (headers, _row, col, at) => {
-    if (headers[0] !== 'Judge A' || headers[1] !== 'Judge B' || headers[col] !== 'Agreement') return null;
+    if (headers[0] !== 'Judge A' || headers[1] !== 'Judge B' || headers[col] !== 'Same value') return null;
     const p = r.judges.pairs.find((x) => shown(x.a) === at.cells[0] && shown(x.b) === at.cells[1]);
     return p ? counted(judgePairKey(r.judges.scorer, p.a, p.b)) : null;
   };

@@ -56,11 +56,11 @@ export function buildFourCellSets(g: GenericSections, sources: GenericSubjectSou
   return sets;
 }
 
-/** Generic judges: samples both judges graded (eligible values, as the report's pairs) with different values; one row per pair of verdicts, as the report counts them. */
-const GENERIC_DIFFER_SQL = `WITH j AS (SELECT judge_model, run_id, episode_id, value FROM judgments WHERE scorer = $scorer AND value IS NOT NULL AND NOT excluded_self)
+/** A judge's value on a sample is its max (ERROR: none), self-excluded verdicts included, as the one judges section (`sections/judges.ts`, from `loadJudgePatterns`) counts its pairs, in every suite. */
+const JUDGE_DIFFER_SQL = `WITH j AS (SELECT run_id, episode_id, judge_model, max(value) AS v FROM judgments WHERE scorer = $scorer GROUP BY ALL)
 SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM j a JOIN j b ON a.run_id = b.run_id AND a.episode_id = b.episode_id
   JOIN episodes e ON e.run_id = a.run_id AND e.episode_id = a.episode_id
-WHERE a.judge_model = $ja AND b.judge_model = $jb AND a.value <> b.value
+WHERE a.judge_model = $ja AND b.judge_model = $jb AND a.v IS NOT NULL AND b.v IS NOT NULL AND a.v <> b.v
 ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
 
 /** The disagreement sets of every judge pair of a generic report. */
@@ -70,18 +70,11 @@ export function buildGenericJudgePairSets(g: GenericSections): EpisodeSetDef[] {
       key: judgePairKey(j.scorer, p.a, p.b),
       title: `${j.scorer} · ${p.a} and ${p.b} gave different values: ${p.bothRated - p.agreements} of the ${p.bothRated} samples both graded`,
       count: p.bothRated - p.agreements,
-      sql: GENERIC_DIFFER_SQL,
+      sql: JUDGE_DIFFER_SQL,
       params: { scorer: j.scorer, ja: p.a, jb: p.b },
     })),
   );
 }
-
-/** Standoff judges: a judge's value on a sample is its max (ERROR: none), self-excluded verdicts included, as the pair agreement table counts them. */
-const STANDOFF_DIFFER_SQL = `WITH j AS (SELECT run_id, episode_id, judge_model, max(value) AS v FROM judgments WHERE scorer = $scorer GROUP BY ALL)
-SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM j a JOIN j b ON a.run_id = b.run_id AND a.episode_id = b.episode_id
-  JOIN episodes e ON e.run_id = a.run_id AND e.episode_id = a.episode_id
-WHERE a.judge_model = $ja AND b.judge_model = $jb AND a.v IS NOT NULL AND b.v IS NOT NULL AND a.v <> b.v
-ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
 
 /** The disagreement sets of the Standoff report's judge pairs ("Agreement per judge pair"). */
 export function buildStandoffJudgePairSets(r: ReportResults): EpisodeSetDef[] {
@@ -90,7 +83,7 @@ export function buildStandoffJudgePairSets(r: ReportResults): EpisodeSetDef[] {
     key: judgePairKey(r.judges.scorer, p.a, p.b),
     title: `${r.judges.scorer} · ${p.a} and ${p.b} disagree: ${p.bothRated - p.agreements} of the ${p.bothRated} samples both rated`,
     count: p.bothRated - p.agreements,
-    sql: STANDOFF_DIFFER_SQL,
+    sql: JUDGE_DIFFER_SQL,
     params: { scorer: r.judges.scorer, ja: p.a, jb: p.b },
   }));
 }

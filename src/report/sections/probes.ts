@@ -22,7 +22,7 @@ import { accuracyForm, renderAccuracyForm, type AccuracyForm } from '../probe-ac
 import { createExcludedStates, loadSensitivity, renderSensitivity, type ProbeSensitivity } from '../../analysis/probe-sensitivity.ts';
 import { loadConcentration, renderConcentration, type ConcentrationReport } from '../../analysis/probe-concentration.ts';
 import { fallbackLegend, shareCell } from '../probe-interval-legend.ts';
-import { loadProbeLadder, type ProbeLadder } from '../../analysis/probe-ladder.ts';
+import { loadLadderConditions, loadProbeLadder, type ProbeLadder } from '../../analysis/probe-ladder.ts';
 import { renderLadder } from '../probe-ladder.ts';
 import { rawDecisionSql } from '../../schema/tables.ts';
 import { float64Column } from '../../store/arrow.ts';
@@ -97,11 +97,14 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
     sensitivity = await loadSensitivity(ctx.q, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT }, ctx.excludeStates.length);
   }
   // The ladder is shown when the runs asked more or less than raw and composed (which the composition table already compares).
-  const ladder = await loadProbeLadder(ctx.q, { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT });
-  ladder.subjects.sort((a, b) => byText(a.subject, b.subject));
-  const ladderShown = ladder.conditions_run.join(',') !== 'raw,composed';
+  // The states are loaded only then: a store of raw and composed decisions (any store before the
+  // column) holds one row per state, which the report does not need twice.
+  const ladderOpts = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT };
+  const ladderShown = (await loadLadderConditions(ctx.q, ladderOpts)).join(',') !== 'raw,composed';
+  const ladder = ladderShown ? await loadProbeLadder(ctx.q, ladderOpts) : null;
+  ladder?.subjects.sort((a, b) => byText(a.subject, b.subject));
   const accuracy_form = accuracyForm(subjects.map((x) => ({ subject: x.subject, t: x })), { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level });
-  return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, ...(ladderShown ? { ladder } : {}), concentration, accuracy_form, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
+  return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, ...(ladder ? { ladder } : {}), concentration, accuracy_form, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
 }
 
 function renderIntro(p: ProbesSection): string[] {
