@@ -26,7 +26,7 @@ import { clopperPearson, clusterBootstrapTotals, clusteredStandardErrorFromTotal
 import { StandoffError } from '../errors.ts';
 import { orderedInterval } from './ci-exact.ts';
 import { exactRepeatsNote, notBinaryNote, type ExactResult, type Group } from './ci.ts';
-import { DEFAULT_CLUSTER, parseStatistic, statisticLabel, type BootstrapCi, type BootstrapCiOptions, type PairedCi, type PairedCiOptions } from './ci-bootstrap.ts';
+import { DEFAULT_CLUSTER, bootstrapFields, parseStatistic, statisticLabel, type BootstrapCi, type BootstrapCiOptions, type PairedCi, type PairedCiOptions } from './ci-bootstrap.ts';
 import { comparePairedFromTotals } from './paired-comparison.ts';
 import { DEGENERATE } from './rates.ts';
 import { numbers, readInputFile, texts, type InputColumn, type InputTable } from './input-file.ts';
@@ -220,12 +220,7 @@ export function intervalFromTotals(clusters: Cluster[], o: BootstrapCiOptions, c
     const r = clusterBootstrapTotals(sums, sizes, { resamples: o.resamples, level: o.level, method: o.method, seed: o.seed });
     const out: BootstrapCi = {
       ...base,
-      estimate: r.estimate,
-      lower: Number.isFinite(r.lower) ? r.lower : null,
-      upper: Number.isFinite(r.upper) ? r.upper : null,
-      se: Number.isFinite(r.se) ? r.se : null,
-      rng: r.rng,
-      engine: r.engine,
+      ...bootstrapFields(r),
       se_clt: n > 1 ? cltStandardErrorFromMoments(n, total, sumSq, { ddof: 1 }) : null,
       se_clt_ddof0: cltStandardErrorFromMoments(n, total, sumSq, { ddof: 0 }),
     };

@@ -88,6 +88,13 @@ export function checkThreads(threads: number | undefined): number | undefined {
 /** The default cluster column over the store: a scenario's epochs are correlated observations. */
 export const DEFAULT_CLUSTER = 'scenario_id';
 
+const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
+
+/** A bootstrap's estimate, interval ends and SE (null where not finite) and the generator it drew from: the fields every bootstrap CI carries. */
+export function bootstrapFields(r: { estimate: number; lower: number; upper: number; se: number; rng?: string; engine?: string }): Pick<BootstrapCi, 'estimate' | 'lower' | 'upper' | 'se' | 'rng' | 'engine'> {
+  return { estimate: r.estimate, lower: finite(r.lower), upper: finite(r.upper), se: finite(r.se), rng: r.rng, engine: r.engine };
+}
+
 export interface BootstrapCiOptions extends MetricChoice {
   by?: string[];
   /** Cluster column; over the store `undefined` means scenario_id, and `false` (`--no-cluster`) none. */
@@ -176,12 +183,7 @@ export async function intervalFor(values: Float64Array, clusters: string[] | nul
     }
     const out: BootstrapCi = {
       ...base,
-      estimate: r.estimate,
-      lower: Number.isFinite(r.lower) ? r.lower : null,
-      upper: Number.isFinite(r.upper) ? r.upper : null,
-      se: Number.isFinite(r.se) ? r.se : null,
-      rng: r.rng,
-      engine: r.engine,
+      ...bootstrapFields(r),
       se_clt: isMean && values.length > 1 ? cltStandardError(values, { ddof: 1 }) : null,
       se_clt_ddof0: isMean ? cltStandardError(values, { ddof: 0 }) : null,
     };
@@ -324,7 +326,6 @@ async function comparePairedMedian(xa: Float64Array, xb: Float64Array, ids: stri
   const { parallelBootstrapStatistic } = await import('../compute/parallel-bootstrap.ts');
   const r = await parallelBootstrapStatistic(d, { name: 'median' }, { resamples: o.resamples, level: o.level, method: o.method, seed: o.seed, ...(ids ? { clusters: ids } : {}) }, { threads: o.threads });
   const se = pairedStandardError(xa, xb, { ddof: 1 });
-  const finite = (x: number) => (Number.isFinite(x) ? x : null);
   const out: PairedMedianComparison = {
     n: d.length,
     ...(r.clusters !== undefined ? { clusters: r.clusters } : {}),

@@ -16,6 +16,7 @@ import { SELF_EXCLUSION_DEFAULT, type ExcludeBy } from '../stats/judge-panel.ts'
 import { forEachChunk, query, type SqlParams } from '../store/duckdb.ts';
 import { dataError } from '../errors.ts';
 import { judgedScorersHint, withStore, type StoreSource } from './ci.ts';
+import { partitionsFor, samplePartitionSql } from './judge-patterns.ts';
 
 export interface JudgeSampleRow {
   sample: string;
@@ -55,9 +56,6 @@ interface Pivot {
   judgments: number;
 }
 
-/** Judgments per hash partition when the totals are counted: each GROUP BY then holds a bounded share of the episodes (at 1e7 one pivot needed ~7 GB). */
-const JUDGMENTS_PER_PART = 3_000_000;
-
 /** The judge models (sorted) with the family of each judge's first judgment in sample order, and the pivot SQL. */
 async function loadPivot(conn: DuckDBConnection, scorer: string): Promise<Pivot | null> {
   const from = `FROM judgments j JOIN episodes e USING (run_id, episode_id) WHERE j.scorer = $scorer`;
@@ -67,7 +65,7 @@ async function loadPivot(conn: DuckDBConnection, scorer: string): Promise<Pivot 
   const judges = rows.map((r): Judge => ({ id: String(r.judge_model), model: String(r.judge_model), family: r.family === null ? String(r.judge_model) : String(r.family) }));
   const cols = judges.map((_, i) => `max(j.value) FILTER (WHERE j.judge_model = $j${i}) AS v${i}, CAST(count(*) FILTER (WHERE j.judge_model = $j${i}) AS INTEGER) AS c${i}`).join(', ');
   const sql = (part?: { of: number; index: number }) => `SELECT j.run_id || '/' || j.episode_id AS sample, any_value(e.subject_model) AS subject_model, coalesce(any_value(e.subject_family), any_value(e.subject_model)) AS subject_family, ${cols}
-    ${from} ${part && part.of > 1 ? `AND hash(j.run_id, j.episode_id) % ${part.of} = ${part.index}` : ''} GROUP BY sample`;
+    ${from} ${part ? samplePartitionSql(part.of, part.index) : ''} GROUP BY sample`;
   const judgments = rows.reduce((a, r) => a + Number(r.n), 0);
   return { judges, sql, params: { scorer, ...Object.fromEntries(judges.map((j, i) => [`j${i}`, j.model])) }, judgments };
 }
@@ -102,7 +100,7 @@ export async function loadJudgeMedians(conn: DuckDBConnection, opts: { scorer: s
   const vs = judges.map((_, i) => `v${i}`).join(', ');
   const maxC = judges.map((_, i) => `c${i}`).join(', ');
   // Counted per hash partition of the episodes (a sample is in exactly one), then summed here.
-  const of = Math.max(1, Math.ceil(pivot.judgments / (opts.judgmentsPerPart ?? JUDGMENTS_PER_PART)));
+  const of = partitionsFor(pivot.judgments, opts.judgmentsPerPart);
   const patterns: Record<string, unknown>[] = [];
   for (let index = 0; index < of; index++) {
     for (const r of (await query(conn, `SELECT subject_model, subject_family, ${vs}, CAST(max(greatest(${maxC})) AS INTEGER) AS dup, CAST(count(*) AS BIGINT) AS n FROM (${pivot.sql({ of, index })}) GROUP BY ALL`, pivot.params)).rows) patterns.push(r);

@@ -55,6 +55,15 @@ export interface AgreementResult {
   note?: string;
 }
 
+/** Judgments per hash partition of the samples when judgments are pivoted per sample: each GROUP BY then holds a bounded share of the samples (at 1e7 one pass needed ~7 GB). */
+export const JUDGMENTS_PER_PART = 3_000_000;
+
+/** How many hash partitions keep each within `perPart` judgments. */
+export const partitionsFor = (judgments: number, perPart = JUDGMENTS_PER_PART): number => Math.max(1, Math.ceil(judgments / perPart));
+
+/** The predicate keeping partition `index` of `of` (judgments aliased `j`; a sample is in exactly one); '' when there is one. */
+export const samplePartitionSql = (of: number, index: number): string => (of > 1 ? `AND hash(j.run_id, j.episode_id) % ${of} = ${index}` : '');
+
 /**
  * The scorer's judgments as patterns. `subject` is the SQL expression naming a sample's subject
  * and `join` the joins that make it available (the report's `r_subject` labels; the CLI's model
@@ -86,7 +95,7 @@ export async function loadJudgePatterns(
   // Counted per hash partition of the samples (a sample is in exactly one), then merged: each
   // GROUP BY holds a bounded share of the samples (at 1e7 one pass ran DuckDB out of memory).
   const total = judgeRows.reduce((s, r) => s + Number(r.aligned) + Number(r.misaligned) + Number(r.error), 0);
-  const of = Math.max(1, Math.ceil(total / judgmentsPerPart));
+  const of = partitionsFor(total, judgmentsPerPart);
   const params = { scorer, ...Object.fromEntries(judges.map((jm, i) => [`j${i}`, jm])) };
   const parts: Record<string, Plain>[][] = [];
   for (let index = 0; index < of; index++) {
@@ -94,7 +103,7 @@ export async function loadJudgePatterns(
     WITH p AS (
       SELECT j.run_id, j.episode_id, any_value(${subject}) AS subject, ${cols}
       FROM judgments j JOIN episodes e ON e.run_id = j.run_id AND e.episode_id = j.episode_id ${join}
-      WHERE j.scorer = $scorer ${of > 1 ? `AND hash(j.run_id, j.episode_id) % ${of} = ${index}` : ''} GROUP BY j.run_id, j.episode_id)
+      WHERE j.scorer = $scorer ${samplePartitionSql(of, index)} GROUP BY j.run_id, j.episode_id)
     SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`, params));
   }
   const rows = of === 1 ? parts[0] : mergePatternRows(parts, judges.length);
@@ -115,8 +124,6 @@ export async function loadJudgePatterns(
   };
 }
 
-/** Judgments per hash partition when patterns are counted (the same bound as `judge-medians.ts`). */
-const JUDGMENTS_PER_PART = 3_000_000;
 
 /** Pattern rows of several partitions summed into one list, in the order a single pass sorts them (ORDER BY ALL: subject, then v0, x0, c0, ...; NULLs last). */
 function mergePatternRows(parts: Record<string, Plain>[][], judges: number): Record<string, Plain>[] {
