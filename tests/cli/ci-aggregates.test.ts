@@ -114,9 +114,14 @@ describe('ci --from-aggregates gives the store path\'s intervals', () => {
     writeFileSync(f('al-reversed.csv'), [head, ...[...rows].reverse()].join('\n') + '\n');
     const got = json(['ci', 'bootstrap', '--from-aggregates', f('al-reversed.csv'), '--seed', '3', '--resamples', '1000']);
     same(want, got, ['n', 'clusters', 'estimate', 'lower', 'upper', 'se', 'engine'], []);
-    // One cluster one success better (sum + 1, sum_sq + 1 keeps it a valid 0/1 cluster): the comparison above would see it.
+    // One cluster one success better: a 0 turned into a 1 (sum + 1, sum_sq + 1). Only a cluster of
+    // 0/1 values (sum_sq = sum) with a 0 in it (sum < n) can take it and stay valid, and the file's
+    // row order is DuckDB's, so the cluster is looked up rather than taken from the first row.
     const cols = head!.split(',');
-    const moved = rows.map((r, i) => (i === 0 ? r.split(',').map((v, j) => (cols[j] === 'sum' || cols[j] === 'sum_sq' ? String(Number(v) + 1) : v)).join(',') : r));
+    const at = (r: string, c: string) => Number(r.split(',')[cols.indexOf(c)]);
+    const pick = rows.findIndex((r) => at(r, 'sum_sq') === at(r, 'sum') && at(r, 'sum') < at(r, 'n'));
+    expect(pick).toBeGreaterThanOrEqual(0);
+    const moved = rows.map((r, i) => (i === pick ? r.split(',').map((v, j) => (cols[j] === 'sum' || cols[j] === 'sum_sq' ? String(Number(v) + 1) : v)).join(',') : r));
     writeFileSync(f('al-moved.csv'), [head, ...moved].join('\n') + '\n');
     const other = json(['ci', 'bootstrap', '--from-aggregates', f('al-moved.csv'), '--seed', '3', '--resamples', '1000']);
     expect(other.estimate).not.toBe(want.estimate);
