@@ -46,10 +46,11 @@ ${ORDER}`;
  * Judged episodes whose eligible verdicts (not excluded as self, not ERROR) differ (section 6's
  * "Eligible judges disagree"): a judge's value on an episode is its max, as in the judge patterns.
  */
-const DISAGREE_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e JOIN (
-  SELECT run_id, episode_id, judge_model, max(value) AS v, bool_or(excluded_self) AS x FROM judgments WHERE scorer = $scorer GROUP BY ALL
-) j ON j.run_id = e.run_id AND j.episode_id = e.episode_id
-WHERE e.run_id = $run AND e.subject_model = $model AND NOT j.x AND j.v IS NOT NULL
+const DISAGREE_SQL = `WITH e AS (SELECT run_id, episode_id, scenario_id, epoch FROM episodes WHERE run_id = $run AND subject_model = $model),
+j AS (SELECT j.run_id, j.episode_id, j.judge_model, max(j.value) AS v, bool_or(j.excluded_self) AS x FROM judgments j
+  SEMI JOIN e ON j.run_id = e.run_id AND j.episode_id = e.episode_id WHERE j.run_id = $run AND j.scorer = $scorer GROUP BY ALL)
+SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM e JOIN j ON j.run_id = e.run_id AND j.episode_id = e.episode_id
+WHERE NOT j.x AND j.v IS NOT NULL
 GROUP BY e.run_id, e.episode_id, e.scenario_id, e.epoch HAVING count(DISTINCT j.v) > 1
 ${ORDER}`;
 

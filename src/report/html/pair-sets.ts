@@ -57,10 +57,10 @@ export function buildFourCellSets(g: GenericSections, sources: GenericSubjectSou
 }
 
 /** A judge's value on a sample is its max (ERROR: none), self-excluded verdicts included, as the one judges section (`sections/judges.ts`, from `loadJudgePatterns`) counts its pairs, in every suite. */
-const JUDGE_DIFFER_SQL = `WITH j AS (SELECT run_id, episode_id, judge_model, max(value) AS v FROM judgments WHERE scorer = $scorer GROUP BY ALL)
-SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM j a JOIN j b ON a.run_id = b.run_id AND a.episode_id = b.episode_id
-  JOIN episodes e ON e.run_id = a.run_id AND e.episode_id = a.episode_id
-WHERE a.judge_model = $ja AND b.judge_model = $jb AND a.v IS NOT NULL AND b.v IS NOT NULL AND a.v <> b.v
+const JUDGE_DIFFER_SQL = `WITH j AS (SELECT run_id, episode_id, max(value) FILTER (WHERE judge_model = $ja) AS a, max(value) FILTER (WHERE judge_model = $jb) AS b
+  FROM judgments WHERE scorer = $scorer AND judge_model IN ($ja, $jb) GROUP BY run_id, episode_id)
+SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM j JOIN episodes e ON e.run_id = j.run_id AND e.episode_id = j.episode_id
+WHERE j.a IS NOT NULL AND j.b IS NOT NULL AND j.a <> j.b
 ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
 
 /** The disagreement sets of every judge pair of a generic report. */
