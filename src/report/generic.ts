@@ -137,8 +137,27 @@ async function materialize(ctx: ReportContext): Promise<void> {
     FROM (${SCORER_ROWS}) o JOIN g_subject g USING (run_id, subject_model)`);
 }
 
-export async function genericSections(ctx: ReportContext, opts: { slices?: string[]; adjust?: Adjust } = {}): Promise<GenericSections> {
-  const adjust = opts.adjust ?? 'holm';
+/** The core results section's value: the tasks, their scorers (with kinds), each subject's result per scorer, corpus-level metrics. */
+export type CoreResults = Pick<GenericSections, 'suites' | 'scorers' | 'results' | 'corpus'>;
+
+/** The core sections' values by their keys in the report (`suites/core.ts`). */
+export interface CoreValues {
+  results: CoreResults;
+  pairwise: PairwiseSection;
+  judges: GenericJudges[];
+  slices: GenericSections['slices'];
+  reconciliation: Reconciliation[];
+  samples: GenericSections['samples'];
+}
+
+/** results.json's `generic` of the core report, from the core sections' values (by key). */
+export function assembleGeneric(v: Readonly<Record<string, unknown>>): GenericSections {
+  const c = v as unknown as CoreValues;
+  return { ...c.results, pairwise: c.pairwise, judges: c.judges, slices: c.slices, reconciliation: c.reconciliation, samples: c.samples };
+}
+
+/** Results per task x scorer x subject (and the temp tables g_subject, g_obs the later core sections read). */
+export async function coreResults(ctx: ReportContext): Promise<CoreResults> {
   await materialize(ctx);
   const o = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples };
   const suites = [...new Set(ctx.runs.map((r) => r.suite))].sort(byText);
@@ -185,18 +204,17 @@ export async function genericSections(ctx: ReportContext, opts: { slices?: strin
     }
   }
 
-  return {
-    suites,
-    scorers,
-    results,
-    corpus: await corpusMetrics(ctx),
-    pairwise: pairwiseOf(await genericPairFamilies(ctx, scorers), { ...o, adjust }),
-    judges: await judgedScorers(ctx, { expr: 'g.subject', join: 'JOIN g_subject g ON g.run_id = e.run_id AND g.subject_model = e.subject_model', subjects: [] }),
-    slices: await slicesOf(ctx, opts.slices ?? []),
-    reconciliation: await reconcile(ctx),
-    samples: await samplesOf(ctx),
-  };
+  return { suites, scorers, results, corpus: await corpusMetrics(ctx) };
 }
+
+/** Pairwise comparisons per task x scorer (`results`: the core results section's value). */
+export async function corePairwise(ctx: ReportContext, results: CoreResults, adjust: Adjust): Promise<PairwiseSection> {
+  return pairwiseOf(await genericPairFamilies(ctx, results.scorers), { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, adjust });
+}
+
+/** Judges and agreement of every judged scorer, with the core subjects' labels. */
+export const coreJudges = (ctx: ReportContext): Promise<GenericJudges[]> =>
+  judgedScorers(ctx, { expr: 'g.subject', join: 'JOIN g_subject g ON g.run_id = e.run_id AND g.subject_model = e.subject_model', subjects: [] });
 
 /**
  * The pairwise families of the core sections: per task x scorer, each subject's value on each
@@ -282,7 +300,7 @@ async function corpusMetrics(ctx: ReportContext): Promise<CorpusMetric[]> {
 }
 
 /** Slice dimensions: set episode columns, metadata keys with 2-12 levels (fewer than the items), and --slice. */
-async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSections['slices']> {
+export async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSections['slices']> {
   await ctx.conn.run(`CREATE TEMP TABLE g_dim AS
     SELECT run_id, episode_id, 'domain' AS dim, domain AS level FROM episodes WHERE domain IS NOT NULL
     UNION ALL SELECT run_id, episode_id, 'decision_type', decision_type FROM episodes WHERE decision_type IS NOT NULL
@@ -324,7 +342,7 @@ async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSe
  * standard error (`cltStandardError`, n - 1: Inspect's `stderr` and lm-eval's `mean_stderr`)
  * where the log reports one. The scorer name is a bound parameter.
  */
-async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
+export async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
   const out: Reconciliation[] = [];
   const modelOf = new Map((await ctx.q(`SELECT run_id, min(subject_model) AS m FROM episodes GROUP BY run_id`)).map((r) => [String(r.run_id), String(r.m)]));
   const groupsSeen = new Set<string>();
@@ -382,7 +400,7 @@ async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
   return out;
 }
 
-async function samplesOf(ctx: ReportContext): Promise<GenericSections['samples']> {
+export async function samplesOf(ctx: ReportContext): Promise<GenericSections['samples']> {
   const rows = await ctx.q(`SELECT g.suite, g.subject, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE e.status = 'invalid') AS BIGINT) AS invalid,
       CAST(count(*) FILTER (WHERE e.status = 'error') AS BIGINT) AS errored FROM episodes e JOIN g_subject g USING (run_id, subject_model) GROUP BY ALL ORDER BY g.suite, g.subject`);
   const reasons = await ctx.q(`SELECT g.suite, g.subject, e.status, coalesce(CASE WHEN e.status = 'invalid' THEN e.invalid_reason ELSE e.error END, '(no reason recorded)') AS reason, CAST(count(*) AS BIGINT) AS n
