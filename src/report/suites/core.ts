@@ -11,13 +11,13 @@ import { RESULTS_SCHEMA, type GenericReportResults } from '../report-results.ts'
 import { STANDOFF_VERSION } from '../../version.ts';
 import { isStandoffSource } from '../../schema/tables.ts';
 import { renderGate, renderSimulatedBanner, renderSummary, runSummary, type SummaryResult } from '../sections/summary.ts';
-import { ADJUST_LABEL, assembleGeneric, coreJudges, corePairwise, coreResults, reconcile, samplesOf, slicesOf, type CoreResults, type GenericJudges, type GenericSections, type Reconciliation } from '../generic.ts';
+import { ADJUST_LABEL, assembleGeneric, computeResults, coreJudges, corePairwise, coreResultsOf, GENERIC_SOURCE, reconcile, samplesOf, slicesOf, type CoreResults, type GenericJudges, type ObservationSource, type ResultCell, type ScorerInfo, type GenericSections, type Reconciliation } from '../generic.ts';
 import { genericContents, genericPairwiseView, renderAtAGlance, renderCorePart } from '../generic-render.ts';
 import { buildGenericCountLinks } from '../html/build-index-html.ts';
 import { buildGenericEpisodeSets, type GenericSubjectSource } from '../html/episode-sets.ts';
 import type { ReportContext } from '../sections/context.ts';
 import { pairedForest, scorerForest, taskHeatmap } from '../core-figures.ts';
-import { judgeFigure, judgeFigureName } from '../figures.ts';
+import { judgeFigure, judgeFigureName, type FigureSpec } from '../figures.ts';
 import type { PairwiseSection } from '../sections/pairwise.ts';
 import type { RenderInput, ReportSuite, SuiteSection } from '../suite.ts';
 
@@ -32,14 +32,37 @@ export const summarySection: SuiteSection<SummaryResult> = {
 const generic = (i: RenderInput) => assembleGeneric(i.all);
 const several = (g: GenericSections) => g.suites.length > 1;
 
+/**
+ * How a suite shows the one results computation (`computeResults`, generic.ts): where its
+ * observations come from, the value it keeps (results.json's entry), its Markdown and figures.
+ */
+export interface ResultsView<P> {
+  source: ObservationSource;
+  present(ctx: ReportContext, computed: { scorers: ScorerInfo[]; cells: ResultCell[] }): Promise<P>;
+  render(value: P, input: RenderInput): string;
+  figures?(value: P, input: RenderInput): (FigureSpec | null)[];
+  step?: string;
+}
+
+/** The core results section over a suite's source and presentation (key `results`). */
+export function resultsSectionOf<P>(view: ResultsView<P>): SuiteSection<P> {
+  return {
+    key: 'results',
+    step: view.step ?? 'results per subject',
+    compute: async ({ ctx }) => view.present(ctx, await computeResults(ctx, view.source)),
+    render: view.render,
+    figures: view.figures,
+  };
+}
+
 /** Results per task x subject x scorer: every scorer a metric, its kind from evidence, corpus-level metrics beside. */
-export const coreResultsSection: SuiteSection<CoreResults> = {
-  key: 'results',
+export const coreResultsSection: SuiteSection<CoreResults> = resultsSectionOf<CoreResults>({
+  source: GENERIC_SOURCE,
+  present: coreResultsOf,
   step: 'results per subject and scorer',
-  compute: ({ ctx }) => coreResults(ctx),
   render: (_v, i) => renderCorePart('results', generic(i), i.ctx.level),
   figures: (_v, i) => [scorerForest(generic(i), i.ctx.level), taskHeatmap(generic(i))],
-};
+});
 
 /** Paired comparisons per task x scorer (`sections/pairwise.ts`, the one pairwise implementation). */
 export const corePairwiseSection: SuiteSection<PairwiseSection> = {

@@ -13,9 +13,9 @@ import { isO1Data } from '../../schema/tables.ts';
 import { RESULTS_SCHEMA } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import { groundedHeatmap, judgeFigure, metricBars, probeOutcomes, reliabilityPlot, sliceDots } from '../figures.ts';
-import { materializeObservations, type ReportContext } from '../sections/context.ts';
+import type { ReportContext } from '../sections/context.ts';
 import { renderGate, renderSimulatedBanner, type SummaryResult } from '../sections/summary.ts';
-import { renderAtAGlance, renderResults, resultsSection, type ResultsSection } from '../sections/results.ts';
+import { O1_SOURCE, o1Results, renderAtAGlance, renderResults, type ResultsSection } from '../sections/results.ts';
 import { recomputedSection, renderRecomputed, type RecomputedSection } from '../sections/recomputed.ts';
 import { costsSection, renderCosts, type CostsSection } from '../sections/costs.ts';
 import { groundedSection, renderGrounded, type GroundedSection } from '../sections/grounded.ts';
@@ -33,7 +33,7 @@ import { buildEpisodeSets } from '../html/episode-sets.ts';
 import { loadSubjectSources } from '../html/load-episodes.ts';
 import type { ReportResults } from '../report-results.ts';
 import type { RenderInput, ReportSuite, SuiteSection } from '../suite.ts';
-import { summarySection } from './core.ts';
+import { resultsSectionOf, summarySection } from './core.ts';
 import { CLT_METHOD } from '../../analysis/rates.ts';
 import { CLT_MIN_CLUSTERS, CLT_MIN_EVENTS } from '../../stats/index.ts';
 import { rankingFigure, rankingSection, renderRanking, type RankingSection } from '../sections/ranking.ts';
@@ -41,16 +41,13 @@ import { rankingFigure, rankingSection, renderRanking, type RankingSection } fro
 type Ctx = RenderInput['ctx'];
 const lvl = (i: RenderInput) => i.ctx.level;
 
-const results: SuiteSection<ResultsSection> = {
-  key: 'results',
-  step: 'results per subject',
-  compute: async ({ ctx }) => {
-    await materializeObservations(ctx);
-    return resultsSection(ctx);
-  },
+/** Section 2: the core results section over O1's four metrics, in O1's table. */
+const results = resultsSectionOf<ResultsSection>({
+  source: O1_SOURCE,
+  present: o1Results,
   render: (v, i) => renderResults(v, lvl(i)),
   figures: (v, i) => [metricBars(v, i.ctx.subjects, i.ctx.colours, i.ctx.level)],
-};
+});
 const recomputed: SuiteSection<RecomputedSection> = {
   key: 'recomputed',
   step: 'reported vs recomputed',
