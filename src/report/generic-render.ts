@@ -13,7 +13,7 @@ import { renderPairwise, type PairwiseView } from './sections/pairwise.ts';
 import { renderFourCells } from './four-cell.ts';
 import { judgesView, renderJudges } from './sections/judges.ts';
 import { judgeFigureName } from './figures.ts';
-import { resultSubjects, type GenericSections, type ScorerResult } from './generic.ts';
+import { resultSubjects, type GenericSections, type Reconciliation, type ScorerResult } from './generic.ts';
 
 const isBinary = (k: MetricKind | null) => k === 'binary';
 const value = (k: MetricKind | null, x: number | null) => (isBinary(k) ? pct(x) : fixed(x, 3));
@@ -114,22 +114,29 @@ const slicesPart: Part = (g, level, n, several) => {
   return out.join('\n');
 };
 
-const reconciliationPart: Part = (g, _level, n) => {
-  if (g.reconciliation.length === 0) return null;
-  const flagged = g.reconciliation.filter((r) => r.status === 'FLAG').length;
+const reconciliationPart: Part = (g, _level, n) => renderReconciliation(g.reconciliation, `## ${n}. Reported vs recomputed`) || null;
+
+/**
+ * The reported vs recomputed table of every suite (the core reconciliation section's Markdown):
+ * the log's own aggregates beside Standoff's recomputation, under `heading`; '' when no log
+ * reported any.
+ */
+export function renderReconciliation(rows: Reconciliation[], heading: string): string {
+  if (rows.length === 0) return '';
+  const flagged = rows.filter((r) => r.status === 'FLAG').length;
   return [
-    `## ${n}. Reported vs recomputed\n`,
+    `${heading}\n`,
     `The metrics the log reported about itself (\`runs.config.reported_metrics\`) beside Standoff's value recomputed from the per-sample scores (difference: recomputed − reported). ${flagged ? `**${flagged} differ** (FLAG).` : 'Every recomputed value matches.'}\n`,
     table(
       ['Run', 'Task', 'Metric', 'Filter', 'Scorer', 'Reported', 'Recomputed', 'Difference', 'Stderr reported / recomputed', 'Status', 'Note'],
-      g.reconciliation.map((r) => [
+      rows.map((r) => [
         code(r.run_id), cell(r.task), cell(r.metric), cell(r.filter ?? '—'), cell(r.scorer ?? '—'), fixed(r.reported, 4), fixed(r.recomputed, 4), r.diff === null ? '—' : signed(r.diff, 6),
         `${fixed(r.reported_stderr, 4)} / ${fixed(r.recomputed_stderr, 4)}`, r.status === 'FLAG' ? '**FLAG**' : r.status, cell(r.note),
       ]),
       ['l', 'l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'l', 'l'],
     ),
   ].join('\n');
-};
+}
 
 const samplesPart: Part = (g, _level, n, several) => {
   const out: string[] = [`## ${n}. Invalid and errored samples\n`];

@@ -13,7 +13,7 @@ import type { PairwiseSection } from './sections/pairwise.ts';
 import type { JudgesSection } from './sections/judges.ts';
 import type { ProbesSection } from './sections/probes.ts';
 import type { EpisodesSection } from './sections/episodes.ts';
-import type { GenericSections } from './generic.ts';
+import type { GenericSections, Reconciliation } from './generic.ts';
 
 export interface ReportResults {
   schema: string;
@@ -23,6 +23,8 @@ export interface ReportResults {
   summary: Omit<SummaryResult, 'hashes' | 'gate'>;
   gate: SummaryResult['gate'];
   results: ResultsSection;
+  /** The log's own aggregates beside Standoff's recomputation (the core reconciliation section; empty for Standoff's runs). */
+  reconciliation: Reconciliation[];
   grounded: GroundedSection;
   slices: SlicesSection;
   pairwise: PairwiseSection;

@@ -33,7 +33,9 @@ import { buildEpisodeSets } from '../html/episode-sets.ts';
 import { loadSubjectSources } from '../html/load-episodes.ts';
 import type { ReportResults } from '../report-results.ts';
 import type { RenderInput, ReportSuite, SuiteSection } from '../suite.ts';
-import { resultsSectionOf, summarySection } from './core.ts';
+import { coreReconciliationSection, resultsSectionOf, summarySection } from './core.ts';
+import { renderReconciliation } from '../generic-render.ts';
+import type { Reconciliation } from '../generic.ts';
 import { CLT_METHOD } from '../../analysis/rates.ts';
 import { CLT_MIN_CLUSTERS, CLT_MIN_EVENTS } from '../../stats/index.ts';
 import { rankingFigure, rankingSection, renderRanking, type RankingSection } from '../sections/ranking.ts';
@@ -53,6 +55,11 @@ const recomputed: SuiteSection<RecomputedSection> = {
   step: 'reported vs recomputed',
   compute: ({ ctx }) => recomputedSection(ctx),
   render: (v) => renderRecomputed(v),
+};
+/** The core reported vs recomputed section (the log's own aggregates), a subsection of section 2 here. */
+const reconciliation: SuiteSection<Reconciliation[]> = {
+  ...coreReconciliationSection,
+  render: (v) => renderReconciliation(v, "### Reported vs recomputed: the log's own aggregates"),
 };
 const costs: SuiteSection<CostsSection> = {
   key: 'costs',
@@ -125,7 +132,7 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
   // Recognised by its data (schema/tables.ts isO1Data): a Standoff store, or one O1-shaped suite
   // (the standoff_o1 task, or two of O1's scorers) whoever wrote it (Inspect logs, CSV).
   recognise: (f) => f.suites.length === 1 && (f.standoff || f.sources.every((source) => isO1Data({ source, suite: f.suites[0], scorers: f.scorers }))),
-  sections: () => [summarySection, results, recomputed, grounded, slices, pairwise, ranking, judges, probes, episodes, costs, limitationsSection],
+  sections: () => [summarySection, results, recomputed, reconciliation, grounded, slices, pairwise, ranking, judges, probes, episodes, costs, limitationsSection],
   figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'ranking', 'probes', 'ladder', 'concentration', 'accuracy-form', 'calibration', 'judges', 'latency', 'tokens', 'cost-frontier'],
   results(ctx: ReportContext, v: Record<string, unknown>) {
     const { hashes, gate, ...summary } = v.summary as SummaryResult;
@@ -137,6 +144,7 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
       summary,
       gate,
       results: v.results as ResultsSection,
+      reconciliation: v.reconciliation as Reconciliation[],
       grounded: v.grounded as GroundedSection,
       slices: v.slices as SlicesSection,
       pairwise: v.pairwise as PairwiseSection,
