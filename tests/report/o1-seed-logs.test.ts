@@ -116,6 +116,11 @@ describe("the seed's table through O1-shaped Inspect logs", () => {
     expect(row).toBe('| nim/openai/gpt-oss-120b | 24.4% (22/90) | 22.2% (20/90) | **2** (FLAG) |');
     expect(md.match(/^- nim\/openai\/gpt-oss-120b: `[a-z_]+` epoch \d: log gathered, recomputed not gathered$/gm)).toHaveLength(2);
     expect(md).toMatch(/\| nim\/minimax\/minimax-m3 \| 100\.0% \(90\/90\) \| 100\.0% \(90\/90\) \| 0 \|/);
+    // The same numbers are in results.json (`recomputed`).
+    const json = JSON.parse(readFileSync(join(store, '..', 'report', 'results.json'), 'utf8'));
+    const gptRow = json.recomputed.subjects.find((x: { subject: string }) => x.subject === 'nim/openai/gpt-oss-120b');
+    expect(gptRow).toMatchObject({ both: 90, reported: 22, recomputed: 20 });
+    expect(gptRow.differing).toHaveLength(2);
     const ci = (metric: string) => JSON.parse(runCli(['ci', 'exact', '--traces', store, '--metric', metric, '--by', 'subject_model', '--format', 'json']).stdout);
     const gpt = (r: { group: { subject_model: string }; successes: number; trials: number; description?: string }[]) => r.find((g) => g.group.subject_model === 'nim/openai/gpt-oss-120b')!;
     expect(gpt(ci('gathered_evidence'))).toMatchObject({ successes: 20, trials: 90, note: expect.stringContaining('"gathered_evidence" is the built-in metric; this store\'s scorer gathered_evidence is metric score:gathered_evidence') });

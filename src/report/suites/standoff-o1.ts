@@ -144,6 +144,7 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
       summary,
       gate,
       results: v.results as ResultsSection,
+      recomputed: v.recomputed as RecomputedSection,
       reconciliation: v.reconciliation as Reconciliation[],
       grounded: v.grounded as GroundedSection,
       slices: v.slices as SlicesSection,
