@@ -142,8 +142,3 @@ export function taskHeatmap(g: GenericSections): FigureSpec | null {
     },
   };
 }
-
-/** The core figures in report order. */
-export function coreFigures(g: GenericSections, level: number): (FigureSpec | null)[] {
-  return [scorerForest(g, level), taskHeatmap(g), pairedForest(g.pairwise, level, genericPairwiseView(2, g.suites.length > 1)), ...g.judges.map((j, i) => judgeFigure(j, judgeFigureName(i)))];
-}

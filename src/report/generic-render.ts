@@ -2,7 +2,8 @@
  * Markdown of the core sections (every store): results per subject x scorer, pairwise
  * comparisons (`sections/pairwise.ts`), judges and agreement (`sections/judges.ts`), slices,
  * reported vs recomputed, invalid and errored samples, and the first screen's compact results
- * table. The numbers come from `generic.ts`; nothing here computes a statistic.
+ * table. The numbers come from `generic.ts`; nothing here computes a statistic. Each part is one
+ * core section's `render` (`renderCorePart`, `suites/core.ts`).
  */
 import { cell, code, fixed, fmtCount, numInterval, pct, pctInterval, signed, table, byText } from './markdown.ts';
 import { rateCellFull } from './rate-cell.ts';
@@ -12,7 +13,7 @@ import { renderPairwise, type PairwiseView } from './sections/pairwise.ts';
 import { renderFourCells } from './four-cell.ts';
 import { judgesView, renderJudges } from './sections/judges.ts';
 import { judgeFigureName } from './figures.ts';
-import { resultSubjects, type GenericSections, type ScorerResult } from './generic.ts';
+import { resultSubjects, type GenericSections, type Reconciliation, type ScorerResult } from './generic.ts';
 
 const isBinary = (k: MetricKind | null) => k === 'binary';
 const value = (k: MetricKind | null, x: number | null) => (isBinary(k) ? pct(x) : fixed(x, 3));
@@ -28,18 +29,17 @@ function resultCell(r: ScorerResult | undefined): string {
 /** A numbered part of the core sections' Markdown: null when it has nothing to say (and takes no number). */
 type Part = (g: GenericSections, level: number, n: number, several: boolean) => string | null;
 
-/** The core sections after the run summary, numbered from `n0`: results, pairwise, judges, slices, reconciliation, samples. */
-export function renderGeneric(g: GenericSections, level: number, n0: number): string {
-  const several = g.suites.length > 1;
-  const out: string[] = [];
-  let n = n0;
-  for (const part of PARTS) {
-    const md = part(g, level, n, several);
-    if (md === null) continue;
-    out.push(md);
-    n++;
-  }
-  return out.join('\n');
+/** The core sections after the run summary, in report order. */
+export type CorePart = 'results' | 'pairwise' | 'judges' | 'slices' | 'reconciliation' | 'samples';
+
+/**
+ * One core section's Markdown (`generic`: the core sections' values, `assembleGeneric`), numbered
+ * after the run summary (section `n0 - 1`) and the core sections before it that have something to say.
+ */
+export function renderCorePart(key: CorePart, g: GenericSections, level: number, n0 = 2): string {
+  const at = CORE_PARTS.findIndex((p) => p.key === key);
+  const n = n0 + CORE_PARTS.slice(0, at).filter((p) => p.present(g)).length;
+  return CORE_PARTS[at].render(g, level, n, g.suites.length > 1) ?? '';
 }
 
 const resultsPart: Part = (g, level, n, several) => {
@@ -114,22 +114,29 @@ const slicesPart: Part = (g, level, n, several) => {
   return out.join('\n');
 };
 
-const reconciliationPart: Part = (g, _level, n) => {
-  if (g.reconciliation.length === 0) return null;
-  const flagged = g.reconciliation.filter((r) => r.status === 'FLAG').length;
+const reconciliationPart: Part = (g, _level, n) => renderReconciliation(g.reconciliation, `## ${n}. Reported vs recomputed`) || null;
+
+/**
+ * The reported vs recomputed table of every suite (the core reconciliation section's Markdown):
+ * the log's own aggregates beside Standoff's recomputation, under `heading`; '' when no log
+ * reported any.
+ */
+export function renderReconciliation(rows: Reconciliation[], heading: string): string {
+  if (rows.length === 0) return '';
+  const flagged = rows.filter((r) => r.status === 'FLAG').length;
   return [
-    `## ${n}. Reported vs recomputed\n`,
+    `${heading}\n`,
     `The metrics the log reported about itself (\`runs.config.reported_metrics\`) beside Standoff's value recomputed from the per-sample scores (difference: recomputed − reported). ${flagged ? `**${flagged} differ** (FLAG).` : 'Every recomputed value matches.'}\n`,
     table(
       ['Run', 'Task', 'Metric', 'Filter', 'Scorer', 'Reported', 'Recomputed', 'Difference', 'Stderr reported / recomputed', 'Status', 'Note'],
-      g.reconciliation.map((r) => [
+      rows.map((r) => [
         code(r.run_id), cell(r.task), cell(r.metric), cell(r.filter ?? '—'), cell(r.scorer ?? '—'), fixed(r.reported, 4), fixed(r.recomputed, 4), r.diff === null ? '—' : signed(r.diff, 6),
         `${fixed(r.reported_stderr, 4)} / ${fixed(r.recomputed_stderr, 4)}`, r.status === 'FLAG' ? '**FLAG**' : r.status, cell(r.note),
       ]),
       ['l', 'l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'l', 'l'],
     ),
   ].join('\n');
-};
+}
 
 const samplesPart: Part = (g, _level, n, several) => {
   const out: string[] = [`## ${n}. Invalid and errored samples\n`];
@@ -141,7 +148,15 @@ const samplesPart: Part = (g, _level, n, several) => {
   return out.join('\n');
 };
 
-const PARTS: Part[] = [resultsPart, pairwisePart, judgesPart, slicesPart, reconciliationPart, samplesPart];
+/** The core parts in order, their contents titles, and when each has something to say. */
+const CORE_PARTS: { key: CorePart; title: string; render: Part; present: (g: GenericSections) => boolean }[] = [
+  { key: 'results', title: 'Results per subject and scorer', render: resultsPart, present: () => true },
+  { key: 'pairwise', title: 'Pairwise subject comparisons per scorer', render: pairwisePart, present: () => true },
+  { key: 'judges', title: 'Judges and agreement', render: judgesPart, present: (g) => g.judges.length > 0 },
+  { key: 'slices', title: 'Slices', render: slicesPart, present: (g) => g.slices.rows.length > 0 },
+  { key: 'reconciliation', title: 'Reported vs recomputed', render: reconciliationPart, present: (g) => g.reconciliation.length > 0 },
+  { key: 'samples', title: 'Invalid and errored samples', render: samplesPart, present: () => true },
+];
 
 /** Rows of the first screen's compact results table (the full one is section 2). */
 export const AT_A_GLANCE_ROWS = 12;
@@ -182,12 +197,8 @@ export function genericPairwiseView(n: number, several: boolean): PairwiseView {
   };
 }
 
-/** How many numbered sections `renderGeneric` writes after `n0 - 1`. */
+/** The contents entries of the core sections, numbered from `n0`. */
 export function genericContents(g: GenericSections, n0: number): string[] {
-  const titles = ['Results per subject and scorer', 'Pairwise subject comparisons per scorer'];
-  if (g.judges.length) titles.push('Judges and agreement');
-  if (g.slices.rows.length) titles.push('Slices');
-  if (g.reconciliation.length) titles.push('Reported vs recomputed');
-  titles.push('Invalid and errored samples');
+  const titles = CORE_PARTS.filter((p) => p.present(g)).map((p) => p.title);
   return titles.map((t, i) => `${n0 + i}. [${t}](#${n0 + i}-${t.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')})`);
 }

@@ -27,7 +27,8 @@ import { withinTolerance } from '../ingest/lm-eval/reconcile.ts';
 import type { ReportedMetric } from '../ingest/reported-metrics.ts';
 import { fmtCount, byText } from './markdown.ts';
 import { KIND_SQL, ORDINAL_MAX_LEVELS, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from '../analysis/metrics.ts';
-import { metricRates, type Interval } from '../analysis/rates.ts';
+import { metricRates, type Interval, type Rate } from '../analysis/rates.ts';
+import type { Plain } from '../store/duckdb.ts';
 import { ADJUST_LABEL, ADJUST_METHODS, pairwiseOf, type Adjust, type Comparison, type PairFamily, type PairwiseSection } from './sections/pairwise.ts';
 import { judgedScorers, type JudgesSection } from './sections/judges.ts';
 import type { ReportContext } from './sections/context.ts';
@@ -137,66 +138,155 @@ async function materialize(ctx: ReportContext): Promise<void> {
     FROM (${SCORER_ROWS}) o JOIN g_subject g USING (run_id, subject_model)`);
 }
 
-export async function genericSections(ctx: ReportContext, opts: { slices?: string[]; adjust?: Adjust } = {}): Promise<GenericSections> {
-  const adjust = opts.adjust ?? 'holm';
-  await materialize(ctx);
-  const o = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples };
-  const suites = [...new Set(ctx.runs.map((r) => r.suite))].sort(byText);
-  const declared = declaredBinary(ctx);
-  const scorers: ScorerInfo[] = (
-    await ctx.q(`SELECT suite, scorer, ${KIND_SQL} AS kind, list(DISTINCT value ORDER BY value) FILTER (WHERE value IN (0, 1)) AS levels01 FROM g_obs WHERE NOT noanswer GROUP BY ALL ORDER BY suite, scorer`)
-  ).map((r) => ({
-    suite: String(r.suite),
-    scorer: String(r.scorer),
-    metric: scorerMetricName(String(r.scorer)),
-    ...kindFromEvidence((r.kind as MetricKind | null) ?? null, ((r.levels01 as number[] | null) ?? []).map(Number), declared.get(`${r.suite}\u0000${r.scorer}`)),
-  }));
+/** The core results section's value: the tasks, their scorers (with kinds), each subject's result per scorer, corpus-level metrics. */
+export type CoreResults = Pick<GenericSections, 'suites' | 'scorers' | 'results' | 'corpus'>;
 
-  // Results: exact where 0/1, the bootstrap over items always (it is the honest one when epochs repeat).
-  const rates = await metricRates(ctx, `SELECT suite, scorer, subject, scenario_id, value FROM g_obs WHERE NOT noanswer`, ['suite', 'scorer', 'subject'], 'scenario_id', { ...o, clusterLabel: 'scenario_id' });
-  const noans = new Map((await ctx.q(`SELECT suite, scorer, subject, CAST(count(*) AS BIGINT) AS n FROM g_obs WHERE noanswer GROUP BY ALL`)).map((r) => [`${r.suite}\u0000${r.scorer}\u0000${r.subject}`, Number(r.n)]));
-  // A completed sample without a score row for a scorer its suite has was not measured on it.
-  const rowsBy = new Map((await ctx.q(`SELECT suite, scorer, subject, CAST(count(*) AS BIGINT) AS n FROM g_obs GROUP BY ALL`)).map((r) => [`${r.suite}\u0000${r.scorer}\u0000${r.subject}`, Number(r.n)]));
-  const completed = await ctx.q(`SELECT g.suite, g.subject, CAST(count(*) AS BIGINT) AS n FROM episodes e JOIN g_subject g USING (run_id, subject_model) WHERE e.status <> 'error' GROUP BY ALL ORDER BY g.suite, g.subject`);
-  const rateBy = new Map(rates.map((r) => [`${r.group.suite}\u0000${r.group.scorer}\u0000${r.group.subject}`, r]));
-  const results: ScorerResult[] = [];
+/** The core sections' values by their keys in the report (`suites/core.ts`). */
+export interface CoreValues {
+  results: CoreResults;
+  pairwise: PairwiseSection;
+  judges: GenericJudges[];
+  slices: GenericSections['slices'];
+  reconciliation: Reconciliation[];
+  samples: GenericSections['samples'];
+}
+
+/** results.json's `generic` of the core report, from the core sections' values (by key). */
+export function assembleGeneric(v: Readonly<Record<string, unknown>>): GenericSections {
+  const c = v as unknown as CoreValues;
+  return { ...c.results, pairwise: c.pairwise, judges: c.judges, slices: c.slices, reconciliation: c.reconciliation, samples: c.samples };
+}
+
+/** A group's labels: the task, the scorer (or metric) and the subject. */
+export interface CellLabels {
+  suite: string;
+  scorer: string;
+  subject: string;
+}
+
+/**
+ * Where the one results computation ({@link computeResults}) reads its observations: the core
+ * sections' every scorer of the store ({@link GENERIC_SOURCE}), or a suite's own metrics (the
+ * Standoff O1 suite's four: `sections/results.ts`).
+ */
+export interface ObservationSource {
+  /** Creates the temp tables `rows` reads (once, before anything else). */
+  prepare(ctx: ReportContext): Promise<void>;
+  /**
+   * SQL of the observations, a row per sample and scorer: group keys `suite`, `scorer`, `subject`
+   * (any type: integer keys keep a large store's aggregation cheap; `label` names them), `cluster`
+   * (the item, whose epochs are resampled together), `value` (NULL: not measured) and `noanswer`
+   * (BOOLEAN: a sample with no single correct answer, in no denominator and counted).
+   */
+  rows: string;
+  /** The labels of a row's group keys. */
+  label(keys: Record<string, Plain>, ctx: ReportContext): CellLabels;
+  /** The scorers per task, in column order, with their kinds and why. */
+  scorers(ctx: ReportContext): Promise<ScorerInfo[]>;
+  /**
+   * Each task's subjects in row order (each gets a result per scorer, measured or not) and, where a
+   * completed sample without a row for a scorer was not measured on it, the completed samples.
+   */
+  subjects(ctx: ReportContext): Promise<{ suite: string; subject: string; completed?: number }[]>;
+}
+
+/** One subject's result on one scorer: its rate (null: no row at all), NOANSWER samples, completed samples without a row. */
+export interface ResultCell {
+  info: ScorerInfo;
+  subject: string;
+  rate: Rate | null;
+  noanswer: number;
+  unscored: number;
+}
+
+const cellKey = (l: CellLabels) => `${l.suite}\u0000${l.scorer}\u0000${l.subject}`;
+
+/**
+ * The ONE results computation of every report: per task x scorer x subject, the rate or mean with
+ * the exact interval (0/1 values) and the bootstrap over items, whole items with their epochs
+ * resampled (`metricRates`, as `standoff ci exact|bootstrap`); NULL values and completed samples
+ * without a row are not measured, NOANSWER samples are left out; both in no denominator, counted.
+ */
+export async function computeResults(ctx: ReportContext, src: ObservationSource): Promise<{ scorers: ScorerInfo[]; cells: ResultCell[] }> {
+  await src.prepare(ctx);
+  const scorers = await src.scorers(ctx);
+  const rates = await metricRates(ctx, `SELECT suite, scorer, subject, cluster, value FROM (${src.rows}) WHERE NOT noanswer`, ['suite', 'scorer', 'subject'], 'cluster', {
+    level: ctx.level,
+    seed: ctx.seed,
+    resamples: ctx.resamples,
+    clusterLabel: 'scenario_id',
+  });
+  const rateBy = new Map(rates.map((r) => [cellKey(src.label(r.group, ctx)), r]));
+  const counts = async (where: string) => new Map((await ctx.q(`SELECT suite, scorer, subject, CAST(count(*) AS BIGINT) AS n FROM (${src.rows}) ${where} GROUP BY ALL`)).map((r) => [cellKey(src.label(r, ctx)), Number(r.n)]));
+  const noans = await counts('WHERE noanswer');
+  const subjects = await src.subjects(ctx);
+  // A completed sample without a row for a scorer its task has was not measured on it.
+  const rowsBy = subjects.some((s) => s.completed !== undefined) ? await counts('') : new Map<string, number>();
+  const cells: ResultCell[] = [];
   for (const info of scorers) {
-    for (const c of completed.filter((x) => x.suite === info.suite)) {
-      const subject = String(c.subject);
-      const key = `${info.suite}\u0000${info.scorer}\u0000${subject}`;
-      const r = rateBy.get(key);
-      const noRow = Number(c.n) - (rowsBy.get(key) ?? 0);
-      results.push({
-        suite: info.suite,
-        scorer: info.scorer,
-        subject,
-        kind: info.kind,
-        n: r?.trials ?? 0,
-        sum: r?.successes ?? 0,
-        estimate: r?.estimate ?? null,
-        not_measured: (r?.not_measured ?? 0) + Math.max(0, noRow),
-        noanswer: noans.get(key) ?? 0,
-        clusters: r?.clusters ?? 0,
-        max_per_item: r?.max_per_cluster ?? 0,
-        // Exact (Clopper-Pearson) only for a binary scorer: a 0.0 of a continuous score is no rate.
-        exact: info.kind === 'binary' ? (r?.exact ?? null) : null,
-        bootstrap: r?.cluster ?? null,
-      });
+    for (const s of subjects.filter((x) => x.suite === info.suite)) {
+      const key = cellKey({ suite: info.suite, scorer: info.scorer, subject: s.subject });
+      const unscored = s.completed === undefined ? 0 : Math.max(0, s.completed - (rowsBy.get(key) ?? 0));
+      cells.push({ info, subject: s.subject, rate: rateBy.get(key) ?? null, noanswer: noans.get(key) ?? 0, unscored });
     }
   }
-
-  return {
-    suites,
-    scorers,
-    results,
-    corpus: await corpusMetrics(ctx),
-    pairwise: pairwiseOf(await genericPairFamilies(ctx, scorers), { ...o, adjust }),
-    judges: await judgedScorers(ctx, { expr: 'g.subject', join: 'JOIN g_subject g ON g.run_id = e.run_id AND g.subject_model = e.subject_model', subjects: [] }),
-    slices: await slicesOf(ctx, opts.slices ?? []),
-    reconciliation: await reconcile(ctx),
-    samples: await samplesOf(ctx),
-  };
+  return { scorers, cells };
 }
+
+/** The core sections' observations: every scorer in `scores` is a metric, its kind from evidence. */
+export const GENERIC_SOURCE: ObservationSource = {
+  prepare: (ctx) => materialize(ctx),
+  rows: `SELECT suite, scorer, subject, scenario_id AS cluster, value, noanswer FROM g_obs`,
+  label: (k) => ({ suite: String(k.suite), scorer: String(k.scorer), subject: String(k.subject) }),
+  async scorers(ctx) {
+    const declared = declaredBinary(ctx);
+    const rows = await ctx.q(`SELECT suite, scorer, ${KIND_SQL} AS kind, list(DISTINCT value ORDER BY value) FILTER (WHERE value IN (0, 1)) AS levels01 FROM g_obs WHERE NOT noanswer GROUP BY ALL ORDER BY suite, scorer`);
+    return rows.map((r) => ({
+      suite: String(r.suite),
+      scorer: String(r.scorer),
+      metric: scorerMetricName(String(r.scorer)),
+      ...kindFromEvidence((r.kind as MetricKind | null) ?? null, ((r.levels01 as number[] | null) ?? []).map(Number), declared.get(`${r.suite}\u0000${r.scorer}`)),
+    }));
+  },
+  async subjects(ctx) {
+    const rows = await ctx.q(`SELECT g.suite, g.subject, CAST(count(*) AS BIGINT) AS n FROM episodes e JOIN g_subject g USING (run_id, subject_model) WHERE e.status <> 'error' GROUP BY ALL ORDER BY g.suite, g.subject`);
+    return rows.map((r) => ({ suite: String(r.suite), subject: String(r.subject), completed: Number(r.n) }));
+  },
+};
+
+/** The core results section's value from the computed cells: a row per task x scorer x subject. */
+export async function coreResultsOf(ctx: ReportContext, computed: { scorers: ScorerInfo[]; cells: ResultCell[] }): Promise<CoreResults> {
+  const results: ScorerResult[] = computed.cells.map(({ info, subject, rate: r, noanswer, unscored }) => ({
+    suite: info.suite,
+    scorer: info.scorer,
+    subject,
+    kind: info.kind,
+    n: r?.trials ?? 0,
+    sum: r?.successes ?? 0,
+    estimate: r?.estimate ?? null,
+    not_measured: (r?.not_measured ?? 0) + unscored,
+    noanswer,
+    clusters: r?.clusters ?? 0,
+    max_per_item: r?.max_per_cluster ?? 0,
+    // Exact (Clopper-Pearson) only for a binary scorer: a 0.0 of a continuous score is no rate.
+    exact: info.kind === 'binary' ? (r?.exact ?? null) : null,
+    bootstrap: r?.cluster ?? null,
+  }));
+  const suites = [...new Set(ctx.runs.map((r) => r.suite))].sort(byText);
+  return { suites, scorers: computed.scorers, results, corpus: await corpusMetrics(ctx) };
+}
+
+/** Results per task x scorer x subject (and the temp tables g_subject, g_obs the later core sections read). */
+export const coreResults = async (ctx: ReportContext): Promise<CoreResults> => coreResultsOf(ctx, await computeResults(ctx, GENERIC_SOURCE));
+
+/** Pairwise comparisons per task x scorer (`results`: the core results section's value). */
+export async function corePairwise(ctx: ReportContext, results: CoreResults, adjust: Adjust): Promise<PairwiseSection> {
+  return pairwiseOf(await genericPairFamilies(ctx, results.scorers), { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, adjust });
+}
+
+/** Judges and agreement of every judged scorer, with the core subjects' labels. */
+export const coreJudges = (ctx: ReportContext): Promise<GenericJudges[]> =>
+  judgedScorers(ctx, { expr: 'g.subject', join: 'JOIN g_subject g ON g.run_id = e.run_id AND g.subject_model = e.subject_model', subjects: [] });
 
 /**
  * The pairwise families of the core sections: per task x scorer, each subject's value on each
@@ -282,7 +372,7 @@ async function corpusMetrics(ctx: ReportContext): Promise<CorpusMetric[]> {
 }
 
 /** Slice dimensions: set episode columns, metadata keys with 2-12 levels (fewer than the items), and --slice. */
-async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSections['slices']> {
+export async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSections['slices']> {
   await ctx.conn.run(`CREATE TEMP TABLE g_dim AS
     SELECT run_id, episode_id, 'domain' AS dim, domain AS level FROM episodes WHERE domain IS NOT NULL
     UNION ALL SELECT run_id, episode_id, 'decision_type', decision_type FROM episodes WHERE decision_type IS NOT NULL
@@ -324,7 +414,7 @@ async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSe
  * standard error (`cltStandardError`, n - 1: Inspect's `stderr` and lm-eval's `mean_stderr`)
  * where the log reports one. The scorer name is a bound parameter.
  */
-async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
+export async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
   const out: Reconciliation[] = [];
   const modelOf = new Map((await ctx.q(`SELECT run_id, min(subject_model) AS m FROM episodes GROUP BY run_id`)).map((r) => [String(r.run_id), String(r.m)]));
   const groupsSeen = new Set<string>();
@@ -382,7 +472,7 @@ async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
   return out;
 }
 
-async function samplesOf(ctx: ReportContext): Promise<GenericSections['samples']> {
+export async function samplesOf(ctx: ReportContext): Promise<GenericSections['samples']> {
   const rows = await ctx.q(`SELECT g.suite, g.subject, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE e.status = 'invalid') AS BIGINT) AS invalid,
       CAST(count(*) FILTER (WHERE e.status = 'error') AS BIGINT) AS errored FROM episodes e JOIN g_subject g USING (run_id, subject_model) GROUP BY ALL ORDER BY g.suite, g.subject`);
   const reasons = await ctx.q(`SELECT g.suite, g.subject, e.status, coalesce(CASE WHEN e.status = 'invalid' THEN e.invalid_reason ELSE e.error END, '(no reason recorded)') AS reason, CAST(count(*) AS BIGINT) AS n

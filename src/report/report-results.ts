@@ -7,13 +7,14 @@ import type { RankingSection } from './sections/ranking.ts';
 import type { CostsSection } from './sections/costs.ts';
 import type { SummaryResult, RunHash } from './sections/summary.ts';
 import type { ResultsSection } from './sections/results.ts';
+import type { RecomputedSection } from './sections/recomputed.ts';
 import type { GroundedSection } from './sections/grounded.ts';
 import type { SlicesSection } from './sections/slices.ts';
 import type { PairwiseSection } from './sections/pairwise.ts';
 import type { JudgesSection } from './sections/judges.ts';
 import type { ProbesSection } from './sections/probes.ts';
 import type { EpisodesSection } from './sections/episodes.ts';
-import type { GenericSections } from './generic.ts';
+import type { GenericSections, Reconciliation } from './generic.ts';
 
 export interface ReportResults {
   schema: string;
@@ -23,6 +24,10 @@ export interface ReportResults {
   summary: Omit<SummaryResult, 'hashes' | 'gate'>;
   gate: SummaryResult['gate'];
   results: ResultsSection;
+  /** The log's own per-episode gathered_evidence beside Standoff's recomputation from the transcript (empty for Standoff's runs). */
+  recomputed: RecomputedSection;
+  /** The log's own aggregates beside Standoff's recomputation (the core reconciliation section; empty for Standoff's runs). */
+  reconciliation: Reconciliation[];
   grounded: GroundedSection;
   slices: SlicesSection;
   pairwise: PairwiseSection;

@@ -18,6 +18,12 @@
  * `suites/standoff-o1.ts` for the Standoff O1 suite). Contents entries, numbering, figure files
  * and results.json follow from the list. Statistics live in `src/stats` and `src/analysis`, not in
  * a section.
+ *
+ * The core sections (`CORE_SECTIONS` in `suites/core.ts`: results, pairwise, judges, slices,
+ * reported vs recomputed, samples) are there for a suite to compose. Results have one
+ * computation (`computeResults`, generic.ts): a suite gives it its observations as an
+ * `ObservationSource` and shows them its own way (`resultsSectionOf` with a `ResultsView`), as the
+ * Standoff O1 suite does with its four metrics.
  */
 import type { EpisodeSetDef, SubjectSource } from './html/episode-sets.ts';
 import type { MarkdownHooks } from './html/markdown-html.ts';

@@ -80,7 +80,10 @@ function writeLog(dir: string, plan: Plan, i: number): string {
   const header = shapedHeader();
   const ev = header.eval as Record<string, unknown>;
   Object.assign(ev, { run_id: `SeedRun${i}`, eval_id: `SeedEval${i}`, model: plan.model, model_args: {}, task_args: {}, config: { epochs: 5 }, dataset: { name: 'standoff', samples: 18 } });
-  header.results = { total_samples: 90, completed_samples: 90, scores: [] };
+  // GPT-OSS's header reports 0.25 for its gathered_evidence scorer (22/90 = 0.2444 in its samples):
+  // the core reported vs recomputed section flags it in the O1 report too.
+  const reported = [{ name: 'gathered_evidence', scorer: 'gathered_evidence', reducer: 'mean', metrics: { accuracy: { name: 'accuracy', value: 0.25 } } }];
+  header.results = { total_samples: 90, completed_samples: 90, scores: i === 0 ? reported : [] };
   const members: ZipMember[] = [{ name: '_journal/start.json', data: JSON.stringify({ version: 2, eval: ev, plan: header.plan }) }];
   for (const s of samples) members.push({ name: `samples/${s.id}_epoch_${s.epoch}.json`, data: pythonJson(s) });
   members.push({ name: 'summaries.json', data: '[]' }, { name: 'reductions.json', data: '[]' }, { name: 'header.json', data: JSON.stringify(header) });
@@ -113,10 +116,27 @@ describe("the seed's table through O1-shaped Inspect logs", () => {
     expect(row).toBe('| nim/openai/gpt-oss-120b | 24.4% (22/90) | 22.2% (20/90) | **2** (FLAG) |');
     expect(md.match(/^- nim\/openai\/gpt-oss-120b: `[a-z_]+` epoch \d: log gathered, recomputed not gathered$/gm)).toHaveLength(2);
     expect(md).toMatch(/\| nim\/minimax\/minimax-m3 \| 100\.0% \(90\/90\) \| 100\.0% \(90\/90\) \| 0 \|/);
+    // The same numbers are in results.json (`recomputed`).
+    const json = JSON.parse(readFileSync(join(store, '..', 'report', 'results.json'), 'utf8'));
+    const gptRow = json.recomputed.subjects.find((x: { subject: string }) => x.subject === 'nim/openai/gpt-oss-120b');
+    expect(gptRow).toMatchObject({ both: 90, reported: 22, recomputed: 20 });
+    expect(gptRow.differing).toHaveLength(2);
     const ci = (metric: string) => JSON.parse(runCli(['ci', 'exact', '--traces', store, '--metric', metric, '--by', 'subject_model', '--format', 'json']).stdout);
     const gpt = (r: { group: { subject_model: string }; successes: number; trials: number; description?: string }[]) => r.find((g) => g.group.subject_model === 'nim/openai/gpt-oss-120b')!;
     expect(gpt(ci('gathered_evidence'))).toMatchObject({ successes: 20, trials: 90, note: expect.stringContaining('"gathered_evidence" is the built-in metric; this store\'s scorer gathered_evidence is metric score:gathered_evidence') });
     expect(gpt(ci('score:gathered_evidence'))).toMatchObject({ successes: 22, trials: 90 });
+  });
+
+  it("reports the log's own aggregates beside the recomputation (the core reconciliation section, under section 2)", () => {
+    const at = md.indexOf("### Reported vs recomputed: the log's own aggregates");
+    expect(at).toBeGreaterThan(md.indexOf('## 2. Results per subject'));
+    expect(at).toBeLessThan(md.indexOf('## 3. Grounded vs lucky'));
+    expect(md).toMatch(/^\| `inspect-SeedRun0-[0-9a-f]+` \| standoff_o1 \| accuracy \| — \| gathered_evidence \| 0\.2500 \| 0\.2444 \| −0\.005556 \| .* \| \*\*FLAG\*\* \| mean over 18 samples after the mean epoch reducer \|$/m);
+    expect(md).toContain('**1 differ** (FLAG)');
+    const json = JSON.parse(readFileSync(join(store, '..', 'report', 'results.json'), 'utf8'));
+    expect(json.reconciliation).toHaveLength(1);
+    expect(json.reconciliation[0]).toMatchObject({ metric: 'accuracy', scorer: 'gathered_evidence', reported: 0.25, status: 'FLAG', n: 18 });
+    expect(json.reconciliation[0].recomputed).toBeCloseTo(22 / 90, 12);
   });
 
   it("finds the seed's numbers in REPORT.md", () => {

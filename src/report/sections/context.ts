@@ -211,12 +211,16 @@ export async function buildContext(
   };
 }
 
+const materialized = new WeakSet<ReportContext>();
+
 /**
  * Materializes the observations every section aggregates (temp tables r_scn, r_dims, obs_t, and
- * the view obs). Done after the structural gate, so the gate's own queries never share memory
- * with these tables.
+ * the view obs), once per context. Done after the structural gate, so the gate's own queries never
+ * share memory with these tables.
  */
 export async function materializeObservations(ctx: ReportContext): Promise<void> {
+  if (materialized.has(ctx)) return;
+  materialized.add(ctx);
   // Scenario index (integer cluster ids for the resampling vectors).
   await ctx.conn.run(`CREATE TEMP TABLE r_scn AS
     SELECT scenario_id, CAST(row_number() OVER (ORDER BY scenario_id) - 1 AS INTEGER) AS sid FROM (SELECT DISTINCT scenario_id FROM episodes)`);

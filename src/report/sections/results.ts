@@ -15,9 +15,11 @@
  * verdicts (failed judge calls) are counted per subject.
  */
 import { cell, fmtCount, md, pct, pctInterval, rateCell, table } from '../markdown.ts';
-import { metricRates, type Rate, type RateCounts } from '../../analysis/rates.ts';
+import type { Rate, RateCounts } from '../../analysis/rates.ts';
+import type { MetricKind } from '../../analysis/metrics.ts';
+import { computeResults, type ObservationSource, type ResultCell } from '../generic.ts';
 import { rateCellFull } from '../rate-cell.ts';
-import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
+import { MAIN_METRICS, METRIC_LABEL, materializeObservations, type MainMetric, type ReportContext } from './context.ts';
 
 /** One metric of one subject: the rate's counts and intervals (`RateCounts`, analysis/rates.ts) and what the table needs besides. */
 export interface MetricResult extends RateCounts, Pick<Rate, 'binary' | 'split'> {
@@ -75,15 +77,32 @@ function metricResult(metric: MainMetric, r: Rate | undefined, level: number): M
   };
 }
 
+/** O1's kinds: three rates, and alignment, a median of judges (0.5 where two split). */
+const O1_KIND: Record<MainMetric, MetricKind> = { gathered_evidence: 'binary', policy_action: 'binary', alignment: 'bounded', invalid: 'binary' };
+
+/**
+ * O1's four metrics as the observations of the one results computation (`computeResults`,
+ * generic.ts): the report's narrow table `obs_t` (integer subject, metric and scenario indexes,
+ * so a large store's aggregation and its sort stay cheap; `label` maps them back to names). Every
+ * subject gets each metric; NOANSWER samples are not in policy_action's rows (the metric's SQL
+ * leaves them out; the table's footnote counts them per subject).
+ */
+export const O1_SOURCE: ObservationSource = {
+  prepare: materializeObservations,
+  rows: `SELECT CAST(0 AS TINYINT) AS suite, mk AS scorer, subj AS subject, sid AS cluster, value, false AS noanswer FROM obs_t`,
+  label: (k, ctx) => ({ suite: ctx.suite, scorer: MAIN_METRICS[Number(k.scorer)], subject: ctx.subjects[Number(k.subject)] }),
+  scorers: async (ctx) => MAIN_METRICS.map((m) => ({ suite: ctx.suite, scorer: m, metric: m, kind: O1_KIND[m], kind_reason: 'the O1 metric\'s definition' })),
+  subjects: async (ctx) => ctx.subjects.map((subject) => ({ suite: ctx.suite, subject })),
+};
+
+/** Section 2 from O1's observations (`O1_SOURCE`). */
 export async function resultsSection(ctx: ReportContext): Promise<ResultsSection> {
-  // Integer group columns (subject and metric indexes) keep the aggregation and its sort cheap; names are mapped back here.
-  const rates = await metricRates(ctx, `SELECT subj, mk, sid, value FROM obs_t`, ['subj', 'mk'], 'sid', {
-    level: ctx.level,
-    seed: ctx.seed,
-    resamples: ctx.resamples,
-    clusterLabel: 'scenario_id',
-  });
-  const rateBy = new Map(rates.map((r) => [`${ctx.subjects[Number(r.group.subj)]}\u0000${MAIN_METRICS[Number(r.group.mk)]}`, r]));
+  return o1Results(ctx, await computeResults(ctx, O1_SOURCE));
+}
+
+/** O1's presentation of the computed results: a row per subject with its four metrics, its samples, errors, ambiguous samples and judge verdicts. */
+export async function o1Results(ctx: ReportContext, computed: { cells: ResultCell[] }): Promise<ResultsSection> {
+  const rateBy = new Map(computed.cells.map((c) => [`${c.subject}\u0000${c.info.scorer}`, c.rate ?? undefined]));
   const other = await ctx.q(`
     SELECT s.subject, CAST(count(*) AS BIGINT) AS samples, CAST(count(*) FILTER (WHERE e.status = 'error') AS BIGINT) AS errored,
            CAST(count(*) FILTER (WHERE e.target = 'NOANSWER' AND e.status <> 'error') AS BIGINT) AS noanswer

@@ -1,21 +1,24 @@
 /**
- * The core of every report: the run summary and the gate (every store), and the sections for a
- * store that is not one Standoff suite (a CSV, Inspect logs, lm-eval output, several suites):
- * results per subject x scorer, pairwise comparisons, judges and agreement, slices, reported vs
- * recomputed, invalid and errored samples (`generic.ts`). Suites add sections on top
- * (`standoff-o1.ts`).
+ * The core of every report: the run summary and the gate (every store), and the core sections,
+ * each its own {@link SuiteSection} a suite composes: results per subject x scorer, pairwise
+ * comparisons, judges and agreement, slices, reported vs recomputed, invalid and errored samples
+ * (computed in `generic.ts`, rendered by `generic-render.ts`). A store that is not one Standoff
+ * suite (a CSV, Inspect logs, lm-eval output, several suites) gets {@link CORE_SECTIONS} whole;
+ * suites add sections on top (`standoff-o1.ts`).
  */
 import { cell, code, fmtCount, SIGN_NOTE } from '../markdown.ts';
 import { RESULTS_SCHEMA, type GenericReportResults } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import { isStandoffSource } from '../../schema/tables.ts';
 import { renderGate, renderSimulatedBanner, renderSummary, runSummary, type SummaryResult } from '../sections/summary.ts';
-import { ADJUST_LABEL, genericSections, type GenericSections } from '../generic.ts';
-import { genericContents, renderAtAGlance, renderGeneric } from '../generic-render.ts';
+import { ADJUST_LABEL, assembleGeneric, computeResults, coreJudges, corePairwise, coreResultsOf, GENERIC_SOURCE, reconcile, samplesOf, slicesOf, type CoreResults, type GenericJudges, type ObservationSource, type ResultCell, type ScorerInfo, type GenericSections, type Reconciliation } from '../generic.ts';
+import { genericContents, genericPairwiseView, renderAtAGlance, renderCorePart } from '../generic-render.ts';
 import { buildGenericCountLinks } from '../html/build-index-html.ts';
 import { buildGenericEpisodeSets, type GenericSubjectSource } from '../html/episode-sets.ts';
 import type { ReportContext } from '../sections/context.ts';
-import { coreFigures } from '../core-figures.ts';
+import { pairedForest, scorerForest, taskHeatmap } from '../core-figures.ts';
+import { judgeFigure, judgeFigureName, type FigureSpec } from '../figures.ts';
+import type { PairwiseSection } from '../sections/pairwise.ts';
 import type { RenderInput, ReportSuite, SuiteSection } from '../suite.ts';
 
 /** Section 1 of every report: the run summary (runs, subjects, hashes) with the structural gate. */
@@ -26,20 +29,91 @@ export const summarySection: SuiteSection<SummaryResult> = {
   render: (v, i) => renderSummary(v, i.ctx),
 };
 
-/** Results, pairwise, judges, slices, reconciliation and samples of every scorer in the store. */
-export const genericSection: SuiteSection<GenericSections> = {
-  key: 'generic',
-  step: 'results, pairwise comparisons, judges, slices, reconciliation, samples',
-  compute: ({ ctx, slices, adjust }) => genericSections(ctx, { slices, adjust }),
-  render: (v, i) => renderGeneric(v, i.ctx.level, 2),
-  figures: (v, i) => coreFigures(v, i.ctx.level),
+const generic = (i: RenderInput) => assembleGeneric(i.all);
+const several = (g: GenericSections) => g.suites.length > 1;
+
+/**
+ * How a suite shows the one results computation (`computeResults`, generic.ts): where its
+ * observations come from, the value it keeps (results.json's entry), its Markdown and figures.
+ */
+export interface ResultsView<P> {
+  source: ObservationSource;
+  present(ctx: ReportContext, computed: { scorers: ScorerInfo[]; cells: ResultCell[] }): Promise<P>;
+  render(value: P, input: RenderInput): string;
+  figures?(value: P, input: RenderInput): (FigureSpec | null)[];
+  step?: string;
+}
+
+/** The core results section over a suite's source and presentation (key `results`). */
+export function resultsSectionOf<P>(view: ResultsView<P>): SuiteSection<P> {
+  return {
+    key: 'results',
+    step: view.step ?? 'results per subject',
+    compute: async ({ ctx }) => view.present(ctx, await computeResults(ctx, view.source)),
+    render: view.render,
+    figures: view.figures,
+  };
+}
+
+/** Results per task x subject x scorer: every scorer a metric, its kind from evidence, corpus-level metrics beside. */
+export const coreResultsSection: SuiteSection<CoreResults> = resultsSectionOf<CoreResults>({
+  source: GENERIC_SOURCE,
+  present: coreResultsOf,
+  step: 'results per subject and scorer',
+  render: (_v, i) => renderCorePart('results', generic(i), i.ctx.level),
+  figures: (_v, i) => [scorerForest(generic(i), i.ctx.level), taskHeatmap(generic(i))],
+});
+
+/** Paired comparisons per task x scorer (`sections/pairwise.ts`, the one pairwise implementation). */
+export const corePairwiseSection: SuiteSection<PairwiseSection> = {
+  key: 'pairwise',
+  step: 'pairwise comparisons',
+  compute: ({ ctx, earlier, adjust }) => corePairwise(ctx, earlier.results as CoreResults, adjust),
+  render: (_v, i) => renderCorePart('pairwise', generic(i), i.ctx.level),
+  figures: (v, i) => [pairedForest(v, i.ctx.level, genericPairwiseView(2, several(generic(i))))],
 };
+
+/** Judges and agreement per judged scorer (`sections/judges.ts`, the one judges implementation). */
+export const coreJudgesSection: SuiteSection<GenericJudges[]> = {
+  key: 'judges',
+  step: 'judges',
+  compute: ({ ctx }) => coreJudges(ctx),
+  render: (_v, i) => renderCorePart('judges', generic(i), i.ctx.level),
+  figures: (v) => v.map((j, k) => judgeFigure(j, judgeFigureName(k))),
+};
+
+/** Slices by episode columns and metadata keys (and `--slice`). */
+export const coreSlicesSection: SuiteSection<GenericSections['slices']> = {
+  key: 'slices',
+  step: 'slices',
+  compute: ({ ctx, slices }) => slicesOf(ctx, slices),
+  render: (_v, i) => renderCorePart('slices', generic(i), i.ctx.level),
+};
+
+/** The metrics the logs reported about themselves beside Standoff's recomputation. */
+export const coreReconciliationSection: SuiteSection<Reconciliation[]> = {
+  key: 'reconciliation',
+  step: 'reported vs recomputed',
+  compute: ({ ctx }) => reconcile(ctx),
+  render: (_v, i) => renderCorePart('reconciliation', generic(i), i.ctx.level),
+};
+
+/** Invalid and errored samples per subject, with their reasons. */
+export const coreSamplesSection: SuiteSection<GenericSections['samples']> = {
+  key: 'samples',
+  step: 'invalid and errored samples',
+  compute: ({ ctx }) => samplesOf(ctx),
+  render: (_v, i) => renderCorePart('samples', generic(i), i.ctx.level),
+};
+
+/** The core sections after the run summary, in report order: a suite composes them with its own. */
+export const CORE_SECTIONS: readonly SuiteSection<any>[] = [coreResultsSection, corePairwiseSection, coreJudgesSection, coreSlicesSection, coreReconciliationSection, coreSamplesSection];
 
 /** Any store that is not one Standoff suite: every scorer is a metric. */
 export const coreSuite: ReportSuite<GenericReportResults & Record<string, unknown>> = {
   id: 'core',
   recognise: () => true,
-  sections: () => [summarySection, genericSection],
+  sections: () => [summarySection, ...CORE_SECTIONS],
   results(ctx: ReportContext, v: Record<string, unknown>, slices: string[]) {
     const { hashes, gate, ...summary } = v.summary as SummaryResult;
     const r: GenericReportResults = {
@@ -50,7 +124,7 @@ export const coreSuite: ReportSuite<GenericReportResults & Record<string, unknow
       inputs: hashes,
       summary,
       gate,
-      generic: v.generic as GenericSections,
+      generic: assembleGeneric(v),
       figures: [],
     };
     return r as GenericReportResults & Record<string, unknown>;

@@ -13,9 +13,9 @@ import { isO1Data } from '../../schema/tables.ts';
 import { RESULTS_SCHEMA } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import { groundedHeatmap, judgeFigure, metricBars, probeOutcomes, reliabilityPlot, sliceDots } from '../figures.ts';
-import { materializeObservations, type ReportContext } from '../sections/context.ts';
+import type { ReportContext } from '../sections/context.ts';
 import { renderGate, renderSimulatedBanner, type SummaryResult } from '../sections/summary.ts';
-import { renderAtAGlance, renderResults, resultsSection, type ResultsSection } from '../sections/results.ts';
+import { O1_SOURCE, o1Results, renderAtAGlance, renderResults, type ResultsSection } from '../sections/results.ts';
 import { recomputedSection, renderRecomputed, type RecomputedSection } from '../sections/recomputed.ts';
 import { costsSection, renderCosts, type CostsSection } from '../sections/costs.ts';
 import { groundedSection, renderGrounded, type GroundedSection } from '../sections/grounded.ts';
@@ -33,7 +33,9 @@ import { buildEpisodeSets } from '../html/episode-sets.ts';
 import { loadSubjectSources } from '../html/load-episodes.ts';
 import type { ReportResults } from '../report-results.ts';
 import type { RenderInput, ReportSuite, SuiteSection } from '../suite.ts';
-import { summarySection } from './core.ts';
+import { coreReconciliationSection, resultsSectionOf, summarySection } from './core.ts';
+import { renderReconciliation } from '../generic-render.ts';
+import type { Reconciliation } from '../generic.ts';
 import { CLT_METHOD } from '../../analysis/rates.ts';
 import { CLT_MIN_CLUSTERS, CLT_MIN_EVENTS } from '../../stats/index.ts';
 import { rankingFigure, rankingSection, renderRanking, type RankingSection } from '../sections/ranking.ts';
@@ -41,21 +43,23 @@ import { rankingFigure, rankingSection, renderRanking, type RankingSection } fro
 type Ctx = RenderInput['ctx'];
 const lvl = (i: RenderInput) => i.ctx.level;
 
-const results: SuiteSection<ResultsSection> = {
-  key: 'results',
-  step: 'results per subject',
-  compute: async ({ ctx }) => {
-    await materializeObservations(ctx);
-    return resultsSection(ctx);
-  },
+/** Section 2: the core results section over O1's four metrics, in O1's table. */
+const results = resultsSectionOf<ResultsSection>({
+  source: O1_SOURCE,
+  present: o1Results,
   render: (v, i) => renderResults(v, lvl(i)),
   figures: (v, i) => [metricBars(v, i.ctx.subjects, i.ctx.colours, i.ctx.level)],
-};
+});
 const recomputed: SuiteSection<RecomputedSection> = {
   key: 'recomputed',
   step: 'reported vs recomputed',
   compute: ({ ctx }) => recomputedSection(ctx),
   render: (v) => renderRecomputed(v),
+};
+/** The core reported vs recomputed section (the log's own aggregates), a subsection of section 2 here. */
+const reconciliation: SuiteSection<Reconciliation[]> = {
+  ...coreReconciliationSection,
+  render: (v) => renderReconciliation(v, "### Reported vs recomputed: the log's own aggregates"),
 };
 const costs: SuiteSection<CostsSection> = {
   key: 'costs',
@@ -128,7 +132,7 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
   // Recognised by its data (schema/tables.ts isO1Data): a Standoff store, or one O1-shaped suite
   // (the standoff_o1 task, or two of O1's scorers) whoever wrote it (Inspect logs, CSV).
   recognise: (f) => f.suites.length === 1 && (f.standoff || f.sources.every((source) => isO1Data({ source, suite: f.suites[0], scorers: f.scorers }))),
-  sections: () => [summarySection, results, recomputed, grounded, slices, pairwise, ranking, judges, probes, episodes, costs, limitationsSection],
+  sections: () => [summarySection, results, recomputed, reconciliation, grounded, slices, pairwise, ranking, judges, probes, episodes, costs, limitationsSection],
   figureOrder: ['results', 'grounded', 'slices', 'pairwise', 'ranking', 'probes', 'ladder', 'concentration', 'accuracy-form', 'calibration', 'judges', 'latency', 'tokens', 'cost-frontier'],
   results(ctx: ReportContext, v: Record<string, unknown>) {
     const { hashes, gate, ...summary } = v.summary as SummaryResult;
@@ -140,6 +144,8 @@ export const standoffO1Suite: ReportSuite<ReportResults & Record<string, unknown
       summary,
       gate,
       results: v.results as ResultsSection,
+      recomputed: v.recomputed as RecomputedSection,
+      reconciliation: v.reconciliation as Reconciliation[],
       grounded: v.grounded as GroundedSection,
       slices: v.slices as SlicesSection,
       pairwise: v.pairwise as PairwiseSection,

@@ -1,0 +1,98 @@
+/**
+ * Issue 21, point 1 (one pipeline): the core sections are separate SuiteSections a suite composes,
+ * and there is one results computation (`computeResults`, src/report/generic.ts) over an
+ * observation source a suite supplies. Checked on the demo store (the Standoff O1 suite) and a
+ * small CSV: a source grouped by another key gives the numbers the O1 slices section computes for
+ * that key; NOANSWER rows and completed samples without a row are counted, in no denominator.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildContext, materializeObservations, openReportStore, MAIN_METRICS } from '../../src/report/sections/context.ts';
+import { computeResults, GENERIC_SOURCE, type ObservationSource } from '../../src/report/generic.ts';
+import { O1_SOURCE, resultsSection } from '../../src/report/sections/results.ts';
+import { slicesSection } from '../../src/report/sections/slices.ts';
+import { CORE_SECTIONS, coreSuite, summarySection } from '../../src/report/suites/core.ts';
+import { standoffO1Suite } from '../../src/report/suites/standoff-o1.ts';
+import { exactInterval } from '../../src/analysis/rates.ts';
+import { runCli } from '../helpers/cli.ts';
+
+const DEMO = join(import.meta.dirname, '..', '..', 'traces');
+const dir = mkdtempSync(join(tmpdir(), 'standoff-core-sections-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const withCtx = async <T>(traces: string, f: (ctx: Awaited<ReturnType<typeof buildContext>>) => Promise<T>, mixedSuites = false): Promise<T> => {
+  const store = await openReportStore(traces, undefined);
+  try {
+    return await f(await buildContext(store, { seed: 7, resamples: 500, level: 0.95, log: () => undefined, mixedSuites }));
+  } finally {
+    store.close();
+  }
+};
+
+describe('core sections', () => {
+  it('the core report is the run summary and the core sections, each its own key; the O1 suite shares the summary and the results key', () => {
+    expect(coreSuite.sections().map((s) => s.key)).toEqual(['summary', 'results', 'pairwise', 'judges', 'slices', 'reconciliation', 'samples']);
+    expect(coreSuite.sections().slice(1)).toEqual([...CORE_SECTIONS]);
+    const o1 = standoffO1Suite.sections();
+    expect(o1[0]).toBe(summarySection);
+    expect(o1.filter((s) => s.key === 'results')).toHaveLength(1);
+  });
+
+  it('a source grouped by domain gives the O1 slices section\'s numbers for each domain (one results computation)', async () => {
+    await withCtx(DEMO, async (ctx) => {
+      await materializeObservations(ctx);
+      // A suite that reports per domain: the task key is the domain, the rest is O1's source.
+      const byDomain: ObservationSource = {
+        ...O1_SOURCE,
+        rows: `SELECT coalesce(d.domain, '(none)') AS suite, o.mk AS scorer, o.subj AS subject, o.sid AS cluster, o.value, false AS noanswer FROM obs_t o JOIN r_dims d USING (dim)`,
+        label: (k, c) => ({ suite: String(k.suite), scorer: MAIN_METRICS[Number(k.scorer)], subject: c.subjects[Number(k.subject)] }),
+        scorers: async (c) => {
+          const domains = (await c.q(`SELECT DISTINCT coalesce(domain, '(none)') AS d FROM episodes ORDER BY d`)).map((r) => String(r.d));
+          return domains.flatMap((suite) => MAIN_METRICS.map((m) => ({ suite, scorer: m, metric: m, kind: 'binary' as const, kind_reason: 'test' })));
+        },
+        subjects: async (c) => (await c.q(`SELECT DISTINCT coalesce(domain, '(none)') AS d FROM episodes ORDER BY d`)).flatMap((r) => c.subjects.map((subject) => ({ suite: String(r.d), subject }))),
+      };
+      const { cells } = await computeResults(ctx, byDomain);
+      const slices = (await slicesSection(ctx)).rows.filter((r) => r.dimension === 'domain' && r.trials > 0);
+      expect(slices.length).toBeGreaterThan(6);
+      for (const s of slices) {
+        const c = cells.find((x) => x.info.suite === s.value && x.info.scorer === s.metric && x.subject === s.subject);
+        expect(c?.rate).toMatchObject({ successes: s.successes, trials: s.trials, not_measured: s.not_measured, estimate: s.estimate, interval: s.interval, exact: s.exact, cluster: s.cluster });
+      }
+      // Section 2 is the same computation over O1's own source.
+      const r = await resultsSection(ctx);
+      const o1 = await computeResults(ctx, O1_SOURCE);
+      for (const s of r.subjects) for (const m of MAIN_METRICS) expect(s.metrics[m].trials).toBe(o1.cells.find((c) => c.subject === s.subject && c.info.scorer === m)!.rate!.trials);
+    });
+  }, 120_000);
+
+  it('NOANSWER rows and completed samples without a row are counted and in no denominator', async () => {
+    const lines = ['model,item,ok'];
+    for (let i = 0; i < 10; i++) {
+      lines.push(`m1,i${i},${i < 7 ? 1 : 0}`);
+      lines.push(`m2,i${i},${i < 4 ? '' : i % 2}`);
+    }
+    writeFileSync(join(dir, 'few.csv'), lines.join('\n') + '\n');
+    const ing = runCli(['ingest', 'csv', join(dir, 'few.csv'), '--traces', join(dir, 'F'), '--run-id', 'f', '--subject', 'model', '--item', 'item', '--scores', 'ok']);
+    expect(ing.code, ing.stderr).toBe(0);
+    await withCtx(
+      join(dir, 'F'),
+      async (ctx) => {
+        // The generic source, with the value 0 read as NOANSWER (out of the denominator, counted).
+        const src: ObservationSource = { ...GENERIC_SOURCE, rows: `SELECT suite, scorer, subject, scenario_id AS cluster, value, value = 0 AS noanswer FROM g_obs` };
+        const { cells } = await computeResults(ctx, src);
+        const m1 = cells.find((c) => c.subject === 'm1')!;
+        expect(m1).toMatchObject({ noanswer: 3, unscored: 0 });
+        expect(m1.rate).toMatchObject({ successes: 7, trials: 7, not_measured: 0, estimate: 1 });
+        expect(m1.rate!.exact).toEqual(exactInterval(7, 7, 0.95));
+        // m2: 4 blank cells left no score row (not measured), 3 zeros (NOANSWER here), 3 ones.
+        const m2 = cells.find((c) => c.subject === 'm2')!;
+        expect(m2).toMatchObject({ noanswer: 3, unscored: 4 });
+        expect(m2.rate).toMatchObject({ successes: 3, trials: 3 });
+      },
+      true,
+    );
+  }, 120_000);
+});
