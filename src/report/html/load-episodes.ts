@@ -81,6 +81,8 @@ export interface BrowserSet {
   members: number[];
   /** The scorer the set is about (its list shows that scorer's value and answer), or null. */
   scorer: string | null;
+  /** The number a cell linked to it must print (`EpisodeSetDef.shows`; checked when index.html is built), if any. */
+  shows?: number;
 }
 
 export interface EpisodeBrowserData {
@@ -122,7 +124,7 @@ export async function loadEpisodeBrowser(
   const ids = uniqueIds(members.flat());
   const episodes = await readEpisodes(conn, ids, sources);
   const index = new Map(episodes.map((e, i) => [idKey(e.run_id, e.episode_id), i]));
-  const sets: BrowserSet[] = defs.map((d, i) => ({ key: d.key, title: d.title, count: d.count, sql: toStandaloneSql(d), members: members[i].map((m) => index.get(idKey(m[0], m[1]))!), scorer: d.scorer ?? (typeof d.params.scorer === 'string' ? d.params.scorer : null) }));
+  const sets: BrowserSet[] = defs.map((d, i) => ({ key: d.key, title: d.title, count: d.count, sql: toStandaloneSql(d), members: members[i].map((m) => index.get(idKey(m[0], m[1]))!), scorer: d.scorer ?? (typeof d.params.scorer === 'string' ? d.params.scorer : null), ...(d.shows === undefined ? {} : { shows: d.shows }) }));
   const metadata = episodes.reduce((a, e) => a + jsonBytes(e), 0);
   const omitted = await attachTranscripts(conn, episodes, budget - metadata);
   return { sets, episodes, has_messages: episodes.some((e) => e.message_count > 0), transcripts_omitted: omitted, budget_bytes: budget, set_list_cap: cap, max_episodes: opts.maxEpisodes ?? MAX_EMBEDDED_EPISODES };
@@ -164,6 +166,11 @@ async function readMembers(conn: Conn, d: EpisodeSetDef, cap: number): Promise<[
   const n = Number(rows[0]?.n ?? 0);
   if (n !== d.count) {
     throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" finds ${n} episodes but the report counts ${d.count}`);
+  }
+  if (d.items !== undefined) {
+    // A count of items (a four-cell count): the set's samples cover exactly that many scenario x epoch items.
+    const items = Number((await query(conn as DuckDBConnection, `SELECT CAST(count(DISTINCT (scenario_id, epoch)) AS BIGINT) AS n FROM (${d.sql})`, d.params)).rows[0]?.n ?? 0);
+    if (items !== d.items) throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" covers ${items} items but the report counts ${d.items}`);
   }
   return rows.slice(0, Math.max(0, Math.floor(cap))).map((r) => [String(r.run_id), String(r.episode_id)]);
 }
