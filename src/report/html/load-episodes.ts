@@ -160,18 +160,17 @@ function uniqueIds(ids: [string, string][]): [string, string][] {
 
 /** The set's members (first `cap`); its SQL must find exactly the count the report shows. */
 async function readMembers(conn: Conn, d: EpisodeSetDef, cap: number): Promise<[string, string][]> {
-  // One pass: the window counts every row before LIMIT keeps the first `cap`.
+  // One pass: the windows count every row (and, for a count of items, its distinct scenario x epoch items) before LIMIT keeps the first `cap`.
   const limit = Math.max(1, Math.floor(cap));
-  const rows = (await query(conn as DuckDBConnection, `SELECT run_id, episode_id, CAST(count(*) OVER () AS BIGINT) AS n FROM (${d.sql}) ${SET_ORDER} LIMIT ${limit}`, d.params)).rows;
+  const items = d.items === undefined ? '' : ', CAST(count(DISTINCT (scenario_id, epoch)) OVER () AS BIGINT) AS items';
+  const rows = (await query(conn as DuckDBConnection, `SELECT run_id, episode_id, CAST(count(*) OVER () AS BIGINT) AS n${items} FROM (${d.sql}) ${SET_ORDER} LIMIT ${limit}`, d.params)).rows;
   const n = Number(rows[0]?.n ?? 0);
   if (n !== d.count) {
     throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" finds ${n} episodes but the report counts ${d.count}`);
   }
-  if (d.items !== undefined) {
-    // A count of items (a four-cell count): the set's samples cover exactly that many scenario x epoch items.
-    const items = Number((await query(conn as DuckDBConnection, `SELECT CAST(count(DISTINCT (scenario_id, epoch)) AS BIGINT) AS n FROM (${d.sql})`, d.params)).rows[0]?.n ?? 0);
-    if (items !== d.items) throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" covers ${items} items but the report counts ${d.items}`);
-  }
+  // A count of items (a four-cell count): the set's samples cover exactly that many scenario x epoch items.
+  const covered = Number(rows[0]?.items ?? 0);
+  if (d.items !== undefined && covered !== d.items) throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" covers ${covered} items but the report counts ${d.items}`);
   return rows.slice(0, Math.max(0, Math.floor(cap))).map((r) => [String(r.run_id), String(r.episode_id)]);
 }
 
