@@ -55,6 +55,7 @@ import { isStandoffStore } from '../analysis/metrics.ts';
 import { computeSuite, renderSections, suiteFigures, type RenderInput, type ReportSuite, type StoreFacts } from './suite.ts';
 import { standoffO1Suite } from './suites/standoff-o1.ts';
 import { coreSuite } from './suites/core.ts';
+import { lmEvalSuite } from './suites/lm-eval.ts';
 import { probesOnlySuite } from './suites/probes-only.ts';
 import { ADJUST_METHODS, type Adjust } from './sections/pairwise.ts';
 import type { GenericReportResults, ReportResults } from './report-results.ts';
@@ -272,7 +273,7 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
 const browserBounds = (o: BuildReportOptions) => ({ budgetBytes: o.indexHtml?.dataBudgetBytes, listCap: o.indexHtml?.listCap, maxEpisodes: o.indexHtml?.maxEpisodes });
 
 /** The suites a report can be, most specific first; the core reports any store. */
-export const REPORT_SUITES: readonly ReportSuite<any>[] = [probesOnlySuite, standoffO1Suite, coreSuite];
+export const REPORT_SUITES: readonly ReportSuite<any>[] = [probesOnlySuite, standoffO1Suite, lmEvalSuite, coreSuite];
 
 /** What recognising a suite looks at (`StoreFacts`). */
 async function storeFacts(conn: ReportContext['conn']): Promise<StoreFacts> {

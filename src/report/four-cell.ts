@@ -37,17 +37,20 @@ interface FourCellRow {
   four_cell?: FourCellCounts | null;
 }
 
-/** Markdown: the four cells of every binary comparison that has them ('' when none has). */
-export function renderFourCells(rows: FourCellRow[], several: boolean, scorerName: (s: string) => string): string {
+/**
+ * Markdown: the four cells of every binary comparison that has them ('' when none has).
+ * `title` names the scorer column ("Scorer"; the O1 report's "Metric"), `scorerName` its cells.
+ */
+export function renderFourCells(rows: FourCellRow[], several: boolean, scorerName: (s: string) => string, title = 'Scorer'): string {
   const shown = rows.filter((r) => r.four_cell);
   if (shown.length === 0) return '';
   const linked = shown.length > FOUR_CELL_LINKED ? `the counts of the first ${FOUR_CELL_LINKED} comparisons open their items' samples` : "each count opens its items' samples";
-  const head = `Binary scorers item by item (the four cells of each paired comparison, as \`standoff compare\` prints them; A − B = (only A − only B) / pairs). In index.html ${linked}, A's and B's.\n`;
+  const head = `Binary ${title.toLowerCase()}s item by item (the four cells of each paired comparison, as \`standoff compare\` prints them; A − B = (only A − only B) / pairs). In index.html ${linked}, A's and B's.\n`;
   return (
     head +
     '\n' +
     table(
-      [...(several ? ['Suite'] : []), 'Scorer', 'A', 'B', 'Pairs', ...FOUR_CELL_HEADERS],
+      [...(several ? ['Suite'] : []), title, 'A', 'B', 'Pairs', ...FOUR_CELL_HEADERS],
       shown.map((r) => [...(several ? [cell(r.suite)] : []), cell(scorerName(r.scorer)), cell(r.a), cell(r.b), fmtCount(r.pairs), ...FOUR_CELL_KEYS.map((k) => fmtCount(r.four_cell![k]))]),
       [...(several ? ['l' as const] : []), 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r'],
     )

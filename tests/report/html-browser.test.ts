@@ -265,6 +265,42 @@ describe.runIf(HAVE_BROWSER)('index.html in Chromium', () => {
     await page.close();
   }, T);
 
+  it("a four-cell count opens its items, A's and B's samples; a slice cell opens its trials (issues 26 and 21)", async () => {
+    const { page } = await openPage(browser, html('demo'));
+    const c = reports.demo.results.pairwise.comparisons.find((x) => x.metric === 'gathered_evidence' && x.four_cell && x.four_cell.only_a > 0)!;
+    const four = page.locator('table.sortable', { has: page.locator('th', { hasText: 'Only A right' }) }).first();
+    const rows = await four.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...(tr as any).cells].slice(0, 3).map((td: any) => td.textContent)));
+    const r = rows.findIndex((x) => x[0] === 'Evidence gathered before decision' && x[1] === c.a && x[2] === c.b);
+    expect(r).toBeGreaterThanOrEqual(0);
+    const link = four.locator('tbody tr').nth(r).locator('td').nth(5).locator('a.count');
+    expect(Number(await link.textContent())).toBe(c.four_cell!.only_a);
+    await link.click();
+    await page.waitForSelector('#browser-list tr[data-episode]');
+    const obs = `SELECT run_id, episode_id, scenario_id, epoch, gathered_evidence AS v FROM episodes WHERE status <> 'error' AND gathered_evidence IS NOT NULL AND subject_model = `;
+    const want = await sql(
+      stores.demo,
+      `WITH a AS (${obs} $a), b AS (${obs} $b), p AS (SELECT a.run_id AS r1, a.episode_id AS e1, b.run_id AS r2, b.episode_id AS e2 FROM a JOIN b USING (scenario_id, epoch) WHERE a.v AND NOT b.v)
+       SELECT r1 AS run_id, e1 AS episode_id FROM p UNION ALL SELECT r2, e2 FROM p`,
+      { a: c.a, b: c.b },
+    );
+    expect(want.length).toBe(2 * c.four_cell!.only_a);
+    expect(await listed(page)).toEqual(pairs(want));
+    await closePanel(page);
+    // Section 4, Domain: sim:hasty's evidence on clinical_triage ("30.0% (9/30) ...") opens its 30 measured episodes.
+    const x = reports.demo.results.slices.rows.find((s) => s.dimension === 'domain' && s.value === 'clinical_triage' && s.subject === 'sim:hasty' && s.metric === 'gathered_evidence')!;
+    const slices = page.locator('table.sortable', { has: page.locator('th', { hasText: 'Domain' }) }).first();
+    const srows = await slices.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...(tr as any).cells].slice(0, 2).map((td: any) => td.textContent)));
+    const cell = slices.locator('tbody tr').nth(srows.findIndex((s) => s[0] === 'clinical_triage' && s[1] === 'sim:hasty')).locator('td').nth(2).locator('a.count');
+    expect(await cell.textContent()).toContain(`(${x.successes}/${x.trials})`);
+    await cell.click();
+    await page.waitForSelector('#browser-list tr[data-episode]');
+    const trials = await sql(stores.demo, `SELECT run_id, episode_id FROM episodes WHERE subject_model = 'sim:hasty' AND domain = 'clinical_triage' AND status <> 'error' AND gathered_evidence IS NOT NULL`, {});
+    expect(trials.length).toBe(x.trials);
+    expect(await listed(page)).toEqual(pairs(trials));
+    await closePanel(page);
+    await page.close();
+  }, T);
+
   it('a transcript shows the stored messages in order, with scores and every verdict', async () => {
     const { page } = await openPage(browser, html('demo'));
     const table = page.locator('table.sortable', { has: page.locator('th', { hasText: 'Gathered, correct' }) }).first();
@@ -367,15 +403,23 @@ describe.runIf(HAVE_BROWSER)('index.html in Chromium', () => {
     expect(await page.textContent('main')).toContain(XSS.img);
     expect(await page.textContent('main')).toContain(HOSTILE.script);
     expect(await page.textContent('main')).toContain('sim:\\u202Egnp.exe');
-    // Open every count; open each listed episode's transcript.
-    const links = await page.locator('a.count').count();
+    // Open every set (the first count that opens it: the report's cells and the browser's index link the same sets); open listed episodes' transcripts.
+    const firsts = await page.$$eval('a.count', (as) => {
+      const seen = new Set<string | null>();
+      return as.flatMap((a, i) => (seen.has(a.getAttribute('data-set')) ? [] : (seen.add(a.getAttribute('data-set')), [i])));
+    });
+    expect(firsts.length).toBe(JSON.parse(src.match(/id="standoff-browser">(.*?)<\/script>/s)![1]).sets.length);
     let transcripts = 0;
     let payloadShown = 0;
-    for (let i = 0; i < links; i++) {
+    // Each listed episode's transcript is opened once (up to three new ones per list): a set that lists only episodes already opened is checked as a list.
+    const opened = new Set<string>();
+    for (const i of firsts) {
       await page.locator('a.count').nth(i).click();
       const rows = page.locator('#browser-list tr[data-episode]');
-      const n = Math.min(await rows.count(), 3);
-      for (let j = 0; j < n; j++) {
+      const ids = await rows.evaluateAll((trs) => trs.map((tr) => `${tr.getAttribute('data-run')}|${tr.getAttribute('data-episode-id')}`));
+      const fresh = ids.flatMap((id, j) => (opened.has(id) ? [] : [j])).slice(0, 3);
+      for (const j of fresh) {
+        opened.add(ids[j]);
         await rows.nth(j).click();
         transcripts += await page.locator('#browser-transcript li.message').count();
         if ((await page.textContent('#browser-transcript'))!.includes(XSS.script)) payloadShown++;

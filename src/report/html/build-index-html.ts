@@ -28,6 +28,7 @@ import { buildCountLinks, buildGenericCountLinks } from './count-links.ts';
 import { toVegaSpec } from './interactive-figures.ts';
 import { escapeHtml, toReportHtml, type MarkdownHooks } from './markdown-html.ts';
 import { PAGE_CSS } from './page-css.ts';
+import { reportError } from '../sections/context.ts';
 import { toScriptJson } from './script-json.ts';
 
 export { toScriptJson, buildCountLinks, buildGenericCountLinks };
@@ -107,13 +108,42 @@ function browserIndexHtml(b: EpisodeBrowserData): string {
 
 const PANEL = `<aside id="browser" hidden aria-label="Episode browser"><div class="panel-head"><h2 id="browser-title"></h2><button type="button" id="browser-close" aria-label="Close">Close ✕</button></div><div id="browser-list"></div><div id="browser-transcript"></div></aside>`;
 
+/**
+ * The count a table cell prints: the whole cell as a count (`1,234`), or the denominator of the
+ * first `x/n` in it (a rate cell, `98.9% (89/90) ...`); null when it prints no count (an estimate).
+ */
+export function printedCount(text: string): number | null {
+  const t = text.trim();
+  if (/^\d{1,3}(,\d{3})*$/.test(t)) return Number(t.replace(/,/g, ''));
+  const m = /\(\d[\d,.]*\/(\d{1,3}(?:,\d{3})*)\)/.exec(t);
+  return m ? Number(m[1].replace(/,/g, '')) : null;
+}
+
+/**
+ * The count links, reconciled: a cell linked to a set that says what its cell prints
+ * (`BrowserSet.shows`: a four-cell count's items, a slice's trials) must print exactly that, or the
+ * build fails (the loader has already checked the set's SQL finds its count).
+ */
+function reconciledLinks(link: MarkdownHooks['countLink'], sets: EpisodeBrowserData['sets']): MarkdownHooks['countLink'] {
+  return (headers, row, col, at) => {
+    const i = link(headers, row, col, at);
+    const want = i === null ? undefined : sets[i]?.shows;
+    if (i === null || want === undefined) return i;
+    const printed = printedCount(at.cells[col] ?? '');
+    if (printed !== null && printed !== want) {
+      throw reportError('linkedCountMismatch', 'data', `index.html: the cell "${at.cells[col]}" (column "${headers[col]}") prints ${printed} but opens "${sets[i].key}", which holds ${want}`);
+    }
+    return i;
+  };
+}
+
 /** The page (see the module comment). */
 export function buildIndexHtml(input: IndexHtmlInput, assets: HtmlAssets): string {
   const { suite, markdown, figures, browser, countLinks } = input;
   const setIndex = new Map(browser.sets.map((s, i) => [s.key, i]));
   const body = toReportHtml(markdown, {
     figure: (name, alt) => figureHtml(figures.find((f) => f.name === name), name, alt),
-    countLink: countLinks ? countLinks(setIndex) : () => null,
+    countLink: countLinks ? reconciledLinks(countLinks(setIndex), browser.sets) : () => null,
   });
   const vegaSpecs = figures.map((f) => `<script type="application/json" id="vega-${escapeHtml(f.name)}">${toScriptJson(toVegaSpec(f.spec))}</script>`);
   const scripts = [inlineScript(assets.vega, 'vega'), inlineScript(assets.interpreter, 'vega-interpreter'), inlineScript(CLIENT_SCRIPT, 'the page script')];

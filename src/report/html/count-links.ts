@@ -16,8 +16,10 @@ import type { ReportResults } from '../report-results.ts';
 import { resultSubjects, type GenericSections } from '../generic.ts';
 import { FOUR_CELL_HEADERS, FOUR_CELL_KEYS } from '../four-cell.ts';
 import { inlineHtml, type CellPlace, type MarkdownHooks } from './markdown-html.ts';
-import { LINKED_METRICS, disagreeKey, genericAllKey, genericScorerKey, genericStatusKey, groundedKey, metricKey, reasonKey, statusKey, type GroundedCell } from './episode-sets.ts';
+import { DIM_LABEL, SLICE_DIMENSIONS, SLICE_METRICS } from '../sections/slices.ts';
+import { LINKED_METRICS, sliceKey, genericSliceKey, disagreeKey, genericAllKey, genericScorerKey, genericStatusKey, groundedKey, metricKey, reasonKey, statusKey, type GroundedCell } from './episode-sets.ts';
 import { fourCellKey, judgePairKey } from './pair-sets.ts';
+import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
 
 type Link = MarkdownHooks['countLink'];
 type Sets = Map<string, number>;
@@ -76,7 +78,31 @@ export function buildCountLinks(r: ReportResults, setIndex: Sets): Link {
     const p = r.judges.pairs.find((x) => shown(x.a) === at.cells[0] && shown(x.b) === at.cells[1]);
     return p ? counted(judgePairKey(r.judges.scorer, p.a, p.b)) : null;
   };
-  return firstOf([standoff, pairs]);
+  return firstOf([standoff, pairs, o1FourCellLink(r, setIndex), o1SliceLink(r, setIndex)]);
+}
+
+/** Section 4's slice tables (first column the dimension, then the subject, then a column per metric): a cell opens its trials. */
+function o1SliceLink(r: ReportResults, setIndex: Sets): Link {
+  const dims = new Map(SLICE_DIMENSIONS.map((d) => [DIM_LABEL[d], d]));
+  return (headers, _row, col, at) => {
+    const dim = dims.get(headers[0]);
+    if (dim === undefined || headers[1] !== 'Subject model' || col < 2) return null;
+    const metric = SLICE_METRICS[col - 2];
+    const x = metric && r.slices.rows.find((s) => s.dimension === dim && s.metric === metric && shown(s.value) === at.cells[0] && shown(s.subject) === at.cells[1]);
+    return x ? setIndex.get(sliceKey(dim, x.value, metric, x.subject)) ?? null : null;
+  };
+}
+
+/** Section 5's four cells of the binary metrics (rows named by the metric's label): each count opens its items' samples. */
+function o1FourCellLink(r: ReportResults, setIndex: Sets): Link {
+  return (headers, _row, col, at) => {
+    const k = (FOUR_CELL_HEADERS as readonly string[]).indexOf(headers[col]);
+    const [iMetric, iA, iB] = [colOf(headers, 'Metric'), colOf(headers, 'A'), colOf(headers, 'B')];
+    if (k < 0 || iMetric < 0 || iA < 0 || iB < 0) return null;
+    const label = (m: string) => METRIC_LABEL[m as MainMetric] ?? m;
+    const c = r.pairwise.comparisons.find((x) => x.four_cell && shown(label(x.metric)) === at.cells[iMetric] && shown(x.a) === at.cells[iA] && shown(x.b) === at.cells[iB]);
+    return c ? setIndex.get(fourCellKey(c.suite, c.scorer, c.a, c.b, FOUR_CELL_KEYS[k])) ?? null : null;
+  };
 }
 
 /** Column of a header, or -1. */
@@ -154,7 +180,19 @@ function samplesLink(g: GenericSections, setIndex: Sets): Link {
   };
 }
 
+/** The slices tables (one per dimension, in `g.slices.dimensions` order, told apart by their order): a row's n and value open its samples. */
+function genericSliceLink(g: GenericSections, setIndex: Sets): Link {
+  return (headers, _row, col, at) => {
+    const [iScorer, iSubject] = [colOf(headers, 'Scorer'), colOf(headers, 'Subject model')];
+    if (headers[0] !== 'Level' || iScorer < 0 || iSubject < 0 || !(headers[col] === 'n' || headers[col] === 'Value')) return null;
+    const dim = g.slices.dimensions[at.nth];
+    const suite = suiteOf(g, headers, at, 'Suite');
+    const x = g.slices.rows.find((r) => r.dimension === dim && r.suite === suite && shown(r.level) === at.cells[0] && shown(scorerMetricName(r.scorer)) === at.cells[iScorer] && shown(r.subject) === at.cells[iSubject]);
+    return x ? setIndex.get(genericSliceKey(x.dimension, x.level, x.suite, x.scorer, x.subject)) ?? null : null;
+  };
+}
+
 /** Count links of a generic report (a store that is not one Standoff suite; one or several suites). */
 export function buildGenericCountLinks(g: GenericSections, setIndex: Sets): Link {
-  return firstOf([resultTableLink(g, setIndex), atAGlanceLink(g, setIndex), fourCellLink(g, setIndex), judgePairLink(g, setIndex), samplesLink(g, setIndex)]);
+  return firstOf([resultTableLink(g, setIndex), atAGlanceLink(g, setIndex), fourCellLink(g, setIndex), judgePairLink(g, setIndex), samplesLink(g, setIndex), genericSliceLink(g, setIndex)]);
 }

@@ -15,8 +15,9 @@ import type { ReportResults } from '../report-results.ts';
 import type { GenericSections } from '../generic.ts';
 import { metricSql, scorerMetric, scorerMetricName } from '../../analysis/metrics.ts';
 import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
+import { DIM_LABEL, SLICE_DIMENSIONS, type SliceDimension } from '../sections/slices.ts';
 import type { SCORER_NAMES } from '../../schema/tables.ts';
-import { buildFourCellSets, buildGenericJudgePairSets, buildStandoffJudgePairSets } from './pair-sets.ts';
+import { buildFourCellSets, buildGenericJudgePairSets, buildO1FourCellSets, buildStandoffJudgePairSets } from './pair-sets.ts';
 
 export type { SubjectSource, SetParam, EpisodeSetDef, GenericSubjectSource } from './set-types.ts';
 import type { SubjectSource, EpisodeSetDef, GenericSubjectSource } from './set-types.ts';
@@ -85,6 +86,30 @@ export const groundedKey = (subject: string, cell: GroundedCell) => `grounded/${
 export const statusKey = (subject: string, status: 'invalid' | 'error') => `${status}/${subject}`;
 export const reasonKey = (status: string, reason: string) => `reason/${status}/${reason}`;
 export const disagreeKey = (subject: string) => `disagree/${subject}`;
+/** A slice cell of section 4 (JSON parts: a slice value may hold any character). */
+export const sliceKey = (dimension: string, value: string, metric: MainMetric, subject: string) => `slice:${JSON.stringify([dimension, value, metric, subject])}`;
+
+/**
+ * A slice cell's trials (section 4): the subject's episodes in the slice on which the metric was
+ * measured, the slice value as section 4 groups it (NULL as `(none)`). `dim` is one of
+ * SLICE_DIMENSIONS (a column name, never data).
+ */
+const sliceSql = (m: MainMetric, dim: SliceDimension) => `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM ${metricSql(m)} o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
+WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL AND coalesce(o.${dim}, '(none)') = $slice
+${ORDER}`;
+
+/** The sets of section 4's cells: one per dimension, value, metric and subject with trials. */
+function buildSliceSets(r: ReportResults, src: (subject: string) => SubjectSource | undefined): EpisodeSetDef[] {
+  const sets: EpisodeSetDef[] = [];
+  for (const x of r.slices.rows) {
+    const s = src(x.subject);
+    if (!s || !x.measured || x.trials === 0 || !(SLICE_DIMENSIONS as readonly string[]).includes(x.dimension)) continue;
+    const title = `${x.subject} · ${DIM_LABEL[x.dimension]} ${x.value} · ${METRIC_LABEL[x.metric]}: the ${x.trials} measured episode${x.trials === 1 ? '' : 's'}`;
+    const params = { run: s.run_id, model: s.subject_model, slice: x.value };
+    sets.push({ key: sliceKey(x.dimension, x.value, x.metric, x.subject), title, count: x.trials, shows: x.trials, sql: sliceSql(x.metric, x.dimension), params, scorer: METRIC_SCORER[x.metric as (typeof LINKED_METRICS)[number]] });
+  }
+  return sets;
+}
 
 /** Every episode set the report's counts point at, in page order. */
 export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): EpisodeSetDef[] {
@@ -122,7 +147,8 @@ export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): Ep
       sets.push({ key: disagreeKey(p.subject), title: `${p.subject} · eligible judges disagree`, count: p.disagreements, sql: DISAGREE_SQL, params: { run: s.run_id, model: s.subject_model, scorer: r.judges.scorer } });
     }
   }
-  return [...sets, ...buildStandoffJudgePairSets(r)];
+  const scorerOf = (m: string) => METRIC_SCORER[m as (typeof LINKED_METRICS)[number]] ?? m;
+  return [...sets, ...buildStandoffJudgePairSets(r), ...buildO1FourCellSets(r, sources, scorerOf), ...buildSliceSets(r, src)];
 }
 
 export const genericAllKey = (suite: string, subject: string) => `all/${suite}/${subject}`;
@@ -157,7 +183,38 @@ export function buildGenericEpisodeSets(g: GenericSections, sources: GenericSubj
     if (x.invalid > 0) sets.push({ key: genericStatusKey(x.suite, x.subject, 'invalid'), title: `${who} · invalid samples`, count: x.invalid, sql: STATUS_SQL, params: { ...params, status: 'invalid' } });
     if (x.errored > 0) sets.push({ key: genericStatusKey(x.suite, x.subject, 'error'), title: `${who} · errored samples`, count: x.errored, sql: STATUS_SQL, params: { ...params, status: 'error' } });
   }
-  return [...sets, ...buildFourCellSets(g, sources), ...buildGenericJudgePairSets(g)];
+  return [...sets, ...buildFourCellSets(g, sources), ...buildGenericJudgePairSets(g), ...buildGenericSliceSets(g, sources)];
+}
+
+/** Slice rows of a generic report whose cells index.html links (in table order): each costs one query at build time. */
+export const GENERIC_SLICE_LINKED = 300;
+
+export const genericSliceKey = (dimension: string, level: string, suite: string, scorer: string, subject: string) => `slice:${JSON.stringify([dimension, level, suite, scorer, subject])}`;
+
+/**
+ * A generic slice row's samples: the subject's samples in the slice level on which the scorer was
+ * measured (NOANSWER and errored samples out), the level as the slices section reads it: the
+ * episode column (domain, decision_type, variant) or the scalar metadata key (`metadata.KEY`).
+ * The dimension and level are bound parameters.
+ */
+const genericSliceSql = (scorer: string) => `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM (${scorerMetric(scorer).sql}) o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
+WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL AND $level = CASE $dim WHEN 'domain' THEN e.domain WHEN 'decision_type' THEN e.decision_type WHEN 'variant' THEN e.variant
+  ELSE CASE WHEN starts_with($dim, 'metadata.') AND json_type(e.metadata::JSON) = 'OBJECT' AND json_type((e.metadata::JSON) -> substr($dim, 10)) IN ('VARCHAR', 'BOOLEAN', 'BIGINT', 'UBIGINT', 'INTEGER')
+    THEN (e.metadata::JSON) ->> substr($dim, 10) END END
+${ORDER}`;
+
+/** The sets of the generic slices tables (the first GENERIC_SLICE_LINKED rows with samples): a row's n and value open its samples. */
+function buildGenericSliceSets(g: GenericSections, sources: GenericSubjectSource[]): EpisodeSetDef[] {
+  const sets: EpisodeSetDef[] = [];
+  const several = g.suites.length > 1;
+  for (const x of g.slices.rows.filter((r) => r.n > 0).slice(0, GENERIC_SLICE_LINKED)) {
+    const s = sources.find((o) => o.suite === x.suite && o.subject === x.subject);
+    if (!s) continue;
+    const title = `${several ? `${x.suite} · ` : ''}${x.subject} · ${x.dimension} = ${x.level} · ${scorerMetricName(x.scorer)}: the ${x.n} measured sample${x.n === 1 ? '' : 's'}`;
+    const params = { run: s.run_id, model: s.subject_model, scorer: x.scorer, dim: x.dimension, level: x.level };
+    sets.push({ key: genericSliceKey(x.dimension, x.level, x.suite, x.scorer, x.subject), title, count: x.n, shows: x.n, sql: genericSliceSql(x.scorer), params });
+  }
+  return sets;
 }
 
 /** The set's SQL with its values written in (quoted), for `standoff sql`. */

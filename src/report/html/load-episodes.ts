@@ -81,6 +81,8 @@ export interface BrowserSet {
   members: number[];
   /** The scorer the set is about (its list shows that scorer's value and answer), or null. */
   scorer: string | null;
+  /** The number a cell linked to it must print (`EpisodeSetDef.shows`; checked when index.html is built), if any. */
+  shows?: number;
 }
 
 export interface EpisodeBrowserData {
@@ -122,7 +124,7 @@ export async function loadEpisodeBrowser(
   const ids = uniqueIds(members.flat());
   const episodes = await readEpisodes(conn, ids, sources);
   const index = new Map(episodes.map((e, i) => [idKey(e.run_id, e.episode_id), i]));
-  const sets: BrowserSet[] = defs.map((d, i) => ({ key: d.key, title: d.title, count: d.count, sql: toStandaloneSql(d), members: members[i].map((m) => index.get(idKey(m[0], m[1]))!), scorer: d.scorer ?? (typeof d.params.scorer === 'string' ? d.params.scorer : null) }));
+  const sets: BrowserSet[] = defs.map((d, i) => ({ key: d.key, title: d.title, count: d.count, sql: toStandaloneSql(d), members: members[i].map((m) => index.get(idKey(m[0], m[1]))!), scorer: d.scorer ?? (typeof d.params.scorer === 'string' ? d.params.scorer : null), ...(d.shows === undefined ? {} : { shows: d.shows }) }));
   const metadata = episodes.reduce((a, e) => a + jsonBytes(e), 0);
   const omitted = await attachTranscripts(conn, episodes, budget - metadata);
   return { sets, episodes, has_messages: episodes.some((e) => e.message_count > 0), transcripts_omitted: omitted, budget_bytes: budget, set_list_cap: cap, max_episodes: opts.maxEpisodes ?? MAX_EMBEDDED_EPISODES };
@@ -158,13 +160,17 @@ function uniqueIds(ids: [string, string][]): [string, string][] {
 
 /** The set's members (first `cap`); its SQL must find exactly the count the report shows. */
 async function readMembers(conn: Conn, d: EpisodeSetDef, cap: number): Promise<[string, string][]> {
-  // One pass: the window counts every row before LIMIT keeps the first `cap`.
+  // One pass: the windows count every row (and, for a count of items, its distinct scenario x epoch items) before LIMIT keeps the first `cap`.
   const limit = Math.max(1, Math.floor(cap));
-  const rows = (await query(conn as DuckDBConnection, `SELECT run_id, episode_id, CAST(count(*) OVER () AS BIGINT) AS n FROM (${d.sql}) ${SET_ORDER} LIMIT ${limit}`, d.params)).rows;
+  const items = d.items === undefined ? '' : ', CAST(count(DISTINCT (scenario_id, epoch)) OVER () AS BIGINT) AS items';
+  const rows = (await query(conn as DuckDBConnection, `SELECT run_id, episode_id, CAST(count(*) OVER () AS BIGINT) AS n${items} FROM (${d.sql}) ${SET_ORDER} LIMIT ${limit}`, d.params)).rows;
   const n = Number(rows[0]?.n ?? 0);
   if (n !== d.count) {
     throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" finds ${n} episodes but the report counts ${d.count}`);
   }
+  // A count of items (a four-cell count): the set's samples cover exactly that many scenario x epoch items.
+  const covered = Number(rows[0]?.items ?? 0);
+  if (d.items !== undefined && covered !== d.items) throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" covers ${covered} items but the report counts ${d.items}`);
   return rows.slice(0, Math.max(0, Math.floor(cap))).map((r) => [String(r.run_id), String(r.episode_id)]);
 }
 

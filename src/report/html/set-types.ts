@@ -13,8 +13,16 @@ export interface EpisodeSetDef {
   key: string;
   /** Shown above the list, e.g. `sim:hasty · gathered evidence, incorrect action`. */
   title: string;
-  /** The count the report shows for this set (from results.json). */
+  /** The episodes (samples) the set holds, from results.json: the loader checks its SQL finds exactly these. */
   count: number;
+  /** Distinct items (scenario x epoch) the set covers, where a count stands for items (a four-cell count): the loader checks these too. */
+  items?: number;
+  /**
+   * The number a cell linked to this set prints (a four-cell count: its items; a rate: its trials):
+   * when given, index.html's build fails if a linked cell prints another (as a plain count, or as
+   * the denominator of `x/n`).
+   */
+  shows?: number;
   /** SELECT run_id, episode_id, scenario_id, epoch ... with `$name` parameters; ordered. */
   sql: string;
   params: Record<string, SetParam>;

@@ -23,7 +23,7 @@ import { cell, fixed, fmtCount, pct, pp, ppInterval, pValue, signed, signedInter
 import { MDE_POWER, tryComparePaired } from '../../analysis/paired-comparison.ts';
 import type { Sampling } from '../../analysis/rates.ts';
 import type { MetricKind } from '../../analysis/metrics.ts';
-import { fourCellCounts, type FourCellCounts } from '../four-cell.ts';
+import { fourCellCounts, renderFourCells, type FourCellCounts } from '../four-cell.ts';
 import { forEachChunk } from '../../store/duckdb.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
@@ -224,6 +224,8 @@ export interface PairwiseView {
   scorerColumn: { title: string; label: (c: Comparison) => string };
   /** Differences in percentage points (true), or by the scorer's kind (binary in pp, others in its units). */
   percent: (c: Comparison) => boolean;
+  /** The four-cell table of the binary comparisons under the pairwise table, its scorer cells named so (the core sections place theirs themselves). */
+  fourCells?: (scorer: string) => string;
 }
 
 export function renderPairwise(p: PairwiseSection, level: number, v: PairwiseView): string {
@@ -247,6 +249,8 @@ export function renderPairwise(p: PairwiseSection, level: number, v: PairwiseVie
   out.push(pairwiseTable(p, L, v));
   const notes = cmp.filter((c) => c.note && c.lower !== null);
   if (notes.length) out.push(notes.map((c) => `- ${cell(v.scorerColumn.label(c))}, ${cell(c.a)} vs ${cell(c.b)}: ${cell(c.note)}`).join('\n') + '\n');
+  const four = v.fourCells ? renderFourCells(cmp, v.suiteColumn, v.fourCells, v.scorerColumn.title) : '';
+  if (four) out.push(four);
   return out.join('\n');
 }
 

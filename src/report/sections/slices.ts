@@ -93,7 +93,7 @@ export function sliceOrder(dimension: string) {
   };
 }
 
-const DIM_LABEL: Record<SliceDimension, string> = { domain: 'Domain', decision_type: 'Decision type', variant: 'Surface variant' };
+export const DIM_LABEL: Record<SliceDimension, string> = { domain: 'Domain', decision_type: 'Decision type', variant: 'Surface variant' };
 
 function sliceCell(r: SliceRow | undefined): string {
   if (r && !r.measured) return 'not measured';
@@ -112,7 +112,7 @@ export function renderSlices(s: SlicesSection, subjects: string[], level: number
     `Each cell: rate (successes/trials) and its ${L}% interval. *cl.*: percentile cluster bootstrap over the slice's scenarios (epochs of a scenario resampled together)` +
       (scen.length ? `; a slice holds only ${fmtCount(Math.min(...scen))}-${fmtCount(Math.max(...scen))} scenarios, so these intervals are crude` : '') +
       `. *ex.*: exact Clopper-Pearson, shown where no scenario repeats or the cluster bootstrap has no spread (it treats samples as independent); \`results.json\` holds both for every cell. ` +
-      `Policy action has no denominator on ambiguous scenarios (NOANSWER). Slices are small: read them for direction, not for ranking.\n`,
+      `Policy action has no denominator on ambiguous scenarios (NOANSWER). Slices are small: read them for direction, not for ranking. In index.html each cell opens its trials: the subject's measured episodes in the slice.\n`,
   );
   for (const dim of SLICE_DIMENSIONS) {
     const rows = s.rows.filter((r) => r.dimension === dim);

@@ -35,4 +35,5 @@ export const O1_PAIRWISE_VIEW: PairwiseView = {
   suiteColumn: false,
   scorerColumn: { title: 'Metric', label: (c) => METRIC_LABEL[c.metric as MainMetric] ?? c.metric },
   percent: () => true,
+  fourCells: (metric) => METRIC_LABEL[metric as MainMetric] ?? metric,
 };
