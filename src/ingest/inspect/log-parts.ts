@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { dataError, type StandoffError } from '../../errors.ts';
 import { JsonTooDeep, parseJsonTolerant, resolveAttachments } from './json.ts';
 import { ZipError } from './zip.ts';
+import { sampleLooksValid } from './fast-check.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Inspect structures (only the fields this ingest reads)
@@ -181,6 +182,8 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 function checkSample(file: string, member: string, raw: Record<string, unknown>): SampleItem {
+  // The common shape passes a cheaper check; anything else goes to zod (its first issue is the error).
+  if (sampleLooksValid(raw)) return { member, sample: raw as InspectSample };
   const r = inspectSampleSchema.safeParse(raw);
   if (!r.success) return { member, error: zodProblem(file, member, r.error) };
   return { member, sample: r.data };
