@@ -49,7 +49,7 @@ import { renderFigures } from './render-figure.ts';
 import type { FigureSpec } from './figures.ts';
 import { buildContext, openReportStore, REPORT_MEMORY_LIMIT, reportError, type ReportContext } from './sections/context.ts';
 import { buildIndexHtml } from './html/build-index-html.ts';
-import { loadEpisodeBrowser, type EpisodeBrowserData } from './html/load-episodes.ts';
+import { loadEpisodeBrowser, setQueryCap, type EpisodeBrowserData } from './html/load-episodes.ts';
 import { readHtmlAssets } from './html/read-assets.ts';
 import { isStandoffStore } from '../analysis/metrics.ts';
 import { computeSuite, renderSections, suiteFigures, type RenderInput, type ReportSuite, type StoreFacts } from './suite.ts';
@@ -91,7 +91,7 @@ export interface BuildReportOptions {
   /** Progress lines: true writes them to stderr; a function receives them. */
   progress?: boolean | ((line: string) => void);
   /** index.html's bounds (defaults: DATA_BUDGET_BYTES, SET_LIST_CAP, MAX_EMBEDDED_EPISODES in html/load-episodes.ts). */
-  indexHtml?: { dataBudgetBytes?: number; listCap?: number; maxEpisodes?: number };
+  indexHtml?: { dataBudgetBytes?: number; listCap?: number; maxEpisodes?: number; maxSets?: number };
   /** Stores that are not a Standoff suite: slice by these episode columns or metadata keys too (`--slice COL`). */
   slices?: string[];
   /** A file of state ids (one per line) to leave out in the probe section's sensitivity table (`--exclude-states FILE`). */
@@ -246,8 +246,8 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
     const input: RenderInput = { ctx, all: values };
     const figures = suiteFigures(suite as ReportSuite, input);
     const sources = await suite.subjectSources(ctx);
-    const browser = await loadEpisodeBrowser(ctx.conn, (suite as ReportSuite).browserSets(results, sources), sources, browserBounds(options));
-    step(`episode browser: ${browser.episodes.length} episodes, ${browser.sets.length} counts`);
+    const browser = await loadEpisodeBrowser(ctx.conn, (suite as ReportSuite).browserSets(results, sources), sources, browserBounds(options, Number((results as { summary?: { totals?: { samples?: number } } }).summary?.totals?.samples ?? 0)));
+    step(`episode browser: ${browser.episodes.length} episodes, ${browser.sets.length} counts${browser.sets_left_out > 0 ? ` (${browser.sets_left_out} more not linked: the set-query cap)` : ''}`);
     const files = await writeOutputs(tmp, ctx, suite as ReportSuite, results, input, figures, browser, step);
     await commitOutput(tmp, out);
     tmp = null;
@@ -270,7 +270,7 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
 }
 
 /** index.html's bounds from the options (each default in html/load-episodes.ts). */
-const browserBounds = (o: BuildReportOptions) => ({ budgetBytes: o.indexHtml?.dataBudgetBytes, listCap: o.indexHtml?.listCap, maxEpisodes: o.indexHtml?.maxEpisodes });
+const browserBounds = (o: BuildReportOptions, samples: number) => ({ budgetBytes: o.indexHtml?.dataBudgetBytes, listCap: o.indexHtml?.listCap, maxEpisodes: o.indexHtml?.maxEpisodes, maxSets: o.indexHtml?.maxSets ?? setQueryCap(samples) });
 
 /** The suites a report can be, most specific first; the core reports any store. */
 export const REPORT_SUITES: readonly ReportSuite<any>[] = [probesOnlySuite, standoffO1Suite, lmEvalSuite, coreSuite];

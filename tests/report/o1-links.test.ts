@@ -165,7 +165,7 @@ describe('the reconciliation of linked counts fails when a count and its set dis
     expect(printedCount('66.7%')).toBeNull();
     const md = '| Metric | A | B | Pairs | Both right | Only A right | Only B right | Both wrong |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n| m | x | y | 4 | 1 | 2 | 1 | 0 |\n';
     const set = (shows: number) => ({ key: 'k', title: 't', count: 4, sql: '', members: [], scorer: null, shows });
-    const browser = (shows: number) => ({ sets: [set(shows)], episodes: [], has_messages: false, transcripts_omitted: 0, budget_bytes: 0, set_list_cap: 1, max_episodes: 1 });
+    const browser = (shows: number) => ({ sets: [set(shows)], episodes: [], has_messages: false, transcripts_omitted: 0, budget_bytes: 0, set_list_cap: 1, max_episodes: 1, sets_left_out: 0 });
     const linkOnlyA = () => (h: string[], _r: number, col: number) => (h[col] === 'Only A right' ? 0 : null);
     const assets = { vega: '', interpreter: '' };
     expect(buildIndexHtml({ suite: 's', countLinks: linkOnlyA, markdown: md, figures: [], browser: browser(2) }, assets)).toContain('<a class="count" href="#browser" data-set="0">2</a>');

@@ -32,7 +32,7 @@ import { reportError } from '../sections/context.ts';
 import { toScriptJson } from './script-json.ts';
 
 export { toScriptJson, buildCountLinks, buildGenericCountLinks };
-import type { EpisodeBrowserData } from './load-episodes.ts';
+import { ALL_SETS_MAX_SAMPLES, MIN_SET_QUERIES, SET_SCAN_BUDGET, type EpisodeBrowserData } from './load-episodes.ts';
 
 /** The scripts the page inlines (read from the installed packages by `readHtmlAssets`). */
 export interface HtmlAssets {
@@ -95,6 +95,11 @@ function browserIndexHtml(b: EpisodeBrowserData): string {
   out.push(
     `<p>Every count underlined in the tables above opens the episodes it counts: their transcripts (messages, reasoning, tool calls with arguments and results), the decision, the scores and every judge's verdict with its raw first line. Each list shows the SQL that defines it, for <code>standoff sql</code>. At most ${b.set_list_cap} episodes are listed per count, ${b.max_episodes} in all; a list that shows fewer than its count says so, and its query gets them all.</p>`,
   );
+  if (b.sets_left_out > 0) {
+    out.push(
+      `<p class="omitted sets-left-out">${b.sets_left_out} more count${b.sets_left_out === 1 ? ' is' : 's are'} shown without a link: each linked count runs its own query over the store, and above ${ALL_SETS_MAX_SAMPLES.toLocaleString('en-US')} samples the report runs only as many as keep the samples scanned under ${SET_SCAN_BUDGET.toLocaleString('en-US')} (at least ${MIN_SET_QUERIES}), in page order. Their definitions are the same queries as the linked counts of their kind; <code>standoff sql</code> runs them.</p>`,
+    );
+  }
   if (!b.has_messages) out.push('<p class="no-transcript">No transcripts stored: the store has no messages for these episodes (CSV and some imports carry none). Episode rows, scores and verdicts are shown.</p>');
   if (b.transcripts_omitted > 0) {
     out.push(

@@ -28,6 +28,16 @@ export const SET_LIST_CAP = 1000;
 export const MAX_EMBEDDED_EPISODES = 5000;
 /** Bytes of embedded episode data (the page's JSON) at most: with Vega and the report, index.html stays under 20 MB. */
 export const DATA_BUDGET_BYTES = 16 * 1000 * 1000;
+/** Up to this many samples in the report, every linked count gets its set query. */
+export const ALL_SETS_MAX_SAMPLES = 200_000;
+/** Above it, the set queries' scans are bounded: at most this many samples scanned in all (sets in page order, at least {@link MIN_SET_QUERIES}). */
+export const SET_SCAN_BUDGET = 50_000_000;
+export const MIN_SET_QUERIES = 8;
+
+/** How many set queries a report over `samples` samples runs (each scans the store once): all up to {@link ALL_SETS_MAX_SAMPLES}, then a bounded number. */
+export function setQueryCap(samples: number): number {
+  return samples <= ALL_SETS_MAX_SAMPLES ? Number.POSITIVE_INFINITY : Math.max(MIN_SET_QUERIES, Math.floor(SET_SCAN_BUDGET / samples));
+}
 
 export interface BrowserMessage {
   seq: number;
@@ -95,6 +105,8 @@ export interface EpisodeBrowserData {
   budget_bytes: number;
   set_list_cap: number;
   max_episodes: number;
+  /** Linked counts whose set was not queried (the set-query cap of a large store): shown without a link, their number said on the page. */
+  sets_left_out: number;
 }
 
 type Conn = Pick<DuckDBConnection, 'runAndReadAll'>;
@@ -114,8 +126,10 @@ export async function loadEpisodeBrowser(
   conn: Conn,
   defs: EpisodeSetDef[],
   sources: SubjectSource[],
-  opts: { budgetBytes?: number; listCap?: number; maxEpisodes?: number } = {},
+  opts: { budgetBytes?: number; listCap?: number; maxEpisodes?: number; maxSets?: number } = {},
 ): Promise<EpisodeBrowserData> {
+  const all = defs;
+  defs = all.slice(0, Math.max(0, opts.maxSets ?? all.length));
   const budget = opts.budgetBytes ?? DATA_BUDGET_BYTES;
   const cap = opts.listCap ?? SET_LIST_CAP;
   const read: [string, string][][] = [];
@@ -127,7 +141,7 @@ export async function loadEpisodeBrowser(
   const sets: BrowserSet[] = defs.map((d, i) => ({ key: d.key, title: d.title, count: d.count, sql: toStandaloneSql(d), members: members[i].map((m) => index.get(idKey(m[0], m[1]))!), scorer: d.scorer ?? (typeof d.params.scorer === 'string' ? d.params.scorer : null), ...(d.shows === undefined ? {} : { shows: d.shows }) }));
   const metadata = episodes.reduce((a, e) => a + jsonBytes(e), 0);
   const omitted = await attachTranscripts(conn, episodes, budget - metadata);
-  return { sets, episodes, has_messages: episodes.some((e) => e.message_count > 0), transcripts_omitted: omitted, budget_bytes: budget, set_list_cap: cap, max_episodes: opts.maxEpisodes ?? MAX_EMBEDDED_EPISODES };
+  return { sets, episodes, has_messages: episodes.some((e) => e.message_count > 0), transcripts_omitted: omitted, budget_bytes: budget, set_list_cap: cap, max_episodes: opts.maxEpisodes ?? MAX_EMBEDDED_EPISODES, sets_left_out: all.length - defs.length };
 }
 
 const idKey = (run: string, ep: string) => `${run}\u0000${ep}`;
