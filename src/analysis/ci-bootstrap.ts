@@ -238,7 +238,7 @@ interface CodedMetric {
 
 /**
  * The clustered path's observations without one JS value per row beyond two Float64Arrays:
- * values and cluster codes (dense_rank of the cluster column: equal iff the ids are; the cluster
+ * values and cluster codes (a number per distinct cluster id, joined back: equal iff the ids are; the cluster
  * bootstrap numbers clusters by first appearance, so codes resample exactly as the ids do) are
  * streamed in `loadMetric`'s order; the groups (`--by`) come from a small query (#28).
  */
@@ -265,7 +265,11 @@ async function loadCodedMetric(conn: DuckDBConnection, m: MetricDef, by: string[
   const values = new Float64Array(n);
   const clusters = new Float64Array(n);
   let at = 0;
-  await forEachChunk(conn, `SELECT CAST(value AS DOUBLE) AS value, dense_rank() OVER (ORDER BY ${quoteIdent(cluster)}) AS c FROM ${measured} ORDER BY ${order}`, m.params, (cols, rows) => {
+  // Codes from the distinct clusters joined back (a window over every row does not fit 1 GB at 1e7).
+  const cl = quoteIdent(cluster);
+  const ids = `(SELECT k, row_number() OVER () AS c FROM (SELECT DISTINCT ${cl} AS k FROM ${measured}))`;
+  const rowsSql = `SELECT CAST(t.value AS DOUBLE) AS value, ids.c FROM ${measured} t JOIN ${ids} ids ON t.${cl} IS NOT DISTINCT FROM ids.k ORDER BY ${order.split(', ').map((c) => `t.${c}`).join(', ')}`;
+  await forEachChunk(conn, rowsSql, m.params, (cols, rows) => {
     const [V, C] = cols as [number[], (bigint | number)[]];
     for (let i = 0; i < rows; i++, at++) [values[at], clusters[at]] = [V[i]!, Number(C[i])];
   });
