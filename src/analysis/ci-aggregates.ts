@@ -29,7 +29,8 @@ import { exactRepeatsNote, notBinaryNote, type ExactResult, type Group } from '.
 import { DEFAULT_CLUSTER, bootstrapFields, parseStatistic, statisticLabel, type BootstrapCi, type BootstrapCiOptions, type PairedCi, type PairedCiOptions } from './ci-bootstrap.ts';
 import { comparePairedFromTotals } from './paired-comparison.ts';
 import { DEGENERATE } from './rates.ts';
-import { numbers, readInputFile, texts, type InputColumn, type InputTable } from './input-file.ts';
+import { quoteIdent, forEachChunk } from '../store/duckdb.ts';
+import { withAggregateFile, type AggCheck, type AggColumn } from './aggregate-file.ts';
 
 /** The SQL files, by engine: DuckDB's are what the test runs; Spark SQL and Trino differ only where listed in docs/scale.md. */
 export const AGGREGATE_SQL = { cluster: 'cluster-aggregates.sql', paired: 'paired-aggregates.sql' } as const;
@@ -65,111 +66,131 @@ export interface AggregateFileOptions {
   metric?: string;
 }
 
-interface Cluster {
-  id: string;
-  /** Smallest subject_model of its rows (orders clusters as the store path meets them). */
-  subject: string | null;
-  n: number;
-  sum: number;
-  sumSq: number;
-  nonbinary: number;
-}
-
+/** One group of a one-sample file: its clusters' sizes and sums in the store path's order, and its totals. */
 interface AggGroup {
   group: Group;
-  clusters: Cluster[];
+  /** Per cluster, in order: observations and their sum (rows of one cluster added up). */
+  sizes: Float64Array;
+  sums: Float64Array;
+  /** Totals in cluster order (the order the vector path adds them in). */
+  n: number;
+  total: number;
+  sumSq: number;
+  nonbinary: number;
+  /** Most observations in one cluster. */
+  maxN: number;
   notMeasured: number | null;
 }
 
-/** Characters where UTF-16 order (JS `<`) and UTF-8 byte order (DuckDB's VARCHAR order) can disagree. */
-const HIGH = /[\uD800-\uFFFF]/;
-/** DuckDB's VARCHAR order (bytes of UTF-8), NULL last; JS order where it is the same (no character above U+D7FF). */
-function byteOrder(a: string | null, b: string | null): number {
-  if (a === b) return 0;
-  if (a === null) return 1;
-  if (b === null) return -1;
-  if (HIGH.test(a) || HIGH.test(b)) return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-  return a < b ? -1 : 1;
+/** A count column, a finite number column, a text column (see `AggColumn`). */
+const countCol = (name: string, ifPresent = false): AggColumn => ({ name, kind: 'count', flag: '--from-aggregates', ...(ifPresent ? { ifPresent } : {}) });
+const numberCol = (name: string): AggColumn => ({ name, kind: 'number', flag: '--from-aggregates' });
+
+/** n, sum and sum of squares of one row, checked in SQL: an empty cluster sums to 0, and sum_sq >= sum^2 / n (Cauchy-Schwarz). */
+function momentChecks(n: string, sum: string, sumSq: string): AggCheck[] {
+  const [N, S, Q] = [n, sum, sumSq].map(quoteIdent) as [string, string, string];
+  return [
+    { bad: `${N} = 0 AND (${S} <> 0 OR ${Q} <> 0)`, column: (v) => (v[sum] !== 0 ? sum : sumSq), what: (v) => `is ${v[sum] !== 0 ? v[sum] : v[sumSq]} where ${n} is 0` },
+    {
+      bad: `${Q} < 0 OR (${N} > 0 AND ${Q} < ((${S} * ${S}) / ${N}) * (1 - 1e-9) - 1e-9)`,
+      column: () => sumSq,
+      what: (v) => `${v[sumSq]} is below ${sum}^2 / ${n} = ${(v[sum]! * v[sum]!) / v[n]!}: not a sum of squares of these values`,
+    },
+  ];
 }
 
-/** A data error naming the file, the row's line and the column. */
-const bad = (t: InputTable, i: number, col: string, what: string) => dataError('aggregates.badValue', `${t.file}: ${t.unit} ${t.lines[i]}: column "${col}": ${what}`);
-
-/** A count cell: an integer >= 0. */
-function count(t: InputTable, col: string, i: number): number {
-  const v = numbers(t, col)[i]!;
-  if (!Number.isInteger(v) || v < 0) throw bad(t, i, col, `expected a count (an integer >= 0), got ${v}`);
-  return v;
+/** A Float64Array that grows as values are appended. */
+class Growing {
+  private data = new Float64Array(1024);
+  private size = 0;
+  push(x: number): void {
+    if (this.size === this.data.length) {
+      const next = new Float64Array(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.size++] = x;
+  }
+  done(): Float64Array {
+    return this.data.slice(0, this.size);
+  }
 }
 
-function finite(t: InputTable, col: string, i: number): number {
-  const v = numbers(t, col)[i]!;
-  if (!Number.isFinite(v)) throw bad(t, i, col, `expected a finite number, got ${v}`);
-  return v;
+/** The columns of a one-sample file (see the module comment). */
+function clusterColumns(cluster: string, by: string[], needBinary: boolean): AggColumn[] {
+  return [
+    { name: cluster, kind: 'text', flag: '--cluster' },
+    countCol('n'),
+    numberCol('sum'),
+    numberCol('sum_sq'),
+    countCol('not_measured', true),
+    countCol('nonbinary', !needBinary),
+    ...by.map((name): AggColumn => ({ name, kind: 'text', nullable: true, flag: '--by' })),
+    ...(by.includes('subject_model') ? [] : [{ name: 'subject_model', kind: 'text', nullable: true, ifPresent: true } as AggColumn]),
+  ];
 }
 
-/** n, sum and sum of squares of one row, checked: an empty cluster sums to 0, and sum_sq >= sum^2 / n (Cauchy-Schwarz). */
-function moments(t: InputTable, i: number, cols: { n: string; sum: string; sumSq: string }): { n: number; sum: number; sumSq: number } {
-  const n = count(t, cols.n, i);
-  const sum = finite(t, cols.sum, i);
-  const sumSq = finite(t, cols.sumSq, i);
-  if (n === 0 && (sum !== 0 || sumSq !== 0)) throw bad(t, i, sum !== 0 ? cols.sum : cols.sumSq, `is ${sum !== 0 ? sum : sumSq} where ${cols.n} is 0`);
-  if (sumSq < 0 || (n > 0 && sumSq < ((sum * sum) / n) * (1 - 1e-9) - 1e-9)) throw bad(t, i, cols.sumSq, `${sumSq} is below ${cols.sum}^2 / ${cols.n} = ${(sum * sum) / n}: not a sum of squares of these values`);
-  return { n, sum, sumSq };
-}
-
-/** Reads a one-sample aggregate file (see the module comment), grouped by `by`, clusters merged and ordered. */
-async function readClusterFile(o: AggregateFileOptions, by: string[], needBinary: boolean): Promise<AggGroup[]> {
+/**
+ * Reads a one-sample aggregate file (see the module comment), grouped by `by`: rows of one
+ * cluster added up (`fsum`, compensated: the same total whatever order DuckDB meets them in), groups in DuckDB's VARCHAR (UTF-8 byte) order with NULL last,
+ * clusters by their smallest subject_model, then id, as the store path meets them. Totals are
+ * added in JS in that order; with `arrays`, each group's per-cluster sizes and sums also come
+ * back as typed arrays (the bootstrap). Per-cluster rows are streamed a chunk at a time.
+ */
+async function readClusterFile(o: AggregateFileOptions, by: string[], needBinary: boolean, arrays: boolean): Promise<AggGroup[]> {
   for (const c of by) {
     if (!(AGGREGATE_GROUPS as readonly string[]).includes(c)) throw usageError('metric.unknownColumn', `--by ${c} does not go with --from-aggregates (a file holds one row per cluster); use ${AGGREGATE_GROUPS.join(', ')}`);
   }
   const cluster = o.cluster ?? DEFAULT_CLUSTER;
-  const num = (name: string, optional = false): InputColumn => ({ name, kind: 'number', flag: '--from-aggregates', ...(optional ? { optional: true, ifPresent: true } : {}) });
-  const t = await readInputFile(o.file, [
-    { name: cluster, kind: 'text', flag: '--cluster' },
-    num('n'), num('sum'), num('sum_sq'), num('not_measured', true),
-    needBinary ? num('nonbinary') : num('nonbinary', true),
-    ...by.map((name): InputColumn => ({ name, kind: 'text', optional: true, flag: '--by' })),
-    ...(by.includes('subject_model') ? [] : [{ name: 'subject_model', kind: 'text', optional: true, ifPresent: true } as InputColumn]),
-  ], { delimiter: o.delimiter });
-  const groups = new Map<string, AggGroup & { index: Map<string, Cluster> }>();
-  const subj = t.values.subject_model ? texts(t, 'subject_model') : null;
-  for (let i = 0; i < t.rows; i++) {
-    const { n, sum, sumSq } = moments(t, i, { n: 'n', sum: 'sum', sumSq: 'sum_sq' });
-    const nb = t.values.nonbinary ? count(t, 'nonbinary', i) : 0;
-    if (nb > n) throw bad(t, i, 'nonbinary', `${nb} is more than n = ${n}`);
-    const missing = t.values.not_measured ? count(t, 'not_measured', i) : null;
-    const key = by.length === 0 ? '' : by.length === 1 ? String(texts(t, by[0]!)[i]) + (texts(t, by[0]!)[i] === null ? '\u0001' : '') : by.map((c) => JSON.stringify(texts(t, c)[i])).join(',');
-    let g = groups.get(key);
-    if (!g) groups.set(key, (g = { group: Object.fromEntries(by.map((c) => [c, texts(t, c)[i]])), clusters: [], notMeasured: t.values.not_measured ? 0 : null, index: new Map() }));
-    if (missing !== null) g.notMeasured! += missing;
-    const id = texts(t, cluster)[i]!;
-    const s = subj ? subj[i]! : null;
-    const c = g.index.get(id);
-    if (!c) {
-      const fresh = { id, subject: s, n, sum, sumSq, nonbinary: nb };
-      g.index.set(id, fresh);
-      g.clusters.push(fresh);
-    } else {
-      Object.assign(c, { n: c.n + n, sum: c.sum + sum, sumSq: c.sumSq + sumSq, nonbinary: c.nonbinary + nb });
-      if (byteOrder(s, c.subject) < 0) c.subject = s;
+  const nonbinary: AggCheck = { needs: 'nonbinary', bad: 'nonbinary > n', column: () => 'nonbinary', what: (v) => `${v.nonbinary} is more than n = ${v.n}` };
+  const checks = [...momentChecks('n', 'sum', 'sum_sq'), nonbinary];
+  return withAggregateFile(o.file, clusterColumns(cluster, by, needBinary), checks, { delimiter: o.delimiter }, async ({ conn, present }) => {
+    const cols = by.map(quoteIdent).map((x) => `${x}, `).join('');
+    const order = by.map((c) => `${quoteIdent(c)} NULLS LAST, `).join('');
+    const subject = present.has('subject_model') ? 'min(subject_model)' : 'NULL';
+    // Rows of one cluster (a file written in parts) are added with compensated summation (fsum), so
+    // the total does not depend on DuckDB's thread schedule; a single row's values pass unchanged.
+    await conn.run(
+      `CREATE TEMP TABLE clusters AS SELECT ${cols}CAST(${quoteIdent(cluster)} AS VARCHAR) AS id, sum(n) AS n, fsum(sum) AS s, fsum(sum_sq) AS ss, ${present.has('nonbinary') ? 'sum(nonbinary)' : '0'} AS nb, ${subject} AS subj FROM agg GROUP BY ALL`,
+    );
+    const notMeasured = present.has('not_measured') ? 'sum(not_measured)' : 'NULL';
+    const heads = (await conn.runAndReadAll(`SELECT ${cols}${notMeasured} AS nm FROM agg GROUP BY ALL ORDER BY ${order}1`)).getRowObjectsJS();
+    const groups = heads.map((h): AggGroup & { grow: [Growing, Growing] } => ({
+      group: Object.fromEntries(by.map((c) => [c, (h[c] ?? null) as string | null])),
+      sizes: new Float64Array(),
+      sums: new Float64Array(),
+      n: 0,
+      total: 0,
+      sumSq: 0,
+      nonbinary: 0,
+      maxN: 0,
+      notMeasured: h.nm === null ? null : Number(h.nm),
+      grow: [new Growing(), new Growing()],
+    }));
+    if (!arrays) {
+      // Totals only (exact): counts and 0/1 sums are integers, exact in any order.
+      const tot = (await conn.runAndReadAll(`SELECT ${cols}sum(n) AS n, sum(s) AS s, sum(nb) AS nb, max(n) AS mx FROM clusters GROUP BY ALL ORDER BY ${order}1`)).getRowObjectsJS();
+      return groups.map(({ grow: _, ...g }, i) => ({ ...g, n: Number(tot[i]!.n), total: Number(tot[i]!.s), nonbinary: Number(tot[i]!.nb), maxN: Number(tot[i]!.mx) }));
     }
-  }
-  const out = [...groups.values()].sort((a, b) => {
-    for (const c of by) {
-      const d = byteOrder(a.group[c] as string | null, b.group[c] as string | null);
-      if (d) return d;
-    }
-    return 0;
+    // Groups in the order of `heads` (gi = 1, 2, ...), clusters in the store path's order within each.
+    const rank = by.length ? `dense_rank() OVER (ORDER BY ${order}1)` : '1';
+    const sql = `SELECT ${rank} AS gi, n, s, ss, nb FROM clusters ORDER BY ${order}coalesce(subj, ''), id`;
+    await forEachChunk(conn, sql, undefined, (columns, rows) => {
+      const [G, N, S, SS, NB] = columns as [unknown[], number[], number[], number[], number[]];
+      for (let i = 0; i < rows; i++) {
+        const g = groups[Number(G[i]) - 1]!;
+        const n = N[i]!;
+        g.n += n;
+        g.total += S[i]!;
+        g.sumSq += SS[i]!;
+        g.nonbinary += Number(NB[i]);
+        if (n > g.maxN) g.maxN = n;
+        g.grow[0].push(n);
+        g.grow[1].push(S[i]!);
+      }
+    });
+    return groups.map(({ grow, ...g }) => ({ ...g, sizes: grow[0].done(), sums: grow[1].done() }));
   });
-  for (const g of out) {
-    // JS order equals DuckDB's byte order unless a string has a character above U+D7FF: test once, not per comparison.
-    const plain = !g.clusters.some((c) => HIGH.test(c.id) || (c.subject !== null && HIGH.test(c.subject)));
-    const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-    const cmp = plain ? text : byteOrder;
-    g.clusters.sort((a, b) => cmp(a.subject ?? '', b.subject ?? '') || cmp(a.id, b.id));
-  }
-  return out.map(({ group, clusters, notMeasured }) => ({ group, clusters, notMeasured }));
 }
 
 const withGroup = <T>(by: string[], g: AggGroup, r: T) => (by.length ? { group: g.group, ...r } : r);
@@ -184,17 +205,15 @@ const label = (metric?: string) => (metric ? { metric } : {});
  */
 export async function ciExactAggregates(o: AggregateFileOptions & { by?: string[]; level?: number; sided?: Sided }): Promise<ExactResult[]> {
   const by = o.by ?? [];
-  const groups = await readClusterFile(o, by, true);
+  const groups = await readClusterFile(o, by, true, false);
   const name = o.metric ?? 'METRIC';
   return groups.map((g) => {
-    const n = g.clusters.reduce((a, c) => a + c.n, 0);
-    const k = g.clusters.reduce((a, c) => a + c.sum, 0);
-    const nb = g.clusters.reduce((a, c) => a + c.nonbinary, 0);
+    const [n, k, nb] = [g.n, g.total, g.nonbinary];
     const missing = g.notMeasured !== null ? { not_measured: g.notMeasured } : {};
     const ci = (x: number, m: number): BinomialInterval => orderedInterval(clopperPearson(x, m, { level: o.level, sided: o.sided }));
     if (nb > 0) return withGroup(by, g, { ...label(o.metric), ...ci(0, 0), trials: n, ...missing, sampling: 'independent' as const, note: notBinaryNote(nb, name) });
     if (!Number.isInteger(k)) throw dataError('aggregates.badValue', `${o.file}: column "sum" adds up to ${k} in a group whose values are 0/1 (nonbinary 0): successes must be a whole number`);
-    const maxK = g.clusters.reduce((a, c) => Math.max(a, c.n), 0);
+    const maxK = g.maxN;
     const r: ExactResult = { ...label(o.metric), ...ci(k, n), ...missing, sampling: 'independent', max_per_scenario: maxK };
     if (maxK > 1) r.note = exactRepeatsNote(name, maxK);
     return withGroup(by, g, r);
@@ -208,13 +227,8 @@ export async function ciExactAggregates(o: AggregateFileOptions & { by?: string[
  * values with cluster ids (the cluster bootstrap only sees the totals), with the CLT and
  * clustered SEs from the moments.
  */
-export function intervalFromTotals(clusters: Cluster[], o: BootstrapCiOptions, clusterName: string, statistic: string): BootstrapCi {
-  const sums = Float64Array.from(clusters, (c) => c.sum);
-  const sizes = Float64Array.from(clusters, (c) => c.n);
-  let n = 0;
-  let total = 0;
-  let sumSq = 0;
-  for (const c of clusters) [n, total, sumSq] = [n + c.n, total + c.sum, sumSq + c.sumSq];
+export function intervalFromTotals(g: Pick<AggGroup, 'sizes' | 'sums' | 'n' | 'total' | 'sumSq'>, o: BootstrapCiOptions, clusterName: string, statistic: string): BootstrapCi {
+  const { sums, sizes, n, total, sumSq } = g;
   const base = { n, statistic, sampling: 'clustered' as const, cluster: clusterName, estimate: null, lower: null, upper: null, level: o.level, method: o.method, resamples: o.resamples, seed: o.seed };
   try {
     const r = clusterBootstrapTotals(sums, sizes, { resamples: o.resamples, level: o.level, method: o.method, seed: o.seed });
@@ -240,10 +254,10 @@ export function intervalFromTotals(clusters: Cluster[], o: BootstrapCiOptions, c
 export async function ciBootstrapAggregates(o: AggregateFileOptions & BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
   const stat = parseStatistic(typeof o.statistic === 'object' ? statisticLabel(o.statistic) : o.statistic, ['mean', 'proportion']);
   const by = o.by ?? [];
-  const groups = await readClusterFile(o, by, stat.name === 'proportion');
+  const groups = await readClusterFile(o, by, stat.name === 'proportion', true);
   const out = groups.map((g) => {
-    if (stat.name === 'proportion' && g.clusters.some((c) => c.nonbinary > 0)) throw dataError('ci.notBinary', `--statistic proportion needs 0/1 values, but ${o.file} counts ${g.clusters.reduce((a, c) => a + c.nonbinary, 0)} other value(s)${by.length ? ` in group ${JSON.stringify(g.group)}` : ''}`);
-    const r = intervalFromTotals(g.clusters, o, o.cluster ?? DEFAULT_CLUSTER, statisticLabel(stat));
+    if (stat.name === 'proportion' && g.nonbinary > 0) throw dataError('ci.notBinary', `--statistic proportion needs 0/1 values, but ${o.file} counts ${g.nonbinary} other value(s)${by.length ? ` in group ${JSON.stringify(g.group)}` : ''}`);
+    const r = intervalFromTotals(g, o, o.cluster ?? DEFAULT_CLUSTER, statisticLabel(stat));
     if (g.notMeasured !== null) r.not_measured = g.notMeasured;
     return withGroup(by, g, { ...label(o.metric), ...r });
   });
@@ -260,26 +274,32 @@ export async function ciPairedAggregates(o: AggregateFileOptions & PairedCiOptio
   const a = o.a ?? 'a';
   const b = o.b ?? 'b';
   const cluster = o.cluster ?? DEFAULT_CLUSTER;
-  const t = await readInputFile(o.file, [
+  const columns: AggColumn[] = [
     { name: cluster, kind: 'text', flag: '--cluster' },
-    ...PAIRED_COLUMNS.map((name): InputColumn => ({ name, kind: 'number', flag: '--from-aggregates' })),
-    { name: 'duplicates', kind: 'number', optional: true, ifPresent: true },
-  ], { delimiter: o.delimiter });
-  const byId = new Map<string, Record<(typeof PAIRED_COLUMNS)[number], number>>();
-  for (let i = 0; i < t.rows; i++) {
-    if (t.values.duplicates && count(t, 'duplicates', i) > 0) throw bad(t, i, 'duplicates', `${numbers(t, 'duplicates')[i]} (scenario, epoch) key(s) occur twice for one subject (several runs?): filter metric_rows to one run per subject`);
-    const ma = moments(t, i, { n: 'n', sum: 'sum_a', sumSq: 'sum_sq_a' });
-    const mb = moments(t, i, { n: 'n', sum: 'sum_b', sumSq: 'sum_sq_b' });
-    const row = { n: ma.n, sum_a: ma.sum, sum_b: mb.sum, sum_sq_a: ma.sumSq, sum_sq_b: mb.sumSq, sum_ab: finite(t, 'sum_ab', i), only_a: count(t, 'only_a', i), only_b: count(t, 'only_b', i) };
-    const id = texts(t, cluster)[i]!;
-    const prev = byId.get(id);
-    if (prev) for (const k of PAIRED_COLUMNS) prev[k] += row[k];
-    else byId.set(id, row);
-  }
-  // The store path sorts pair keys `scenario/epoch` as text: clusters meet in the order of `scenario/`.
-  const ids = [...byId.keys()].sort((x, y) => (`${x}/` < `${y}/` ? -1 : `${x}/` > `${y}/` ? 1 : 0));
-  const rows = ids.map((id) => byId.get(id)!);
-  const total = (k: (typeof PAIRED_COLUMNS)[number]) => rows.reduce((s, r) => s + r[k], 0);
+    ...PAIRED_COLUMNS.map((name) => (name === 'n' || name.startsWith('only_') ? countCol(name) : numberCol(name))),
+    countCol('duplicates', true),
+  ];
+  const duplicates: AggCheck = { needs: 'duplicates', bad: 'duplicates > 0', column: () => 'duplicates', what: (v) => `${v.duplicates} (scenario, epoch) key(s) occur twice for one subject (several runs?): filter metric_rows to one run per subject` };
+  const checks = [duplicates, ...momentChecks('n', 'sum_a', 'sum_sq_a'), ...momentChecks('n', 'sum_b', 'sum_sq_b')];
+  const { sizes, sumsDiff, totals } = await withAggregateFile(o.file, columns, checks, { delimiter: o.delimiter }, async ({ conn }) => {
+    // Rows of one cluster added with fsum (as above). The store path sorts pair keys `scenario/epoch`
+    // as text, so clusters meet in the order of `scenario/` (DuckDB's byte order; the same as
+    // JavaScript's unless an id mixes characters above U+FFFF with U+E000..U+FFFF).
+    const sums = PAIRED_COLUMNS.map((k) => `fsum(${quoteIdent(k)}) AS ${quoteIdent(k)}`).join(', ');
+    const sql = `SELECT ${sums} FROM agg GROUP BY CAST(${quoteIdent(cluster)} AS VARCHAR) ORDER BY CAST(${quoteIdent(cluster)} AS VARCHAR) || '/'`;
+    const totals = Object.fromEntries(PAIRED_COLUMNS.map((k) => [k, 0])) as Record<(typeof PAIRED_COLUMNS)[number], number>;
+    const [sz, diff] = [new Growing(), new Growing()];
+    await forEachChunk(conn, sql, undefined, (cols, rows) => {
+      const c = Object.fromEntries(PAIRED_COLUMNS.map((k, j) => [k, cols[j] as number[]])) as Record<(typeof PAIRED_COLUMNS)[number], number[]>;
+      for (let i = 0; i < rows; i++) {
+        for (const k of PAIRED_COLUMNS) totals[k] += c[k][i]!;
+        sz.push(c.n[i]!);
+        diff.push(c.sum_a[i]! - c.sum_b[i]!);
+      }
+    });
+    return { sizes: sz.done(), sumsDiff: diff.done(), totals };
+  });
+  const total = (k: (typeof PAIRED_COLUMNS)[number]) => totals[k];
   const n = total('n');
   for (const [flag, s, only] of [['--a', a, 'only_a'], ['--b', b, 'only_b']] as const) {
     if (n + total(only) === 0) throw dataError('paired.noArm', `${o.file}: ${flag} "${s}" has no values (n and ${only} are 0 in every row)`);
@@ -287,7 +307,7 @@ export async function ciPairedAggregates(o: AggregateFileOptions & PairedCiOptio
   if (n === 0) throw dataError('paired.noPairs', `${o.file}: --a "${a}" and --b "${b}" share no paired items (n is 0 in every row)`);
   if (n < 2) throw dataError('paired.tooFew', `${o.file}: --a "${a}" and --b "${b}" share ${n} paired item; a paired interval needs at least 2`);
   const r = comparePairedFromTotals(
-    { n, sumA: total('sum_a'), sumB: total('sum_b'), sumSqA: total('sum_sq_a'), sumSqB: total('sum_sq_b'), sumAB: total('sum_ab'), sizes: Float64Array.from(rows, (x) => x.n), sumsDiff: Float64Array.from(rows, (x) => x.sum_a - x.sum_b) },
+    { n, sumA: total('sum_a'), sumB: total('sum_b'), sumSqA: total('sum_sq_a'), sumSqB: total('sum_sq_b'), sumAB: total('sum_ab'), sizes, sumsDiff },
     cluster,
     { level: o.level, seed: o.seed, resamples: o.resamples, method: o.method },
   );

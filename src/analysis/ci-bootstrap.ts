@@ -22,8 +22,13 @@ import {
   median as medianOf,
   pairedStandardError,
   type BootstrapResult,
+  type ClusterId,
   type StatisticSpec,
 } from '../stats/index.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { forEachChunk, query, quoteIdent, type SqlParams } from '../store/duckdb.ts';
+import { queryArrow } from '../store/arrow.ts';
+import type { MetricDef } from '../store/metrics.ts';
 import { StandoffError, dataError, usageError } from '../errors.ts';
 import { checkColumns, countNoanswer, countNotMeasured, loadMetric, type MetricKind, type Reducer } from './metrics.ts';
 import { DEGENERATE, type Sampling } from './rates.ts';
@@ -165,7 +170,7 @@ export function checkProportion(values: Float64Array, where: string): void {
  * data, `clusterBootstrap` for clusters); every other case runs the general resampler
  * (`parallelBootstrapStatistic`, blocks over `--threads` threads, the same result for any number).
  */
-export async function intervalFor(values: Float64Array, clusters: string[] | null, o: BootstrapCiOptions, clusterName?: string): Promise<BootstrapCi> {
+export async function intervalFor(values: Float64Array, clusters: ArrayLike<ClusterId> | null, o: BootstrapCiOptions, clusterName?: string): Promise<BootstrapCi> {
   const stat = statisticOf(o);
   const label = statisticLabel(stat);
   const isMean = stat.name === 'mean' || stat.name === 'proportion';
@@ -224,6 +229,53 @@ function storeCluster(cluster: string | false | undefined, reduced = false): str
   return c;
 }
 
+/** A metric's measured values for a clustered interval: values and integer cluster codes in the store path's order, and the groups' row ranges. */
+interface CodedMetric {
+  values: Float64Array;
+  clusters: Float64Array;
+  groups: { group: Group; key: string; start: number; end: number }[];
+}
+
+/**
+ * The clustered path's observations without one JS value per row beyond two Float64Arrays:
+ * values and cluster codes (a number per distinct cluster id, joined back: equal iff the ids are; the cluster
+ * bootstrap numbers clusters by first appearance, so codes resample exactly as the ids do) are
+ * streamed in `loadMetric`'s order; the groups (`--by`) come from a small query (#28).
+ */
+async function loadCodedMetric(conn: DuckDBConnection, m: MetricDef, by: string[], cluster: string): Promise<CodedMetric> {
+  checkColumns(by, '--by');
+  const measured = `(SELECT * FROM (${m.sql}) WHERE value IS NOT NULL)`;
+  const g = by.map(quoteIdent);
+  const order = [...by, 'subject_model', 'scenario_id', 'epoch', 'episode_id'].map(quoteIdent).join(', ');
+  if (m.binary) {
+    const bad = await query(conn, `SELECT value, rn FROM (SELECT value, row_number() OVER (ORDER BY ${order}) AS rn FROM ${measured}) WHERE value NOT IN (0, 1) ORDER BY rn LIMIT 1`, m.params);
+    if (bad.rows.length) throw dataError('metric.notBinary', `metric ${m.name} has a non-binary value ${bad.rows[0]!.value} at row ${bad.rows[0]!.rn}`);
+  }
+  const heads = await queryArrow(conn, `SELECT ${g.length ? `${g.join(', ')}, ` : ''}count(*)::BIGINT AS k FROM ${measured} ${g.length ? `GROUP BY ${g.join(', ')} ORDER BY ${g.join(', ')}` : ''}`, m.params);
+  const groups: CodedMetric['groups'] = [];
+  let n = 0;
+  for (let i = 0; i < heads.numRows; i++) {
+    const group: Group = {};
+    for (const c of by) group[c] = heads.getChild(c)!.get(i) as string | number | null;
+    const k = Number(heads.getChild('k')!.get(i));
+    if (k === 0) continue;
+    groups.push({ group, key: by.map((c) => String(group[c])).join('\u0000'), start: n, end: n + k });
+    n += k;
+  }
+  const values = new Float64Array(n);
+  const clusters = new Float64Array(n);
+  let at = 0;
+  // Codes from the distinct clusters joined back (a window over every row does not fit 1 GB at 1e7).
+  const cl = quoteIdent(cluster);
+  const ids = `(SELECT k, row_number() OVER () AS c FROM (SELECT DISTINCT ${cl} AS k FROM ${measured}))`;
+  const rowsSql = `SELECT CAST(t.value AS DOUBLE) AS value, ids.c FROM ${measured} t JOIN ${ids} ids ON t.${cl} IS NOT DISTINCT FROM ids.k ORDER BY ${order.split(', ').map((c) => `t.${c}`).join(', ')}`;
+  await forEachChunk(conn, rowsSql, m.params, (cols, rows) => {
+    const [V, C] = cols as [number[], (bigint | number)[]];
+    for (let i = 0; i < rows; i++, at++) [values[at], clusters[at]] = [V[i]!, Number(C[i])];
+  });
+  return { values, clusters, groups };
+}
+
 export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
   // A file is ci-input.ts's (ciBootstrapInput), which builds on this module: no import back.
   if (o.input) throw usageError('ci.conflict', 'ciBootstrap reads the store; an --input file is ciBootstrapInput (src/analysis/ci-input.ts)');
@@ -235,9 +287,23 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
     const resolved = await resolveMetric(conn, src, o, by);
     const m = resolved.def;
     const fields = metricFields(resolved);
-    const table = await loadMetric(conn, m, by, ['scenario_id', ...(cluster ? [cluster] : [])]);
     const missing = await countNotMeasured(conn, m, by);
     const noanswer = m.source === 'scorer' && !m.reduce ? await countNoanswer(conn, m, by) : null;
+    if (cluster) {
+      const coded = await loadCodedMetric(conn, m, by, cluster);
+      if (coded.values.length === 0) throw dataError('metric.empty', `metric ${m.name} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
+      if ((o.statistic as CiStatistic).name === 'proportion') checkProportion(coded.values, `metric ${m.name}`);
+      const out: BootstrapCi[] = [];
+      for (const { group, key, start, end } of coded.groups) {
+        const r = await intervalFor(coded.values.subarray(start, end), coded.clusters.subarray(start, end), o, cluster);
+        r.not_measured = missing.get(key) ?? 0;
+        if (noanswer) r.noanswer = noanswer.get(key) ?? 0;
+        if (resolved.note) r.note = `${r.note ? `${r.note}; ` : ''}${resolved.note}`;
+        out.push(by.length ? { group, ...fields, ...r } : { ...fields, ...r });
+      }
+      return by.length ? out : out[0]!;
+    }
+    const table = await loadMetric(conn, m, by, ['scenario_id']);
     if (table.numRows === 0) throw dataError('metric.empty', `metric ${m.name} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
     const values = float64Column(table, 'value');
     if ((o.statistic as CiStatistic).name === 'proportion') checkProportion(values, `metric ${m.name}`);
@@ -320,7 +386,7 @@ export interface PairedMedianComparison {
 export type PairedCi = { a: string; b: string; metric?: string; kind?: MetricKind | null; reduce?: Reducer; dropped_unpaired: number } & ((PairedComparison & { statistic?: 'mean' }) | PairedMedianComparison);
 
 /** The median-of-differences comparison (see `PairedMedianComparison`). */
-async function comparePairedMedian(xa: Float64Array, xb: Float64Array, ids: string[] | null, clusterName: string | null, o: PairedCiOptions): Promise<PairedMedianComparison> {
+async function comparePairedMedian(xa: Float64Array, xb: Float64Array, ids: ArrayLike<ClusterId> | null, clusterName: string | null, o: PairedCiOptions): Promise<PairedMedianComparison> {
   const d = new Float64Array(xa.length);
   for (let i = 0; i < d.length; i++) d[i] = xa[i] - xb[i];
   const { parallelBootstrapStatistic } = await import('../compute/parallel-bootstrap.ts');
@@ -357,18 +423,59 @@ async function comparePairedMedian(xa: Float64Array, xb: Float64Array, ids: stri
 }
 
 export async function pairedFrom(a: string, b: string, keys: string[], va: Map<string, number>, vb: Map<string, number>, clusterOf: Map<string, string> | null, clusterName: string | null, o: PairedCiOptions, metric?: string): Promise<PairedCi> {
-  const stat = typeof o.statistic === 'object' ? o.statistic : parseStatistic(o.statistic, ['mean', 'median']);
   const shared = keys.filter((k) => va.has(k) && vb.has(k));
   const dropped = new Set([...va.keys(), ...vb.keys()]).size - shared.length;
-  if (shared.length === 0) throw dataError('paired.noPairs', `--a "${a}" and --b "${b}" share no paired items`);
   const xa = Float64Array.from(shared, (k) => va.get(k)!);
   const xb = Float64Array.from(shared, (k) => vb.get(k)!);
-  if (shared.length < 2) throw dataError('paired.tooFew', `--a "${a}" and --b "${b}" share ${shared.length} paired item; a paired interval needs at least 2`);
   const ids = clusterOf ? shared.map((k) => clusterOf.get(k)!) : null;
+  return pairedFromArrays(a, b, xa, xb, ids, dropped, clusterName, o, metric);
+}
+
+/** `pairedFrom` once the pairs are formed: a's and b's values of each shared item in key order, their clusters, and the unpaired count. */
+async function pairedFromArrays(a: string, b: string, xa: Float64Array, xb: Float64Array, ids: ArrayLike<ClusterId> | null, dropped: number, clusterName: string | null, o: PairedCiOptions, metric?: string): Promise<PairedCi> {
+  const stat = typeof o.statistic === 'object' ? o.statistic : parseStatistic(o.statistic, ['mean', 'median']);
+  if (xa.length === 0) throw dataError('paired.noPairs', `--a "${a}" and --b "${b}" share no paired items`);
+  if (xa.length < 2) throw dataError('paired.tooFew', `--a "${a}" and --b "${b}" share ${xa.length} paired item; a paired interval needs at least 2`);
   if (stat.name === 'median') return { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, ...(await comparePairedMedian(xa, xb, ids, clusterName, o)) };
   const r = await comparePairedOnThreads(xa, xb, ids, clusterName, { level: o.level, seed: o.seed, resamples: o.resamples, method: o.method, threads: o.threads });
   return { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, statistic: 'mean', ...r };
 }
+
+const NO_CLUSTER_PAIRS = '--no-cluster: epochs repeat scenarios and this interval, p and MDE treat the pairs as independent, so they are too optimistic';
+
+/**
+ * `ci paired` over the store, clustered on scenario_id or not at all: the pairs are formed in SQL
+ * (key `scenario/epoch`, in text order; a's and b's value; the cluster as a dense_rank code) and
+ * streamed into Float64Arrays, so only the two arms' pairs reach JS, as numbers (#28). The checks
+ * and messages are the row-by-row path's (`pairedFrom`).
+ */
+async function loadPairs(conn: DuckDBConnection, m: MetricDef, a: string, b: string, clustered: boolean): Promise<{ xa: Float64Array; xb: Float64Array; ids: Float64Array | null; dropped: number; repeats: boolean }> {
+  const params = { ...((m.params ?? {}) as Record<string, unknown>), pair_a: a, pair_b: b } as SqlParams;
+  const measured = `(SELECT * FROM (${m.sql}) WHERE value IS NOT NULL)`;
+  const subjects = (await query(conn, `SELECT DISTINCT CAST(subject_model AS VARCHAR) AS s FROM ${measured}`, m.params)).rows.map((r) => String(r.s));
+  for (const [flag, s] of [['--a', a], ['--b', b]] as const) {
+    if (!subjects.includes(s)) throw dataError('paired.noArm', `${flag} "${s}" has no ${m.name} values (subjects: ${[...subjects].sort().join(', ')})`);
+  }
+  const x = `(SELECT scenario_id, CAST(scenario_id AS VARCHAR) || '/' || coalesce(CAST(epoch AS VARCHAR), 'null') AS k, CAST(value AS DOUBLE) AS v, subject_model = $pair_a AS is_a, subject_model FROM ${measured} WHERE subject_model IN ($pair_a, $pair_b))`;
+  const dup = (await query(conn, `SELECT subject_model AS s, k FROM ${x} GROUP BY subject_model, k HAVING count(*) > 1 ORDER BY subject_model, k LIMIT 1`, params)).rows[0];
+  if (dup) throw dataError('paired.duplicateItem', `subject "${dup.s}" has two ${m.name} values for scenario x epoch ${dup.k} (several runs?): pick one with --run`);
+  const counts = (await query(conn, `SELECT count(DISTINCT k) AS keys, count(DISTINCT scenario_id) FILTER (WHERE is_a) AS sa, count(*) FILTER (WHERE is_a) AS na FROM ${x}`, params)).rows[0]!;
+  const pairs = `SELECT max(v) FILTER (WHERE is_a) AS va, max(v) FILTER (WHERE NOT is_a) AS vb, ${clustered ? 'dense_rank() OVER (ORDER BY max(scenario_id))' : '0'} AS c FROM ${x} GROUP BY k HAVING count(*) = 2 ORDER BY k`;
+  const out: Record<'xa' | 'xb' | 'c', Float64Array> = { xa: new Float64Array(1024), xb: new Float64Array(1024), c: new Float64Array(1024) };
+  let n = 0;
+  await forEachChunk(conn, pairs, params, (chunk, rows) => {
+    if (n + rows > out.xa.length) for (const key of ['xa', 'xb', 'c'] as const) out[key] = grow(out[key], n + rows);
+    const [A, B, C] = chunk as [number[], number[], (bigint | number)[]];
+    for (let i = 0; i < rows; i++, n++) [out.xa[n], out.xb[n], out.c[n]] = [A[i]!, B[i]!, Number(C[i])];
+  });
+  return { xa: out.xa.slice(0, n), xb: out.xb.slice(0, n), ids: clustered ? out.c.slice(0, n) : null, dropped: Number(counts.keys) - n, repeats: Number(counts.sa) < Number(counts.na) };
+}
+
+const grow = (a: Float64Array, need: number): Float64Array => {
+  const next = new Float64Array(Math.max(need, a.length * 2));
+  next.set(a);
+  return next;
+};
 
 export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<PairedCi> {
   o = { ...o, statistic: parseStatistic(typeof o.statistic === 'object' ? statisticLabel(o.statistic) : o.statistic, ['mean', 'median']), threads: checkThreads(o.threads) };
@@ -380,6 +487,14 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
   return withStore(src, async (conn) => {
     const resolved = await resolveMetric(conn, src, o);
     const metric = resolved.def.name;
+    if (cluster === null || cluster === DEFAULT_CLUSTER) {
+      const q = await loadPairs(conn, resolved.def, o.a!, o.b!, cluster !== null);
+      const { a, b, metric: _m, ...rest } = await pairedFromArrays(o.a!, o.b!, q.xa, q.xb, q.ids, q.dropped, cluster, o, metric);
+      const r = { a, b, ...metricFields(resolved), ...rest } as PairedCi;
+      if (resolved.note) r.note = `${r.note ? `${r.note}; ` : ''}${resolved.note}`;
+      if (!cluster && !resolved.def.reduce && q.repeats) r.note = `${r.note ? `${r.note}; ` : ''}${NO_CLUSTER_PAIRS}`;
+      return r;
+    }
     const table = await loadMetric(conn, resolved.def, [], ['subject_model', 'scenario_id', 'epoch', ...(cluster ? [cluster] : [])]);
     const subj = table.getChild('subject_model')!;
     const scen = table.getChild('scenario_id')!;
@@ -410,7 +525,7 @@ export async function ciPaired(src: StoreSource, o: PairedCiOptions): Promise<Pa
     const r = { a, b, ...metricFields(resolved), ...rest } as PairedCi;
     if (resolved.note) r.note = `${r.note ? `${r.note}; ` : ''}${resolved.note}`;
     if (!clusterOf && !resolved.def.reduce && new Set([...va.keys()].map((k) => k.slice(0, k.lastIndexOf('/')))).size < va.size) {
-      r.note = `${r.note ? `${r.note}; ` : ''}--no-cluster: epochs repeat scenarios and this interval, p and MDE treat the pairs as independent, so they are too optimistic`;
+      r.note = `${r.note ? `${r.note}; ` : ''}${NO_CLUSTER_PAIRS}`;
     }
     return r;
   });

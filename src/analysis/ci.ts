@@ -41,9 +41,10 @@ export interface StoreSource {
 /**
  * Opens the store for a statistics command, sandboxed as `standoff sql` is (external access off,
  * only the store readable): a SQL metric (`--metric-sql`, `<store>/metrics/*.sql`) is user SQL.
+ * Bounded as the report is (`ANALYSIS_DB`: 2 threads, 1 GB, a private spill directory).
  */
 export async function withStore<T>(src: StoreSource, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-  const store = await openStore(src.traces, { runs: src.runs, requireRuns: true, sandbox: true });
+  const store = await openStore(src.traces, { runs: src.runs, requireRuns: true, sandbox: true, bounded: true });
   try {
     return await fn(store.conn);
   } finally {

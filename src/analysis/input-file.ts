@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { extname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { createDb, quoteIdent, quoteLiteral, withConnection } from '../store/duckdb.ts';
+import { ANALYSIS_DB } from '../store/open-store.ts';
 import { dataError, storeError, usageError } from '../errors.ts';
 import { readCsvHeader, scanCsvFile, type CsvScan } from '../store/csv-scan.ts';
 import { convertSql, describeProblem, scoreSql, show, type ValueKind } from '../store/csv-values.ts';
@@ -81,10 +82,11 @@ export async function readInputFile(file: string, wanted: InputColumn[], opts: I
   const fail = (): never => {
     throw problems.toError();
   };
-  const db = await createDb({ threads: 2 });
+  const db = await createDb({ ...ANALYSIS_DB });
   const tmp = await mkdtemp(join(tmpdir(), 'standoff-input-'));
   try {
     return await withConnection(db, async (conn) => {
+      await conn.run(`SET temp_directory = ${quoteLiteral(join(tmp, 'spill'))}`);
       let columns: string[];
       let scan: CsvScan;
       const isCsv = ext !== '.parquet';

@@ -167,7 +167,7 @@ function pairedResult(n: number, r: BootstrapResult, se1: PairedStandardError, s
 export async function comparePairedOnThreads(
   a: Float64Array,
   b: Float64Array,
-  clusterIds: readonly string[] | null,
+  clusterIds: ArrayLike<ClusterId> | null,
   cluster: string | null,
   o: PairedOptions & { threads?: number },
 ): Promise<PairedComparison> {

@@ -7,8 +7,9 @@
  * locked, so a query cannot read elsewhere, ATTACH, INSTALL, change settings or create a file.
  * Which statements run at all is the query gate's work (`sql-gate.ts`): only plain reads.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { TABLE_NAMES, sqlColumns, type SqlColumn, type TableName } from '../schema/tables.ts';
@@ -25,6 +26,25 @@ export interface OpenStoreOptions {
   /** Fail when the store holds no runs. */
   requireRuns?: boolean;
   threads?: number;
+  /**
+   * DuckDB's memory limit and a private spill directory (`ANALYSIS_DB`): what the report and the
+   * statistics commands open the store with, so a query at 1e7 spills instead of taking 80% of RAM.
+   */
+  bounded?: boolean;
+}
+
+/**
+ * The DuckDB settings of every statistics command (`ci`, `agreement`, `judges`, `probes`, `costs`,
+ * `rank`, ... through `withStore` in src/analysis/ci.ts) and of `--input` / `--from-aggregates`
+ * files: the report's (2 threads, 1 GB; src/report/sections/context.ts), plus a temp directory
+ * under the OS temp directory that DuckDB spills to and that `close()` removes. Bounded memory at
+ * 1e7 episodes: docs/scale.md.
+ */
+export const ANALYSIS_DB = { threads: 2, memoryLimit: '1GB' } as const;
+
+/** A fresh spill directory for one DuckDB instance (the caller removes it). */
+export function spillDirectory(): string {
+  return mkdtempSync(join(tmpdir(), 'standoff-spill-'));
 }
 
 export interface Store {
@@ -88,10 +108,15 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
   if (opts.requireRuns && runIds.length === 0) {
     throw storeError('store.empty', `trace store ${storeDir} holds no runs`);
   }
-  const db = await createDb({ threads: opts.threads ?? 2 });
+  const db = await createDb(opts.bounded ? { threads: opts.threads ?? ANALYSIS_DB.threads, memoryLimit: ANALYSIS_DB.memoryLimit } : { threads: opts.threads ?? 2 });
   const conn = await db.connect();
   const readable: string[] = [];
+  const spill = opts.bounded ? spillDirectory() : null;
+  const removeSpill = () => {
+    if (spill) rmSync(spill, { recursive: true, force: true });
+  };
   try {
+    if (spill) await conn.run(`SET temp_directory = ${quoteLiteral(spill)}`);
     for (const table of TABLE_NAMES) {
       const files = await partitionFiles(dir, table, runIds);
       readable.push(...files);
@@ -106,7 +131,7 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
     await conn.run(`CREATE VIEW metrics AS ${metricsViewSql()}`);
     if (opts.sandbox) {
       // Locked first: a metric file is user SQL, checked and bound in the locked instance.
-      await lockDown(conn, readable);
+      await lockDown(conn, readable, spill);
       const sqlMetrics = [];
       for (const f of await storeMetricFiles(dir)) {
         try {
@@ -120,6 +145,7 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
   } catch (err) {
     conn.closeSync();
     db.closeSync();
+    removeSpill();
     if (err instanceof Error && err.name === 'StandoffError') throw err;
     throw storeError('store.unreadable', `cannot open trace store ${storeDir}: ${oneLine((err as Error).message)}`, err);
   }
@@ -131,6 +157,7 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
     close() {
       conn.closeSync();
       db.closeSync();
+      removeSpill();
     },
   };
 }
@@ -140,11 +167,14 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
  * open exactly the Parquet files the views read (`allowed_paths`) and no directory, so no statement,
  * gate or not, can create a file or a directory anywhere, the store included (a log directory, a
  * profile, a CSV next to a partition). The spill directory goes first: DuckDB would add it to the
- * allowed directories (a query that needs more memory than the limit fails instead of spilling).
+ * allowed directories: without a spill directory a query that needs more memory than the limit
+ * fails instead of spilling. A bounded store (`bounded`) keeps its own fresh, private spill
+ * directory (made by `spillDirectory`, removed on close); the query gate admits only plain reads,
+ * so the one directory a query could then reach holds DuckDB's own spill files of this process.
  * Logging and profiling are fixed off and in memory before the configuration is locked.
  */
-async function lockDown(conn: DuckDBConnection, files: string[]): Promise<void> {
-  await conn.run("SET temp_directory = ''");
+async function lockDown(conn: DuckDBConnection, files: string[], spill: string | null): Promise<void> {
+  if (!spill) await conn.run("SET temp_directory = ''");
   await conn.run(`SET allowed_paths = [${files.map(quoteLiteral).join(', ')}]`);
   await conn.run('SET allowed_directories = []');
   await conn.run('SET enable_logging = false');

@@ -31,10 +31,11 @@ export const csvColumn = (i: number) => `c${i}`;
 
 /**
  * The `read_csv(...)` call for a file of `width` columns (after `skip` blank lines and the header),
- * every column VARCHAR (`c0`..); with `rejects`, rejected rows go to `<rejects>_errors`.
+ * every column VARCHAR (`c0`..) unless `types` gives the i-th column's DuckDB type (a typed read:
+ * `--from-aggregates`); with `rejects`, rejected rows (also cells of the wrong type) go to `<rejects>_errors`.
  */
-export function readCsvSql(file: string, width: number, skip: number, rejects: string | null, delimiter = ','): string {
-  const columns = `{${Array.from({ length: width }, (_, i) => `${quoteLiteral(csvColumn(i))}: 'VARCHAR'`).join(', ')}}`;
+export function readCsvSql(file: string, width: number, skip: number, rejects: string | null, delimiter = ',', types: readonly string[] = []): string {
+  const columns = `{${Array.from({ length: width }, (_, i) => `${quoteLiteral(csvColumn(i))}: ${quoteLiteral(types[i] ?? 'VARCHAR')}`).join(', ')}}`;
   const opts = [
     'auto_detect = false',
     'header = true',

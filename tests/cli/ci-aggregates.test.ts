@@ -74,7 +74,7 @@ describe('ci --from-aggregates gives the store path\'s intervals', () => {
       expect(got.length).toBe(want.length);
       want.forEach((w: Record<string, unknown>, i: number) => same(w, got[i], ['group', 'metric', 'successes', 'trials', 'estimate', 'lower', 'upper', 'level', 'method', 'not_measured', 'max_per_scenario', 'note'], []));
     }
-  });
+  }, 300_000);
 
   it('ci bootstrap: identical interval, SE and engine for the same seed (percentile by subject, BCa pooled)', () => {
     const cases: [string, string, string[]][] = [
@@ -92,7 +92,7 @@ describe('ci --from-aggregates gives the store path\'s intervals', () => {
         same(w, got[i], ['group', 'metric', 'n', 'statistic', 'sampling', 'cluster', 'clusters', 'estimate', 'lower', 'upper', 'se', 'method', 'resamples', 'seed', 'rng', 'engine', 'not_measured', 'note'], ['se_clt', 'se_clt_ddof0', 'se_clustered']);
       });
     }
-  });
+  }, 300_000);
 
   it('ci paired: identical paired cluster bootstrap, moments-based SEs, p and MDE to rounding', () => {
     const cases: [string, string, typeof PAIR, string[]][] = [
@@ -106,7 +106,7 @@ describe('ci --from-aggregates gives the store path\'s intervals', () => {
       expect(want.lower).not.toBeNull();
       same(want, got, ['a', 'b', 'metric', 'dropped_unpaired', 'n', 'clusters', 'mean_a', 'mean_b', 'mean_diff', 'lower', 'upper', 'level', 'method', 'sampling', 'cluster', 'resamples', 'seed', 'engine', 'se_bootstrap', 'alpha', 'power', 'note'], ['se', 'se_paired', 'se_paired_ddof0', 'se_unpaired', 'se_clustered', 'correlation', 'p_value', 'mde']);
     }
-  });
+  }, 300_000);
 
   it('rows in any order give the same interval (pooled rows of one cluster are added up); a changed cluster does not', () => {
     const want = json(['ci', 'bootstrap', '--from-aggregates', f('al.csv'), '--seed', '3', '--resamples', '1000']);
@@ -144,7 +144,21 @@ describe('malformed aggregate files fail on purpose (one line, file, line/row, c
 
   it('a cell that is not a number names the line and column', () => {
     const file = bad('text-n.csv', `${HEAD}\nm,s1,5,3,3,0,0\nm,s2,five,3,3,0,0\n`);
-    fails(['ci', 'bootstrap', '--from-aggregates', file], 3, /text-n\.csv/, /line 3/, /\bn\b/);
+    fails(['ci', 'bootstrap', '--from-aggregates', file], 3, /text-n\.csv/, /line 3/, /\bn\b/, /expected a number, got "?five"?/);
+  });
+
+  it('the typed read: an empty cell, a number stored as text in Parquet, an infinite sum', async () => {
+    fails(['ci', 'bootstrap', '--from-aggregates', bad('empty-sum.csv', `${HEAD}\nm,s1,5,3,3,0,0\nm,s2,5,,3,0,0\n`)], 3, /empty-sum\.csv: line 3: column "sum": empty value/);
+    fails(['ci', 'bootstrap', '--from-aggregates', bad('inf-sum.csv', `${HEAD}\nm,s1,5,3,3,0,0\nm,s2,5,inf,3,0,0\n`)], 3, /inf-sum\.csv: line 3: column "sum": expected a finite number, got Infinity/);
+    fails(['ci', 'bootstrap', '--from-aggregates', bad('ragged.csv', `${HEAD}\nm,s1,5,3,3,0,0\nm,s2,5,3,3,0\n`)], 3, /ragged\.csv: line 3/);
+    const pq = f('text-n.parquet');
+    const store = await openStore(TRACES, { requireRuns: true });
+    try {
+      await store.conn.run(`COPY (SELECT * FROM (VALUES ('s1', '2', 1.0, 1.0), ('s2', 'two', 1.0, 1.0)) t(scenario_id, n, sum, sum_sq)) TO ${quoteLiteral(pq)} (FORMAT parquet)`);
+    } finally {
+      store.close();
+    }
+    fails(['ci', 'bootstrap', '--from-aggregates', pq], 3, /text-n\.parquet: row 2: column "n": expected a number, got "?two"?/);
   });
 
   it('a negative or fractional count names the line and column', () => {

@@ -6,8 +6,8 @@
  * sections that read per-cluster aggregates and patterns from SQL pass. DuckDB's own memory is
  * native (the report caps it at 1 GB) and is not part of the cap.
  *
- * `standoff judges` (every sample listed, as csv) and `standoff agreement` run as whole CLI
- * processes under the same heap cap.
+ * `standoff judges` (every sample listed, as csv), `standoff agreement` and `standoff ci
+ * exact|bootstrap|paired --metric` run as whole CLI processes under the same heap cap.
  *
  * Cost: the store is written once for the file (~50 s on an idle 2-core machine); each section
  * then runs in a fresh child (2-20 s each idle). The whole file takes ~3 minutes idle.
@@ -83,6 +83,25 @@ describe(`report sections on ${EPISODES.toLocaleString('en-US')} episodes with a
     const r = runCli('agreement', ['agreement', '--format', 'json']);
     expect(ok(r)).toBe('');
     expect(JSON.parse(readFileSync(r.out, 'utf8'))).toMatchObject({ raters: 3, resamples: 10_000 });
+  }, 900_000);
+
+  it('standoff ci exact, bootstrap and paired --metric: values and cluster codes as numbers, pairs formed in SQL', () => {
+    // Before: the clustered paths read one cluster-id string per observation (and paired, per pair
+    // key Maps over every subject) and died at this cap on this store.
+    const pair = ['--a', 'sim:careful', '--b', 'sim:hasty'];
+    for (const [name, args] of [
+      ['ci-exact', ['ci', 'exact', '--metric', 'policy_action', '--by', 'subject_model']],
+      ['ci-bootstrap', ['ci', 'bootstrap', '--metric', 'policy_action', '--by', 'subject_model']],
+      ['ci-paired', ['ci', 'paired', '--metric', 'policy_action', ...pair]],
+    ] as const) {
+      const r = runCli(name, [...args, '--format', 'json']);
+      expect([name, ok(r)]).toEqual([name, '']);
+      const out = JSON.parse(readFileSync(r.out, 'utf8'));
+      if (name === 'ci-paired') {
+        expect(out).toMatchObject({ a: 'sim:careful', b: 'sim:hasty', sampling: 'clustered' });
+        expect(out.clusters).toBeGreaterThan(30_000);
+      } else expect(out).toHaveLength(4);
+    }
   }, 900_000);
 
   it('the cap can fail: reading one row object per episode dies at the same cap', () => {
