@@ -8,7 +8,9 @@
  * 2. large: 1,000,000 episodes (4 subjects x 50,000 scenarios x 5 epochs) with ~3M judgments,
  *    4.5M probe answers and 1M probe decisions; target: build under 60 s and under 2 GB peak RSS.
  *
- * The large store takes ~45 s to write; it is cached in the OS temp directory
+ * The large store is written by DuckDB SQL (bench/synthetic-store-sql.ts: the same rows as
+ * bench/synthetic-store.ts; 38 s CPU at 1e6, minutes at 1e7, where the row-object writer took 77 min);
+ * it is cached in the OS temp directory
  * (`standoff-bench-report-<episodes>-<seed>`) and reused unless `BENCH_REPORT_FRESH=1`.
  * `BENCH_REPORT_EPISODES` changes the large size (e.g. 100000 for a quick run).
  *
@@ -34,6 +36,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeSyntheticStore } from './synthetic-store.ts';
+import { writeSyntheticStoreSql } from './synthetic-store-sql.ts';
 import { listCommittedRuns } from '../src/store/write-run.ts';
 
 export interface ReportBuildTiming {
@@ -239,7 +242,7 @@ export async function benchReport(): Promise<ReportBenchResult> {
     if (!cached) {
       await rm(largeStore, { recursive: true, force: true });
       const t = performance.now();
-      await writeSyntheticStore(largeStore, { episodes, seed: SEED, subjects: ['sim:hasty', 'sim:careful', 'sim:thorough', 'sim:steady'] });
+      await writeSyntheticStoreSql(largeStore, { episodes, seed: SEED, subjects: ['sim:hasty', 'sim:careful', 'sim:thorough', 'sim:steady'] });
       storeWriteMs = Math.round(performance.now() - t);
     }
     const before = loadavg()[0];
