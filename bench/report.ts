@@ -50,8 +50,8 @@ export interface ReportBuildTiming {
   /** Peak resident set size of the process. */
   peakRssMb: number;
   files: number;
-  /** Per-step wall and CPU times (since the build started) from the progress lines. */
-  steps: { step: string; atMs: number; cpuMs: number }[];
+  /** Per-step wall and CPU times (since the build started) from the progress lines, with the process's RSS then and its peak so far. */
+  steps: { step: string; atMs: number; cpuMs: number; rssMb: number; peakRssMb: number }[];
   limitMs: number;
   limitRssMb: number | null;
   ok: boolean;
@@ -200,7 +200,7 @@ async function child(traces: string, out: string): Promise<void> {
   const t0 = performance.now();
   const { buildReport } = await import('../src/report/index.ts');
   const importMs = performance.now() - t0;
-  const steps: { step: string; atMs: number; cpuMs: number }[] = [];
+  const steps: ReportBuildTiming['steps'] = [];
   const cpu0 = process.cpuUsage();
   const t1 = performance.now();
   const r = await buildReport({
@@ -208,7 +208,14 @@ async function child(traces: string, out: string): Promise<void> {
     out,
     progress: (line) => {
       const c = process.cpuUsage(cpu0);
-      steps.push({ step: line.replace(/ \([\d.]+ s\)$/, ''), atMs: Math.round(performance.now() - t1), cpuMs: Math.round((c.user + c.system) / 1000) });
+      steps.push({
+        step: line.replace(/ \([\d.]+ s\)$/, ''),
+        atMs: Math.round(performance.now() - t1),
+        cpuMs: Math.round((c.user + c.system) / 1000),
+        rssMb: Math.round(process.memoryUsage.rss() / 1024 / 1024),
+        peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      });
+      if (process.env.BENCH_REPORT_TRACE === '1') process.stderr.write(`${JSON.stringify(steps.at(-1))}\n`);
     },
   });
   const buildMs = performance.now() - t1;
@@ -294,7 +301,7 @@ function print(r: ReportBenchResult): void {
   let prevCpu = 0;
   for (const s of r.large.steps) {
     const f = r.large.floor.find((x) => x.steps.includes(s.step));
-    console.log(`  ${((s.atMs - prev) / 1000).toFixed(1).padStart(6)} s  (cpu ${((s.cpuMs - prevCpu) / 1000).toFixed(1)} s)  ${s.step}${f ? `  [floor: ${f.name}]` : ''}`);
+    console.log(`  ${((s.atMs - prev) / 1000).toFixed(1).padStart(6)} s  (cpu ${((s.cpuMs - prevCpu) / 1000).toFixed(1)} s, RSS ${s.rssMb} MB, peak ${s.peakRssMb} MB)  ${s.step}${f ? `  [floor: ${f.name}]` : ''}`);
     prev = s.atMs;
     prevCpu = s.cpuMs;
   }
