@@ -25,6 +25,8 @@ export interface OpenStoreOptions {
   /** Fail when the store holds no runs. */
   requireRuns?: boolean;
   threads?: number;
+  /** DuckDB memory limit (e.g. '1GB'); default DuckDB's (80% of RAM). */
+  memoryLimit?: string;
 }
 
 export interface Store {
@@ -88,7 +90,7 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
   if (opts.requireRuns && runIds.length === 0) {
     throw storeError('store.empty', `trace store ${storeDir} holds no runs`);
   }
-  const db = await createDb({ threads: opts.threads ?? 2 });
+  const db = await createDb({ threads: opts.threads ?? 2, memoryLimit: opts.memoryLimit });
   const conn = await db.connect();
   const readable: string[] = [];
   try {

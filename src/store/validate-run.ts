@@ -40,6 +40,8 @@ import { SCORER_NAMES, isO1Data } from '../schema/tables.ts';
 
 export interface ValidateOptions {
   runId?: string;
+  /** DuckDB memory limit of the validation's own instance (the report's gate: the report's limit); default DuckDB's. */
+  memoryLimit?: string;
   /** Episodes every subject must have (the seed's `--expected-samples 90`). */
   expectedSamples?: number;
   /** Scorers every episode must carry, measured (default: the suite's, {@link gateDefaults}). */
@@ -366,7 +368,7 @@ async function gateDefaults(conn: DuckDBConnection, runId: string, run: Record<s
 
 export async function validateRun(traces: string, opts: ValidateOptions = {}): Promise<ValidationResult> {
   checkOptions(opts);
-  const store = await openStore(traces, { runs: opts.runId ? [opts.runId] : undefined, requireRuns: true });
+  const store = await openStore(traces, { runs: opts.runId ? [opts.runId] : undefined, requireRuns: true, memoryLimit: opts.memoryLimit });
   try {
     const conn = store.conn;
     let runId = opts.runId;
@@ -429,7 +431,7 @@ export interface StoreValidationResult {
 export async function validateStore(traces: string, opts: Omit<ValidateOptions, 'runId'> & { runIds?: string[] } = {}): Promise<StoreValidationResult> {
   checkOptions(opts);
   const { runIds: given, ...rest } = opts;
-  const store = await openStore(traces, { runs: given, requireRuns: true });
+  const store = await openStore(traces, { runs: given, requireRuns: true, memoryLimit: rest.memoryLimit });
   let runs: { run_id: string; suite: string }[];
   const across: AcrossRunsCheck[] = [];
   try {
