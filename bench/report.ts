@@ -8,7 +8,9 @@
  * 2. large: 1,000,000 episodes (4 subjects x 50,000 scenarios x 5 epochs) with ~3M judgments,
  *    4.5M probe answers and 1M probe decisions; target: build under 60 s and under 2 GB peak RSS.
  *
- * The large store takes ~45 s to write; it is cached in the OS temp directory
+ * The large store is written by DuckDB SQL (bench/synthetic-store-sql.ts: the same rows as
+ * bench/synthetic-store.ts; 38 s CPU at 1e6, minutes at 1e7, where the row-object writer took 77 min);
+ * it is cached in the OS temp directory
  * (`standoff-bench-report-<episodes>-<seed>`) and reused unless `BENCH_REPORT_FRESH=1`.
  * `BENCH_REPORT_EPISODES` changes the large size (e.g. 100000 for a quick run).
  *
@@ -34,6 +36,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeSyntheticStore } from './synthetic-store.ts';
+import { writeSyntheticStoreSql } from './synthetic-store-sql.ts';
 import { listCommittedRuns } from '../src/store/write-run.ts';
 
 export interface ReportBuildTiming {
@@ -47,8 +50,8 @@ export interface ReportBuildTiming {
   /** Peak resident set size of the process. */
   peakRssMb: number;
   files: number;
-  /** Per-step wall and CPU times (since the build started) from the progress lines. */
-  steps: { step: string; atMs: number; cpuMs: number }[];
+  /** Per-step wall and CPU times (since the build started) from the progress lines, with the process's RSS then and its peak so far. */
+  steps: { step: string; atMs: number; cpuMs: number; rssMb: number; peakRssMb: number }[];
   limitMs: number;
   limitRssMb: number | null;
   ok: boolean;
@@ -197,7 +200,7 @@ async function child(traces: string, out: string): Promise<void> {
   const t0 = performance.now();
   const { buildReport } = await import('../src/report/index.ts');
   const importMs = performance.now() - t0;
-  const steps: { step: string; atMs: number; cpuMs: number }[] = [];
+  const steps: ReportBuildTiming['steps'] = [];
   const cpu0 = process.cpuUsage();
   const t1 = performance.now();
   const r = await buildReport({
@@ -205,7 +208,14 @@ async function child(traces: string, out: string): Promise<void> {
     out,
     progress: (line) => {
       const c = process.cpuUsage(cpu0);
-      steps.push({ step: line.replace(/ \([\d.]+ s\)$/, ''), atMs: Math.round(performance.now() - t1), cpuMs: Math.round((c.user + c.system) / 1000) });
+      steps.push({
+        step: line.replace(/ \([\d.]+ s\)$/, ''),
+        atMs: Math.round(performance.now() - t1),
+        cpuMs: Math.round((c.user + c.system) / 1000),
+        rssMb: Math.round(process.memoryUsage.rss() / 1024 / 1024),
+        peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      });
+      if (process.env.BENCH_REPORT_TRACE === '1') process.stderr.write(`${JSON.stringify(steps.at(-1))}\n`);
     },
   });
   const buildMs = performance.now() - t1;
@@ -239,7 +249,7 @@ export async function benchReport(): Promise<ReportBenchResult> {
     if (!cached) {
       await rm(largeStore, { recursive: true, force: true });
       const t = performance.now();
-      await writeSyntheticStore(largeStore, { episodes, seed: SEED, subjects: ['sim:hasty', 'sim:careful', 'sim:thorough', 'sim:steady'] });
+      await writeSyntheticStoreSql(largeStore, { episodes, seed: SEED, subjects: ['sim:hasty', 'sim:careful', 'sim:thorough', 'sim:steady'] });
       storeWriteMs = Math.round(performance.now() - t);
     }
     const before = loadavg()[0];
@@ -291,7 +301,7 @@ function print(r: ReportBenchResult): void {
   let prevCpu = 0;
   for (const s of r.large.steps) {
     const f = r.large.floor.find((x) => x.steps.includes(s.step));
-    console.log(`  ${((s.atMs - prev) / 1000).toFixed(1).padStart(6)} s  (cpu ${((s.cpuMs - prevCpu) / 1000).toFixed(1)} s)  ${s.step}${f ? `  [floor: ${f.name}]` : ''}`);
+    console.log(`  ${((s.atMs - prev) / 1000).toFixed(1).padStart(6)} s  (cpu ${((s.cpuMs - prevCpu) / 1000).toFixed(1)} s, RSS ${s.rssMb} MB, peak ${s.peakRssMb} MB)  ${s.step}${f ? `  [floor: ${f.name}]` : ''}`);
     prev = s.atMs;
     prevCpu = s.cpuMs;
   }

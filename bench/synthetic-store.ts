@@ -73,7 +73,7 @@ export interface SyntheticStoreResult {
   rows: Record<string, number>;
 }
 
-interface SubjectProfile {
+export interface SubjectProfile {
   family: string;
   readRate: number;
   stallRate: number;
@@ -90,7 +90,7 @@ interface SubjectProfile {
 }
 
 /** Mirrors src/runner/sim/profiles.ts (values copied, so the bench does not depend on the runner). */
-const SUBJECTS: Record<string, SubjectProfile> = {
+export const SUBJECTS: Record<string, SubjectProfile> = {
   'sim:hasty': {
     family: 'simfam-hasty', readRate: 0.22, stallRate: 0.022, correctWithEvidence: 0.7, guessTargetRate: 0.25,
     contradictionRate: 0.24, probeAccuracy: 0.85, probeUnparseableRate: 0.03, decideFactsRight: 0.7, decideFactsWrong: 0.45,
@@ -113,39 +113,39 @@ const SUBJECTS: Record<string, SubjectProfile> = {
   },
 };
 
-interface JudgeProfile {
+export interface JudgeProfile {
   family: string;
   leniency: number;
   noise: number;
   formatNoise: number;
 }
 
-const JUDGES: Record<string, JudgeProfile> = {
+export const JUDGES: Record<string, JudgeProfile> = {
   'sim:judge-strict': { family: 'simfam-judge', leniency: 0, noise: 0, formatNoise: 0 },
   'sim:judge-lenient': { family: 'simfam-careful', leniency: 0.6, noise: 0, formatNoise: 0 },
   'sim:judge-noisy': { family: 'simfam-noisy', leniency: 0, noise: 0.1, formatNoise: 0.15 },
 };
-const JUDGE_NAMES = Object.keys(JUDGES);
+export const JUDGE_NAMES = Object.keys(JUDGES);
 /** P(a judge call fails: verdict ERROR, value null). */
-const JUDGE_ERROR_RATE = 0.002;
+export const JUDGE_ERROR_RATE = 0.002;
 
-const DOMAINS = [
+export const DOMAINS = [
   ['em', 'emergency_management'],
   ['ct', 'clinical_triage'],
   ['fc', 'financial_compliance'],
 ] as const;
-const TYPES = [
+export const TYPES = [
   ['act', 'act'],
   ['esc', 'escalate'],
   ['amb', 'ambiguous'],
 ] as const;
-const VARIANTS = ['a', 'b'] as const;
-const DECISIONS = ['escalate', 'request_authorization', 'withdraw', 'issue_statement'] as const;
+export const VARIANTS = ['a', 'b'] as const;
+export const DECISIONS = ['escalate', 'request_authorization', 'withdraw', 'issue_statement'] as const;
 /** Non-act targets per domain (act always targets issue_statement). */
-const ESCALATE_TARGET: Record<string, string> = { em: 'escalate', ct: 'request_authorization', fc: 'withdraw' };
-const AMBIGUOUS_GOLD = ['escalate', 'request_authorization'];
+export const ESCALATE_TARGET: Record<string, string> = { em: 'escalate', ct: 'request_authorization', fc: 'withdraw' };
+export const AMBIGUOUS_GOLD = ['escalate', 'request_authorization'];
 
-interface Scenario {
+export interface Scenario {
   id: string;
   domainCode: string;
   domain: string;
@@ -156,7 +156,7 @@ interface Scenario {
   probes: { id: string; question: string; expected: string }[];
 }
 
-function scenarioAt(k: number, probesPerState?: number): Scenario {
+export function scenarioAt(k: number, probesPerState?: number): Scenario {
   const cell = k % 18;
   const [dc, domain] = DOMAINS[Math.floor(cell / 6)];
   const [tc, type] = TYPES[Math.floor(cell / 2) % 3];
@@ -183,7 +183,7 @@ function scenarioAt(k: number, probesPerState?: number): Scenario {
 // Counter-based randomness
 // ---------------------------------------------------------------------------------------------
 
-function mix32(x: number): number {
+export function mix32(x: number): number {
   x = (x ^ (x >>> 16)) >>> 0;
   x = Math.imul(x, 0x7feb352d) >>> 0;
   x = (x ^ (x >>> 15)) >>> 0;
@@ -192,7 +192,7 @@ function mix32(x: number): number {
 }
 
 /** Uniform [0, 1) as a pure function of (seed, index, stream). */
-function makeU(seed: number) {
+export function makeU(seed: number) {
   const s = mix32(seed >>> 0 ^ 0x5bd1e995);
   return (index: number, stream: number): number => {
     const hi = Math.floor(index / 4294967296);
@@ -249,18 +249,10 @@ interface Episode {
   aligned: boolean;
 }
 
-const CREATED_AT = '2026-11-29T09:00:00.000Z';
+export const CREATED_AT = '2026-11-29T09:00:00.000Z';
 
 export async function writeSyntheticStore(dir: string, options: SyntheticStoreOptions): Promise<SyntheticStoreResult> {
-  const seed = options.seed;
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`seed must be an integer in [0, 2^32), got ${seed}`);
-  const subjects = options.subjects ?? ['sim:hasty', 'sim:careful', 'sim:thorough'];
-  for (const s of subjects) if (!SUBJECTS[s]) throw new RangeError(`unknown synthetic subject ${s}; known: ${Object.keys(SUBJECTS).join(', ')}`);
-  const epochs = options.epochs ?? 5;
-  const S = subjects.length;
-  const K = Math.max(1, Math.round(options.episodes / (S * epochs)));
-  const N = S * K * epochs;
-  const runId = options.runId ?? `synthetic-${seed}`;
+  const { seed, subjects, epochs, K, N, runId } = syntheticShape(options);
   const withJudgments = options.judgments ?? true;
   const withProbes = options.probes ?? true;
   const withProbs = options.optionProbs ?? true;
@@ -469,47 +461,7 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
     }
   }
 
-  // Row counts (needed up front: `rows.length`).
-  let scoreRows = 0;
-  let judgmentRows = 0;
-  let validEpisodes = 0;
-  for (let i = 0; i < N; i++) {
-    const e = u(i, ST.error) < errorRate;
-    if (e) continue;
-    scoreRows += 3;
-    const stall = u(i, ST.stall) < SUBJECTS[subjects[Math.floor(i / (epochs * K))]].stallRate;
-    if (!stall) validEpisodes++;
-  }
-  judgmentRows = validEpisodes * JUDGE_NAMES.length;
-  let probeRows = 0;
-  for (let k = 0; k < K; k++) probeRows += scenarios[k].probes.length;
-  probeRows *= S * epochs;
-
-  const judges = withJudgments ? JUDGE_NAMES : [];
-  const run: RunRow = {
-    run_id: runId,
-    created_at: CREATED_AT,
-    source: 'synthetic',
-    suite: options.suite ?? 'standoff-o1',
-    status: options.status ?? 'success',
-    config: JSON.stringify({
-      suite: options.suite ?? 'standoff-o1',
-      subjects: subjects.map((m) => ({ model: m, family: SUBJECTS[m].family })),
-      judges: judges.map((m) => ({ model: m, family: JUDGES[m].family })),
-      epochs,
-      temperature: 0.7,
-      seed,
-      scenarios: K,
-      probes: withProbes,
-      generator: 'bench/synthetic-store.ts',
-    }),
-    seed,
-    epochs,
-    standoff_version: '0.1.0',
-    source_file: null,
-    source_sha256: null,
-    notes: 'synthetic data: simulated subjects and judges (bench/synthetic-store.ts)',
-  };
+  const { run, scoreRows, judgmentRows, probeRows, judges } = syntheticPlan(options, { subjects, epochs, K, N, runId, u });
   const bundle: RunBundle = {
     run,
     episodes: lazyRows(N, episodes),
@@ -536,4 +488,63 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
       probe_decisions: withProbes ? N : 0,
     },
   };
+}
+
+/** The store's shape from the options (shared by both writers): subjects, epochs, scenarios K, episodes N. */
+export function syntheticShape(options: SyntheticStoreOptions) {
+  const seed = options.seed;
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`seed must be an integer in [0, 2^32), got ${seed}`);
+  const subjects = options.subjects ?? ['sim:hasty', 'sim:careful', 'sim:thorough'];
+  for (const s of subjects) if (!SUBJECTS[s]) throw new RangeError(`unknown synthetic subject ${s}; known: ${Object.keys(SUBJECTS).join(', ')}`);
+  const epochs = options.epochs ?? 5;
+  const K = Math.max(1, Math.round(options.episodes / (subjects.length * epochs)));
+  return { seed, subjects, epochs, K, N: subjects.length * K * epochs, runId: options.runId ?? `synthetic-${seed}` };
+}
+
+/** The run row and the row counts (needed up front: `rows.length`), shared by both writers. */
+export function syntheticPlan(
+  options: SyntheticStoreOptions,
+  shape: { subjects: string[]; epochs: number; K: number; N: number; runId: string; u: (index: number, stream: number) => number },
+) {
+  const { subjects, epochs, K, N, runId, u } = shape;
+  const seed = options.seed;
+  const errorRate = options.errorRate ?? 0;
+  let scoreRows = 0;
+  let validEpisodes = 0;
+  for (let i = 0; i < N; i++) {
+    if (u(i, 1) < errorRate) continue;
+    scoreRows += 3;
+    const stall = u(i, 2) < SUBJECTS[subjects[Math.floor(i / (epochs * K))]].stallRate;
+    if (!stall) validEpisodes++;
+  }
+  const judgmentRows = validEpisodes * JUDGE_NAMES.length;
+  let probeRows = 0;
+  for (let k = 0; k < K; k++) probeRows += options.probesPerState ?? 3 + (k % 4);
+  probeRows *= subjects.length * epochs;
+  const judges = (options.judgments ?? true) ? JUDGE_NAMES : [];
+  const run: RunRow = {
+    run_id: runId,
+    created_at: CREATED_AT,
+    source: 'synthetic',
+    suite: options.suite ?? 'standoff-o1',
+    status: options.status ?? 'success',
+    config: JSON.stringify({
+      suite: options.suite ?? 'standoff-o1',
+      subjects: subjects.map((m) => ({ model: m, family: SUBJECTS[m].family })),
+      judges: judges.map((m) => ({ model: m, family: JUDGES[m].family })),
+      epochs,
+      temperature: 0.7,
+      seed,
+      scenarios: K,
+      probes: options.probes ?? true,
+      generator: 'bench/synthetic-store.ts',
+    }),
+    seed,
+    epochs,
+    standoff_version: '0.1.0',
+    source_file: null,
+    source_sha256: null,
+    notes: 'synthetic data: simulated subjects and judges (bench/synthetic-store.ts)',
+  };
+  return { run, scoreRows, judgmentRows, probeRows, judges };
 }

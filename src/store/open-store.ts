@@ -26,6 +26,8 @@ export interface OpenStoreOptions {
   /** Fail when the store holds no runs. */
   requireRuns?: boolean;
   threads?: number;
+  /** DuckDB memory limit (e.g. '1GB') when not `bounded`; default DuckDB's (80% of RAM). */
+  memoryLimit?: string;
   /**
    * DuckDB's memory limit and a private spill directory (`ANALYSIS_DB`): what the report and the
    * statistics commands open the store with, so a query at 1e7 spills instead of taking 80% of RAM.
@@ -108,7 +110,7 @@ export async function openStore(storeDir: string, opts: OpenStoreOptions = {}): 
   if (opts.requireRuns && runIds.length === 0) {
     throw storeError('store.empty', `trace store ${storeDir} holds no runs`);
   }
-  const db = await createDb(opts.bounded ? { threads: opts.threads ?? ANALYSIS_DB.threads, memoryLimit: ANALYSIS_DB.memoryLimit } : { threads: opts.threads ?? 2 });
+  const db = await createDb(opts.bounded ? { threads: opts.threads ?? ANALYSIS_DB.threads, memoryLimit: ANALYSIS_DB.memoryLimit } : { threads: opts.threads ?? 2, memoryLimit: opts.memoryLimit });
   const conn = await db.connect();
   const readable: string[] = [];
   const spill = opts.bounded ? spillDirectory() : null;

@@ -38,8 +38,13 @@ import { openStore } from './open-store.ts';
 import { query, quoteLiteral } from './duckdb.ts';
 import { SCORER_NAMES, isO1Data } from '../schema/tables.ts';
 
+/** A given memory limit, else the bounded settings of every statistics command. */
+const boundedUnless = (memoryLimit: string | undefined) => (memoryLimit ? { memoryLimit } : { bounded: true });
+
 export interface ValidateOptions {
   runId?: string;
+  /** DuckDB memory limit of the validation's own instance; default: bounded as every statistics command (`ANALYSIS_DB`: 1 GB, a private spill directory), so `standoff validate` and the report's gate stay in bounded memory at 1e7. */
+  memoryLimit?: string;
   /** Episodes every subject must have (the seed's `--expected-samples 90`). */
   expectedSamples?: number;
   /** Scorers every episode must carry, measured (default: the suite's, {@link gateDefaults}). */
@@ -366,7 +371,7 @@ async function gateDefaults(conn: DuckDBConnection, runId: string, run: Record<s
 
 export async function validateRun(traces: string, opts: ValidateOptions = {}): Promise<ValidationResult> {
   checkOptions(opts);
-  const store = await openStore(traces, { runs: opts.runId ? [opts.runId] : undefined, requireRuns: true });
+  const store = await openStore(traces, { runs: opts.runId ? [opts.runId] : undefined, requireRuns: true, ...boundedUnless(opts.memoryLimit) });
   try {
     const conn = store.conn;
     let runId = opts.runId;
@@ -429,7 +434,7 @@ export interface StoreValidationResult {
 export async function validateStore(traces: string, opts: Omit<ValidateOptions, 'runId'> & { runIds?: string[] } = {}): Promise<StoreValidationResult> {
   checkOptions(opts);
   const { runIds: given, ...rest } = opts;
-  const store = await openStore(traces, { runs: given, requireRuns: true });
+  const store = await openStore(traces, { runs: given, requireRuns: true, ...boundedUnless(rest.memoryLimit) });
   let runs: { run_id: string; suite: string }[];
   const across: AcrossRunsCheck[] = [];
   try {

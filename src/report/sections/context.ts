@@ -11,7 +11,9 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Table } from 'apache-arrow';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { StandoffError, oneLine } from '../../errors.ts';
 import { openStore, type Store } from '../../store/open-store.ts';
 import { query, quoteLiteral, type Plain, type SqlParams } from '../../store/duckdb.ts';
@@ -107,7 +109,21 @@ export async function openReportStore(traces: string, runs: string[] | undefined
     const store = await openStore(traces, { runs: runs && runs.length > 0 ? [...new Set(runs)] : undefined, threads: REPORT_THREADS });
     await store.conn.run(`SET memory_limit = ${quoteLiteral(REPORT_MEMORY_LIMIT)}`);
     await store.conn.run(`SET preserve_insertion_order = false`);
-    return store;
+    // A spill directory of this build's own (DuckDB's default is ./.tmp, which two builds in one
+    // directory share, and the first to close deletes under the other), removed with the store.
+    const spill = mkdtempSync(join(tmpdir(), 'standoff-report-spill-'));
+    await store.conn.run(`SET temp_directory = ${quoteLiteral(spill)}`);
+    const close = store.close;
+    return {
+      ...store,
+      close: () => {
+        try {
+          close();
+        } finally {
+          rmSync(spill, { recursive: true, force: true });
+        }
+      },
+    };
   } catch (err) {
     if (err instanceof StandoffError) throw reportError(err.code.replace(/^store\./, ''), err.kind === 'usage' ? 'usage' : 'store', err.message, err);
     throw reportError('unreadableStore', 'store', `cannot open trace store ${traces}: ${oneLine((err as Error).message)}`, err);

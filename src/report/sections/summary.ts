@@ -19,7 +19,7 @@ import { TABLE_NAMES } from '../../schema/tables.ts';
 import { partitionDir } from '../../store/write-run.ts';
 import { byText, cell, code, fmtCount, table } from '../markdown.ts';
 import { validateStore } from '../../store/validate-run.ts';
-import type { ReportContext } from './context.ts';
+import { REPORT_MEMORY_LIMIT, type ReportContext } from './context.ts';
 
 export interface RunHash {
   run_id: string;
@@ -206,7 +206,8 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
 async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promise<SummaryResult['gate']> {
   // The project's publication gate over the reported runs (src/store/validate-run.ts), with the
   // suite's defaults decided there: the same verdict as `standoff validate` on these runs.
-  const v = await validateStore(ctx.storeDir, { runIds: runs.map((r) => r.run_id), allowJudgeErrors: ctx.allowJudgeErrors, allowTruncated: ctx.allowTruncated, allowMissing: ctx.allowMissing });
+  // Its own DuckDB instance gets the report's memory limit (without one, DuckDB takes up to 80% of RAM: 6 GB at 1e7 episodes).
+  const v = await validateStore(ctx.storeDir, { runIds: runs.map((r) => r.run_id), allowJudgeErrors: ctx.allowJudgeErrors, allowTruncated: ctx.allowTruncated, allowMissing: ctx.allowMissing, memoryLimit: REPORT_MEMORY_LIMIT });
   const several = runs.length > 1;
   const checks: GateCheck[] = [];
   for (const r of v.runs) {
