@@ -52,7 +52,7 @@ const results = resultsSectionOf<ResultsSection>({
 });
 const recomputed: SuiteSection<RecomputedSection> = {
   key: 'recomputed',
-  step: 'reported vs recomputed',
+  step: 'evidence scorer: reported vs recomputed per episode',
   compute: ({ ctx }) => recomputedSection(ctx),
   render: (v) => renderRecomputed(v),
 };
