@@ -50,14 +50,29 @@ export interface ErrorConcentrationResult {
   nullShares: number[];
 }
 
-/** Share of errors on states failed by >= k subjects, and the states every subject fails. */
-function shareOnShared(errorSets: readonly (readonly number[])[], states: number, k: number): { on: number; all: number } {
-  const count = new Int32Array(states);
-  for (const e of errorSets) for (const j of e) count[j]++;
-  let on = 0;
-  for (const e of errorSets) for (const j of e) if (count[j] >= k) on++;
+/**
+ * Share of errors on states failed by >= k subjects, and the states every subject fails. Subject
+ * s's errors are the first `lengths[s]` entries of `errorSets[s]` (distinct states); `count` (one
+ * slot per state) is all zeros on entry and is left so: only the touched slots are counted and
+ * reset, so a permutation costs its errors, not the number of states.
+ */
+function shareOnShared(errorSets: readonly ArrayLike<number>[], lengths: readonly number[], count: Int32Array, k: number): { on: number; all: number } {
+  const S = errorSets.length;
   let all = 0;
-  for (let j = 0; j < states; j++) if (count[j] === errorSets.length) all++;
+  for (let s = 0; s < S; s++) {
+    const e = errorSets[s];
+    // A state's count reaches S once at most (each subject's states are distinct): then every subject fails it.
+    for (let i = 0; i < lengths[s]; i++) if (++count[e[i]] === S) all++;
+  }
+  let on = 0;
+  for (let s = 0; s < S; s++) {
+    const e = errorSets[s];
+    for (let i = 0; i < lengths[s]; i++) if (count[e[i]] >= k) on++;
+  }
+  for (let s = 0; s < S; s++) {
+    const e = errorSets[s];
+    for (let i = 0; i < lengths[s]; i++) count[e[i]] = 0;
+  }
   return { on, all };
 }
 
@@ -118,23 +133,26 @@ export function errorConcentration(subjects: readonly ConcentrationSubject[], o:
   });
   const states = index.size;
   const errors = observedSets.reduce((a, e) => a + e.length, 0);
-  const obs = shareOnShared(observedSets, states, k);
+  const count = new Int32Array(states);
+  const lengths = observedSets.map((e) => e.length);
+  const obs = shareOnShared(observedSets, lengths, count, k);
   const rng = createRng(o.seed);
   const nullShares: number[] = [];
   let ge = 0;
   let allSum = 0;
-  const scratch = right.map((r) => r.slice());
+  const scratch = right.map((r) => Int32Array.from(r));
   for (let b = 0; b < B; b++) {
     // Partial Fisher-Yates: each subject's first e_s entries are a uniform e_s-subset of its facts-right states.
-    const sets = scratch.map((r, s) => {
-      const e = observedSets[s].length;
-      for (let i = 0; i < e; i++) {
+    for (let s = 0; s < scratch.length; s++) {
+      const r = scratch[s];
+      for (let i = 0; i < lengths[s]; i++) {
         const j = i + rng.int(r.length - i);
-        [r[i], r[j]] = [r[j], r[i]];
+        const t = r[i];
+        r[i] = r[j];
+        r[j] = t;
       }
-      return r.slice(0, e);
-    });
-    const x = shareOnShared(sets, states, k);
+    }
+    const x = shareOnShared(scratch, lengths, count, k);
     allSum += x.all;
     if (errors > 0) {
       nullShares.push(x.on / errors);
