@@ -26,9 +26,30 @@ export interface ConcentrationOptions {
   subject?: ProbeTableOptions['subject'];
   /** Leave out the flagged states (`probe_excluded_states`). */
   excludeStates?: boolean;
+  /** The work bound (default {@link PERMUTATION_DRAWS}). */
+  draws?: number;
+}
+
+/**
+ * Work bound of the permutation null: permutations x errors (one random draw per error per
+ * permutation) stay under this many draws; above it the null runs fewer permutations (at least
+ * {@link MIN_PERMUTATIONS}) and the report prints the Monte-Carlo standard error of its p-value.
+ * 10,000 permutations fit up to 20,000 errors; a 1e6-episode store (51,101 errors) runs 3,913.
+ */
+export const PERMUTATION_DRAWS = 200_000_000;
+export const MIN_PERMUTATIONS = 1000;
+
+/** The permutations the null runs for `errors` errors when `requested` were asked for. */
+export function boundedPermutations(requested: number, errors: number, draws = PERMUTATION_DRAWS): number {
+  if (errors * requested <= draws) return requested;
+  return Math.min(requested, Math.max(MIN_PERMUTATIONS, Math.floor(draws / errors)));
 }
 
 export type ConcentrationReport = Omit<ErrorConcentrationResult, 'nullShares'> & {
+  /** Set only when the work bound cut the permutations: what was asked for (the null ran `null.permutations`). */
+  permutations_requested?: number;
+  /** Monte-Carlo standard error of the p-value, sqrt(p (1 - p) / B), when the bound cut the permutations. */
+  p_mc_se?: number | null;
   /** Subject labels, sorted. */
   subject_names: string[];
   /** Distinct non-ambiguous states some subject read right. */
@@ -60,15 +81,19 @@ export async function loadConcentration(q: Q, o: ConcentrationOptions): Promise<
   if (o.minSubjects !== undefined && (!Number.isInteger(o.minSubjects) || o.minSubjects < 1 || o.minSubjects > names.length)) {
     throw usageError('probes.minSubjects', `--min-subjects must be between 1 and the ${names.length} subjects that read some state right, got ${o.minSubjects}`);
   }
+  const errors = [...by.values()].reduce((a, x) => a + x.errors.length, 0);
+  const permutations = boundedPermutations(o.permutations, errors, o.draws);
   const r = errorConcentration(
     names.map((subject) => ({ subject, ...by.get(subject)! })),
-    { minSubjects: o.minSubjects, seed: o.seed, permutations: o.permutations, level: o.level },
+    { minSubjects: o.minSubjects, seed: o.seed, permutations, level: o.level },
   );
   const { nullShares, ...rest } = r;
+  const p = r.null.p;
+  const bound = permutations < o.permutations ? { permutations_requested: o.permutations, p_mc_se: p === null ? null : Math.sqrt((p * (1 - p)) / permutations) } : {};
   const counts = new Map<number, number>();
   for (const x of nullShares) counts.set(x, (counts.get(x) ?? 0) + 1);
   const null_distribution = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([share, permutations]) => ({ share, permutations }));
-  return { ...rest, subject_names: names, states: new Set(rows.map((x) => String(x.scenario_id))).size, null_distribution };
+  return { ...rest, ...bound, subject_names: names, states: new Set(rows.map((x) => String(x.scenario_id))).size, null_distribution };
 }
 
 /** One paragraph in words (Markdown when `md`), the same for the report and the CLI. */
@@ -79,7 +104,10 @@ export function concentrationText(c: ConcentrationReport, pct: (x: number | null
   return (
     `${pct(c.observed)} of the ${c.errors.toLocaleString('en-US')} facts-right, action-wrong errors (subject × state) of ${c.subjects} subjects fall on states that at least ${c.minSubjects} of them fail, ` +
     `versus ${pct(c.null.mean)} under the permutation null (${L}% band ${pct(c.null.lower)}–${pct(c.null.upper)}; one-sided p ${p}, ${c.null.permutations.toLocaleString('en-US')} permutations, seed ${c.null.seed}). ` +
-    `${c.statesAllFail.toLocaleString('en-US')} state${c.statesAllFail === 1 ? ' is' : 's are'} failed by every subject, where the null expects ${c.null.statesAllFailMean.toFixed(1)}.`
+    `${c.statesAllFail.toLocaleString('en-US')} state${c.statesAllFail === 1 ? ' is' : 's are'} failed by every subject, where the null expects ${c.null.statesAllFailMean.toFixed(1)}.` +
+    (c.permutations_requested === undefined
+      ? ''
+      : ` The null ran ${c.null.permutations.toLocaleString('en-US')} of the ${c.permutations_requested.toLocaleString('en-US')} permutations asked for, so that permutations x errors stay within the work bound of random draws (Monte-Carlo standard error of p ${c.p_mc_se === null || c.p_mc_se === undefined ? 'not computable' : c.p_mc_se.toFixed(4)}).`)
   );
 }
 
