@@ -15,7 +15,7 @@
  * statistic is computed here.
  */
 import { cell, fixed, fmtCount, table, byText } from '../markdown.ts';
-import type { GenericSections } from '../generic.ts';
+import { assembleGeneric, type GenericSections } from '../generic.ts';
 import { genericContents } from '../generic-render.ts';
 import type { ReportContext } from '../sections/context.ts';
 import type { ReportSuite, SuiteSection } from '../suite.ts';
@@ -149,7 +149,8 @@ export const lmEvalTasksSection: SuiteSection<LmEvalSection> = {
   key: 'lm_eval',
   step: 'lm-eval tasks and groups',
   compute: ({ ctx }) => lmEvalSection(ctx),
-  render: (v, i) => renderLmEval(v, numberOf(i.all.generic as GenericSections)),
+  // `all` holds the section values by key (the core's six sections), or a results.json with `generic`.
+  render: (v, i) => renderLmEval(v, numberOf((i.all.generic as GenericSections | undefined) ?? assembleGeneric(i.all))),
 };
 
 type CoreResults = ReturnType<typeof coreSuite.results>;
