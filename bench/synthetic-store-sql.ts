@@ -26,6 +26,7 @@ import {
   mix32,
   scenarioAt,
   syntheticPlan,
+  syntheticResult,
   syntheticShape,
   type SubjectProfile,
   type SyntheticStoreOptions,
@@ -266,13 +267,5 @@ export async function writeSyntheticStoreSql(dir: string, options: SyntheticStor
     db.closeSync();
     await rm(spill, { recursive: true, force: true });
   }
-  return {
-    runId,
-    episodes: N,
-    scenarios: K,
-    epochs,
-    subjects: [...subjects],
-    judges,
-    rows: { episodes: N, scores: scoreRows, judgments: withJudgments ? judgmentRows : 0, probe_answers: withProbes ? probeRows : 0, probe_decisions: withProbes ? N : 0 },
-  };
+  return syntheticResult({ runId, N, K, epochs, subjects, judges, scoreRows, judgmentRows, probeRows, withJudgments, withProbes });
 }

@@ -473,19 +473,36 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
     bundle.probe_decisions = lazyRows(N, probeDecisions);
   }
   await writeRun(dir, bundle, { trusted: true, replace: options.replace });
+  return syntheticResult({ runId, N, K, epochs, subjects, judges, scoreRows, judgmentRows, probeRows, withJudgments, withProbes });
+}
+
+/** What either writer returns: the store's shape and the rows it wrote per table (0 for a table left out). */
+export function syntheticResult(x: {
+  runId: string;
+  N: number;
+  K: number;
+  epochs: number;
+  subjects: Iterable<string>;
+  judges: SyntheticStoreResult['judges'];
+  scoreRows: number;
+  judgmentRows: number;
+  probeRows: number;
+  withJudgments: boolean;
+  withProbes: boolean;
+}): SyntheticStoreResult {
   return {
-    runId,
-    episodes: N,
-    scenarios: K,
-    epochs,
-    subjects: [...subjects],
-    judges,
+    runId: x.runId,
+    episodes: x.N,
+    scenarios: x.K,
+    epochs: x.epochs,
+    subjects: [...x.subjects],
+    judges: x.judges,
     rows: {
-      episodes: N,
-      scores: scoreRows,
-      judgments: withJudgments ? judgmentRows : 0,
-      probe_answers: withProbes ? probeRows : 0,
-      probe_decisions: withProbes ? N : 0,
+      episodes: x.N,
+      scores: x.scoreRows,
+      judgments: x.withJudgments ? x.judgmentRows : 0,
+      probe_answers: x.withProbes ? x.probeRows : 0,
+      probe_decisions: x.withProbes ? x.N : 0,
     },
   };
 }
