@@ -59,16 +59,43 @@ export type RankData = Map<string, Map<string, TaskValues>>;
 
 export function buildRanking(data: RankData, metric: string, by: string, s: RankSettings): RankResult {
   const subjects = [...new Set([...data.values()].flatMap((m) => [...m.keys()]))].sort();
-  const tasks = [...data.keys()].sort();
-  const rankTasks = tasks.map((t) => rankTask(data.get(t)!, subjects));
-  const r = bootstrapRanks(rankTasks, subjects.length, s);
+  const tasks = [...data.keys()].sort().map((t): RankTaskTotals => {
+    const m = data.get(t)!;
+    return { task: t, totals: rankTask(m, subjects), observations: subjects.map((x) => m.get(x)?.values.size ?? 0), pair: (a, b) => pairTest(m.get(subjects[a]), m.get(subjects[b])) };
+  });
+  return rankFromTotals(subjects, tasks, metric, by, s);
+}
+
+/** The clustered paired z-test of two subjects (difference a - b over their shared items), or nulls. */
+export interface PairTestResult {
+  pairs: number;
+  difference: number | null;
+  p: number | null;
+}
+
+/**
+ * One task for `rankFromTotals`: per-subject per-cluster sums and counts (subject-major, in the
+ * order of `subjects`), each subject's observation count, and the paired test of subjects a and
+ * b (indices into `subjects`). `buildRanking` forms them from per-item values; the report's
+ * ranking section from per-cluster sums that SQL returns.
+ */
+export interface RankTaskTotals {
+  task: string;
+  totals: RankTask;
+  observations: ArrayLike<number>;
+  pair: (a: number, b: number) => PairTestResult;
+}
+
+/** `buildRanking` on tasks given as totals (tasks in output order, subjects sorted). */
+export function rankFromTotals(subjects: string[], tasks: RankTaskTotals[], metric: string, by: string, s: RankSettings): RankResult {
+  const r = bootstrapRanks(tasks.map((t) => t.totals), subjects.length, s);
   const rows: RankRow[] = [];
   const pairs: PairP[] = [];
   tasks.forEach((t, k) => {
     const alpha = 1 - s.level;
     const est = (j: number) => (Number.isFinite(r[j].tasks[k].estimate) ? r[j].tasks[k].estimate : -Infinity);
     const order = subjects.map((_, j) => j).sort((x, y) => est(y) - est(x) || x - y);
-    const tp = pairwise(t, data.get(t)!, order.map((j) => subjects[j]));
+    const tp = pairwise(t, order, subjects);
     pairs.push(...tp);
     const diff = order.map(() => order.map(() => false));
     let idx = 0;
@@ -76,8 +103,7 @@ export function buildRanking(data: RankData, metric: string, by: string, s: Rank
     const letters = compactLetterDisplay(diff);
     order.forEach((j, pos) => {
       const x = r[j].tasks[k];
-      const obs = data.get(t)!.get(subjects[j])?.values.size ?? 0;
-      rows.push({ task: t, subject: subjects[j], observations: obs, estimate: x.estimate, lower: x.lower, upper: x.upper, rank: x.rank, rank_lower: x.rank_lower, rank_upper: x.rank_upper, tier: letters[pos] });
+      rows.push({ task: t.task, subject: subjects[j], observations: t.observations[j], estimate: x.estimate, lower: x.lower, upper: x.upper, rank: x.rank, rank_lower: x.rank_lower, rank_upper: x.rank_upper, tier: letters[pos] });
     });
   });
   const overall = subjects
@@ -105,25 +131,26 @@ function rankTask(bySubject: Map<string, TaskValues>, subjects: string[]): RankT
   return { clusters: Math.max(1, C), sums, counts };
 }
 
-/** Every pair (in the given order, i < j): clustered paired z-test on shared items, Holm over the task. */
-function pairwise(task: string, bySubject: Map<string, TaskValues>, names: string[]): PairP[] {
+/** Every pair (in the given order, i < j): its paired test, Holm over the task. */
+function pairwise(t: RankTaskTotals, order: number[], names: string[]): PairP[] {
   const out: PairP[] = [];
-  for (let i = 0; i < names.length; i++) {
-    for (let j = i + 1; j < names.length; j++) {
-      const A = bySubject.get(names[i]);
-      const B = bySubject.get(names[j]);
-      const keys = A && B ? [...A.values.keys()].filter((k) => B.values.has(k)).sort() : [];
-      let p: number | null = null;
-      let d: number | null = null;
-      const ids = keys.map((k) => A!.cluster.get(k)!);
-      if (keys.length >= 2 && new Set(ids).size >= 2) {
-        const se = clusteredPairedStandardError(Float64Array.from(keys, (k) => A!.values.get(k)!), Float64Array.from(keys, (k) => B!.values.get(k)!), ids, { variant: 'cr1' });
-        d = se.meanDiff;
-        p = pairedZTest({ difference: se.meanDiff, se: se.se }).p;
-      }
-      out.push({ task, a: names[i], b: names[j], pairs: keys.length, difference: d, p, p_holm: null });
-    }
+  for (let i = 0; i < order.length; i++) {
+    for (let j = i + 1; j < order.length; j++) out.push({ task: t.task, a: names[order[i]], b: names[order[j]], ...t.pair(order[i], order[j]), p_holm: null });
   }
   const adj = holm(out.map((x) => x.p));
   return out.map((x, i) => ({ ...x, p_holm: adj[i] }));
+}
+
+/** Clustered paired z-test on the items two subjects share (sorted by item key). */
+function pairTest(A: TaskValues | undefined, B: TaskValues | undefined): PairTestResult {
+  const keys = A && B ? [...A.values.keys()].filter((k) => B.values.has(k)).sort() : [];
+  let p: number | null = null;
+  let d: number | null = null;
+  const ids = keys.map((k) => A!.cluster.get(k)!);
+  if (keys.length >= 2 && new Set(ids).size >= 2) {
+    const se = clusteredPairedStandardError(Float64Array.from(keys, (k) => A!.values.get(k)!), Float64Array.from(keys, (k) => B!.values.get(k)!), ids, { variant: 'cr1' });
+    d = se.meanDiff;
+    p = pairedZTest({ difference: se.meanDiff, se: se.se }).p;
+  }
+  return { pairs: keys.length, difference: d, p };
 }

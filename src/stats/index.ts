@@ -168,6 +168,7 @@ export {
   type ClusteredPairedStandardError,
   type ClusteredPairedStandardErrorOptions,
 } from './clustered-paired-standard-error.ts';
+export { clusteredPairedFromTotals, type ClusteredPairedTotals } from './clustered-paired-from-totals.ts';
 export { pairedClusterBootstrap, type PairedClusterBootstrapResult } from './paired-cluster-bootstrap.ts';
 export { clusterBootstrapTotals } from './cluster-bootstrap-totals.ts';
 
