@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport } from '../../src/report/index.ts';
 import { ALL_SETS_MAX_SAMPLES, MIN_SET_QUERIES, SET_SCAN_BUDGET, setQueryCap } from '../../src/report/html/load-episodes.ts';
 import { ROOT } from '../helpers/cli.ts';
+import { withoutOrder } from '../../src/report/html/episode-sets.ts';
 
 const traces = join(ROOT, 'traces');
 let dir: string;
@@ -53,5 +54,11 @@ describe('the set-query cap', () => {
     expect(m).not.toBeNull();
     expect(Number(m![1])).toBe(all - 5);
     expect(lines.some((l) => l.includes(`${all - 5} more not linked: the set-query cap`))).toBe(true);
+  });
+
+  it("the loader drops a set query's own ORDER BY (a full sort of every member) and orders only the rows it keeps", () => {
+    const sql = "SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e WHERE e.status = $status\nORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id";
+    expect(withoutOrder(sql)).toBe('SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e WHERE e.status = $status');
+    expect(withoutOrder('SELECT 1 ORDER BY 1')).toBe('SELECT 1 ORDER BY 1');
   });
 });

@@ -27,6 +27,17 @@ const ORDER = 'ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id';
 /** The same order over a set query's output columns. */
 export const SET_ORDER = 'ORDER BY run_id, scenario_id, epoch, episode_id';
 
+/**
+ * A set query without its closing ORDER BY (every set's SQL ends with {@link ORDER}, shown so
+ * `standoff sql` lists in page order): the loader wraps it and orders outside, by the same keys,
+ * only the rows it keeps. DuckDB runs an ORDER BY inside a subquery, a full sort of every member
+ * (250,000 episodes of a subject at 1e6), before the outer LIMIT.
+ */
+export function withoutOrder(sql: string): string {
+  const end = sql.trimEnd();
+  return end.endsWith(ORDER) ? end.slice(0, -ORDER.length).trimEnd() : sql;
+}
+
 /** Policy-action episodes (section 3's base: non-ambiguous, not errored, measured), by evidence and correctness. */
 const GROUNDED_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e JOIN scores s ON s.run_id = e.run_id AND s.episode_id = e.episode_id
 WHERE s.scorer = 'policy_compliant_action' AND NOT s.noanswer AND e.status <> 'error' AND s.value IS NOT NULL

@@ -20,7 +20,7 @@ import { reportError } from '../sections/context.ts';
 import { toScriptJson } from './script-json.ts';
 import { isO1Data } from '../../schema/tables.ts';
 import { maskSecretPatterns } from '../../redact.ts';
-import { SET_ORDER, toStandaloneSql, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
+import { SET_ORDER, toStandaloneSql, withoutOrder, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
 
 /** Episodes listed per set (a larger set says how many more there are and gives its query). */
 export const SET_LIST_CAP = 1000;
@@ -174,10 +174,10 @@ function uniqueIds(ids: [string, string][]): [string, string][] {
 
 /** The set's members (first `cap`); its SQL must find exactly the count the report shows. */
 async function readMembers(conn: Conn, d: EpisodeSetDef, cap: number): Promise<[string, string][]> {
-  // One pass: the windows count every row (and, for a count of items, its distinct scenario x epoch items) before LIMIT keeps the first `cap`.
+  // One pass: the windows count every row (the set's own ORDER BY dropped: the outer one orders the kept rows) (and, for a count of items, its distinct scenario x epoch items) before LIMIT keeps the first `cap`.
   const limit = Math.max(1, Math.floor(cap));
   const items = d.items === undefined ? '' : ', CAST(count(DISTINCT (scenario_id, epoch)) OVER () AS BIGINT) AS items';
-  const rows = (await query(conn as DuckDBConnection, `SELECT run_id, episode_id, CAST(count(*) OVER () AS BIGINT) AS n${items} FROM (${d.sql}) ${SET_ORDER} LIMIT ${limit}`, d.params)).rows;
+  const rows = (await query(conn as DuckDBConnection, `SELECT run_id, episode_id, CAST(count(*) OVER () AS BIGINT) AS n${items} FROM (${withoutOrder(d.sql)}) ${SET_ORDER} LIMIT ${limit}`, d.params)).rows;
   const n = Number(rows[0]?.n ?? 0);
   if (n !== d.count) {
     throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" finds ${n} episodes but the report counts ${d.count}`);
