@@ -139,7 +139,7 @@ async function scanLogs(files: string[], staged: StagedRuns, opts: IngestInspect
     if (staged.full()) break;
     // A duplicate run is reported below, not opened twice.
     const sink = staged.sink((runId) => logs.some((l) => l.run.run_id === runId));
-    const rows: InspectRowSink = { begin: sink.begin, rows: (unit, s) => sink.stagedRows(unit, s.staged!), end: sink.end };
+    const rows: InspectRowSink = { begin: sink.begin, rows: async (unit, s) => (s.staged ? sink.stagedRows(unit, s.staged) : undefined), block: sink.stagedBlock, end: sink.end };
     const r = await scanInspectLog(file, rows, {
       runId: opts.runId,
       maxProblems: staged.max - staged.problems.length,

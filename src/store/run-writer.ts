@@ -182,6 +182,25 @@ export class RunWriter {
     for (const r of rows) if (this.push(s, r, unit)) await this.writePart(s);
   }
 
+  /**
+   * Appends a block of staged lines built elsewhere (a worker thread: `src/ingest/inspect/unit.ts`),
+   * each a {@link StagedRow}'s JSON with `"_unit"` and `"_seq"` added as its last two keys, joined
+   * by newlines; `_seq` need only order the rows within their unit. `rows`, `chars` and `longest`
+   * describe the block as `push` would have counted them.
+   */
+  async appendBlock(table: TableName, block: { text: string; rows: number; chars: number; longest: number }): Promise<void> {
+    if (table === 'runs') throw new Error('RunWriter.appendBlock: the runs row is given to finish()');
+    this.check('append');
+    if (block.rows === 0) return;
+    const s = this.stage(table);
+    s.pending.push(block.text);
+    s.rows += block.rows;
+    s.textChars += block.chars;
+    if (block.longest > s.longest) s.longest = block.longest;
+    s.pendingBytes += block.text.length + 1;
+    if (s.pendingBytes >= PART_BYTES) await this.writePart(s);
+  }
+
   /** Adds one staged row with its unit and sequence number (as the last two keys); true when a part is due. */
   private push(s: Stage, r: StagedRow, unit: number): boolean {
     const tail = `"_unit":${unit},"_seq":${s.rows++}}`;

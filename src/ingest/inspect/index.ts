@@ -21,7 +21,7 @@ import {
 import { mapRun, type MappedSample } from './map.ts';
 import type { ZipLimits } from './zip.ts';
 import type { InspectPool } from './pool.ts';
-import { processUnit, validateRows, type UnitContext, type UnitFacts, type UnitResult, type UnitSample } from './unit.ts';
+import { processUnit, validateRows, type StagedBlock, type UnitContext, type UnitFacts, type UnitResult, type UnitSample } from './unit.ts';
 import { naturalCompare, openInspectLog, problem, sha256File, type InspectHeader, type InspectLogReader } from './read-eval.ts';
 
 export { parseJsonTolerant, openInspectLog, sha256File } from './read-eval.ts';
@@ -93,6 +93,8 @@ export interface InspectRowSink {
   begin(runId: string): Promise<void>;
   /** A valid unit: its rows `mapped` (with `keepMapped`) and `staged` (with `stage`). */
   rows(unit: number, sample: UnitSample): Promise<void>;
+  /** Staged lines of units already given to `rows` without their rows (a worker staged them). */
+  block(block: StagedBlock): Promise<void>;
   end(run: RunRow, rank: Int32Array): Promise<void>;
 }
 
@@ -144,13 +146,18 @@ function* unitsInThread(reader: InspectLogReader, ctx: UnitContext): Generator<U
  * rows sent to `sink` while the file is clean. Stops at `max` problems (returns true: truncated).
  */
 async function scanSamples(
-  units: Iterable<UnitResult> | AsyncIterable<UnitResult>,
+  units: Iterable<UnitResult> | AsyncIterable<UnitResult | { block: StagedBlock }>,
   ctx: { header: boolean; path: string; sink: InspectRowSink; problems: StandoffError[]; max: number },
   t: ScanTally,
 ): Promise<boolean> {
   const { problems } = ctx;
   for await (const item of units) {
     if (problems.length >= ctx.max) return true;
+    if ('block' in item) {
+      // A worker's staged lines of the units just read: written only while the file is clean.
+      if (problems.length === 0 && ctx.header) await ctx.sink.block(item.block);
+      continue;
+    }
     if (item.error) {
       problems.push(item.error);
       continue;
@@ -257,6 +264,7 @@ export async function loadInspectLog(path: string, opts: LoadInspectOptions = {}
       rows: async (unit, sample) => {
         units[unit] = sample.mapped!;
       },
+      block: async () => undefined, // keepMapped: units are read in this thread
       end: async (run, rank) => {
         const ordered: MappedSample[] = new Array(units.length);
         for (let u = 0; u < units.length; u++) ordered[rank[u]!] = units[u]!;

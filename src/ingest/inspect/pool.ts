@@ -17,7 +17,7 @@ import { Worker } from 'node:worker_threads';
 import { dataError } from '../../errors.ts';
 import { workerUrl } from '../../paths.ts';
 import type { ZipLimits } from './zip.ts';
-import type { UnitContext, UnitJob, UnitResult, WireResult } from './unit.ts';
+import type { JobResult, StagedBlock, UnitContext, UnitJob, UnitResult, WireResult } from './unit.ts';
 
 /** Consecutive units per job. */
 export const JOB_UNITS = 32;
@@ -41,7 +41,7 @@ const WORKER_ENTRY = workerUrl('inspect-worker', new URL('./worker-boot.mjs', im
 
 interface Pending {
   job: UnitJob;
-  resolve: (r: WireResult[]) => void;
+  resolve: (r: JobResult) => void;
   reject: (e: Error) => void;
 }
 
@@ -54,7 +54,7 @@ export class InspectPool {
 
   private constructor(private readonly workers: Worker[]) {
     for (const w of workers) {
-      w.on('message', (m: { id: number; results?: WireResult[]; failed?: string }) => this.done(w, m));
+      w.on('message', (m: { id: number; results?: WireResult[]; block?: StagedBlock; failed?: string }) => this.done(w, m));
       w.on('error', (err) => this.fail(err));
       w.on('exit', (code) => {
         if (this.running.has(w) || code !== 0) this.fail(new Error(`ingest worker exited with code ${code}`));
@@ -74,12 +74,12 @@ export class InspectPool {
     return this.workers.length;
   }
 
-  private done(w: Worker, m: { id: number; results?: WireResult[]; failed?: string }): void {
+  private done(w: Worker, m: { id: number; results?: WireResult[]; block?: StagedBlock; failed?: string }): void {
     const p = this.running.get(w);
     this.running.delete(w);
     this.idle.push(w);
     if (p) {
-      if (m.results) p.resolve(m.results);
+      if (m.results) p.resolve({ results: m.results, block: m.block! });
       else p.reject(new Error(`ingest worker: ${m.failed}`));
     }
     this.pump();
@@ -101,21 +101,23 @@ export class InspectPool {
     }
   }
 
-  private run(job: Omit<UnitJob, 'id'>): Promise<WireResult[]> {
+  private run(job: Omit<UnitJob, 'id'>): Promise<JobResult> {
     if (this.failure) return Promise.reject(this.failure);
-    const r = new Promise<WireResult[]>((resolve, reject) => this.queue.push({ job: { ...job, id: this.nextId++ }, resolve, reject }));
+    const r = new Promise<JobResult>((resolve, reject) => this.queue.push({ job: { ...job, id: this.nextId++ }, resolve, reject }));
     r.catch(() => undefined); // awaited in order by scan; this only keeps a later job's failure from going unhandled
     this.pump();
     return r;
   }
 
   /**
-   * The results of units [0, units) of a `.eval` file, in unit order. Stopping early (a `break`
+   * The results of units [0, units) of a `.eval` file, in unit order, each job's followed by the
+   * staged lines of its valid units (`{ block }`; written only when every unit so far was clean,
+   * and then `_unit` is the unit's index, as the calling thread counts it). Stopping early (a `break`
    * or `return` in the caller's loop) drops the jobs not yet started.
    */
-  async *scan(file: string, limits: ZipLimits | undefined, units: number, ctx: UnitContext): AsyncGenerator<UnitResult> {
+  async *scan(file: string, limits: ZipLimits | undefined, units: number, ctx: UnitContext): AsyncGenerator<UnitResult | { block: StagedBlock }> {
     const jobs = Math.ceil(units / JOB_UNITS);
-    const inFlight: Promise<WireResult[]>[] = [];
+    const inFlight: Promise<JobResult>[] = [];
     let next = 0;
     const fill = () => {
       while (next < jobs && inFlight.length < AHEAD * this.workers.length) {
@@ -127,8 +129,9 @@ export class InspectPool {
     try {
       for (let j = 0; j < jobs; j++) {
         fill();
-        const results = await inFlight.shift()!;
+        const { results, block } = await inFlight.shift()!;
         for (const w of results) yield revive(w);
+        yield { block };
       }
     } finally {
       // Jobs of this file not yet started are dropped (the caller stopped reading).

@@ -112,10 +112,58 @@ export function processUnit(item: SampleItem, ctx: UnitContext): UnitResult {
   return out;
 }
 
+/** One table's staged lines of a run of units, ready for `RunWriter.appendBlock`. */
+export interface StagedTableBlock {
+  text: string;
+  rows: number;
+  chars: number;
+  longest: number;
+}
+
+/** The staged lines of a job's valid units, per table (`_unit` the unit's index in the log, `_seq` the row's within the unit). */
+export type StagedBlock = Record<'episodes' | 'messages' | 'scores', StagedTableBlock>;
+
+/** Gathers the staged rows of consecutive units into one {@link StagedBlock}. */
+export class BlockBuilder {
+  private readonly lines: Record<keyof StagedBlock, string[]> = { episodes: [], messages: [], scores: [] };
+  private readonly tally: Record<keyof StagedBlock, { chars: number; longest: number }> = {
+    episodes: { chars: 0, longest: 0 },
+    messages: { chars: 0, longest: 0 },
+    scores: { chars: 0, longest: 0 },
+  };
+
+  add(unit: number, staged: StagedUnit): void {
+    for (const table of ['episodes', 'messages', 'scores'] as const) {
+      const rows = staged[table];
+      const out = this.lines[table];
+      const t = this.tally[table];
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]!;
+        const tail = `"_unit":${unit},"_seq":${i}}`;
+        const line = r.json.length > 2 ? `${r.json.slice(0, -1)},${tail}` : `{${tail}`;
+        out.push(line);
+        t.chars += r.chars;
+        if (line.length > t.longest) t.longest = line.length;
+      }
+    }
+  }
+
+  build(): StagedBlock {
+    const one = (table: keyof StagedBlock): StagedTableBlock => ({ text: this.lines[table].join('\n'), rows: this.lines[table].length, ...this.tally[table] });
+    return { episodes: one('episodes'), messages: one('messages'), scores: one('scores') };
+  }
+}
+
 /** A unit result as it crosses threads: problems as code and message. */
 export type WireResult =
   | { member: string; error: { code: string; message: string } }
-  | (Omit<UnitSample, 'invalid' | 'mapped'> & { invalid?: { code: string; message: string } });
+  | (Omit<UnitSample, 'invalid' | 'mapped' | 'staged'> & { invalid?: { code: string; message: string } });
+
+/** A worker's answer to a job: each unit's result, and the staged lines of its valid units. */
+export interface JobResult {
+  results: WireResult[];
+  block: StagedBlock;
+}
 
 
 /** A job for a worker (`worker.ts`): units [from, to) of a `.eval` file. */

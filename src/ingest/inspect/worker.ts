@@ -7,7 +7,7 @@
 import { parentPort } from 'node:worker_threads';
 import { ZipReader } from './zip.ts';
 import { readUnit, sampleUnits, type SampleUnit } from './eval-log.ts';
-import { processUnit, type UnitJob, type UnitResult, type WireResult } from './unit.ts';
+import { BlockBuilder, processUnit, type UnitJob, type UnitResult, type WireResult } from './unit.ts';
 
 let open: { file: string; zip: ZipReader; units: SampleUnit[] } | null = null;
 
@@ -23,7 +23,7 @@ function unitsOf(job: UnitJob): { zip: ZipReader; units: SampleUnit[] } {
 }
 
 const wire = (r: UnitResult): WireResult => {
-  const { error, invalid, mapped: _m, ...rest } = r as UnitResult & { invalid?: Error; mapped?: unknown };
+  const { error, invalid, mapped: _m, staged: _s, ...rest } = r as UnitResult & { invalid?: Error; mapped?: unknown; staged?: unknown };
   const err = (e: Error & { code?: string }) => ({ code: e.code ?? 'ingest.badSample', message: e.message });
   return { ...rest, ...(error ? { error: err(error) } : {}), ...(invalid ? { invalid: err(invalid) } : {}) } as WireResult;
 };
@@ -37,8 +37,13 @@ parentPort!.on('message', (job: UnitJob | { close: true }) => {
   try {
     const { zip, units } = unitsOf(job);
     const out: WireResult[] = [];
-    for (let u = job.from; u < job.to; u++) out.push(wire(processUnit(readUnit(zip, job.file, units[u]!), job.ctx)));
-    parentPort!.postMessage({ id: job.id, results: out });
+    const block = new BlockBuilder();
+    for (let u = job.from; u < job.to; u++) {
+      const r = processUnit(readUnit(zip, job.file, units[u]!), job.ctx);
+      if (!r.error && r.staged) block.add(u, r.staged);
+      out.push(wire(r));
+    }
+    parentPort!.postMessage({ id: job.id, results: out, block: block.build() });
   } catch (err) {
     parentPort!.postMessage({ id: job.id, failed: (err as Error).stack ?? String(err) });
   }
