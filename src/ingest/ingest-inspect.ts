@@ -144,7 +144,7 @@ async function scanLogs(files: string[], staged: StagedRuns, opts: IngestInspect
       runId: opts.runId,
       maxProblems: staged.max - staged.problems.length,
       zipLimits: opts.zipLimits,
-      stage: true,
+      stage: opts.dryRun !== true, // a dry run writes nothing: no rows staged
       pool,
       parallelMinUnits: opts.parallelMinUnits,
     });
