@@ -9,6 +9,10 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestInspect, IngestProblems, type IngestInspectOptions } from '../../src/ingest/ingest-inspect.ts';
+import { loadInspectLog } from '../../src/ingest/inspect/index.ts';
+import { BlockBuilder } from '../../src/ingest/inspect/unit.ts';
+import { RunWriter, stagedRow } from '../../src/store/run-writer.ts';
+import { fileColumns } from '../../src/schema/tables.ts';
 import { StandoffError } from '../../src/errors.ts';
 import { hashTree } from '../helpers/fixtures.ts';
 import { buildSyntheticEval } from '../../bench/ingest-inspect.ts';
@@ -97,5 +101,51 @@ describe('ingest inspect with worker threads', () => {
     expect(y.lines).toHaveLength(7);
     expect(y.lines).toEqual(x.lines);
     expect(y.err.message).toBe(x.err.message);
+  }, 120_000);
+
+  it('append, appendStaged and appendBlock write the same Parquet as each other and as the ingest', async () => {
+    const d = tmp();
+    const log = join(d, 'synthetic.eval');
+    buildSyntheticEval(log, 120, 2);
+    await ingestInspect([log], { traces: join(d, 'ingest'), runId: 'r', workers: 0 });
+    const { bundle } = (await loadInspectLog(log, { runId: 'r' })).log!;
+    const units = bundle.episodes.map((e) => ({
+      episodes: [e],
+      messages: bundle.messages.filter((m) => m.episode_id === e.episode_id),
+      scores: bundle.scores.filter((x) => x.episode_id === e.episode_id),
+    }));
+    const tables = ['episodes', 'messages', 'scores'] as const;
+    const staged = (u: (typeof units)[number]) => ({
+      episodes: u.episodes.map((r) => stagedRow(fileColumns('episodes'), r as unknown as Record<string, unknown>)),
+      messages: u.messages.map((r) => stagedRow(fileColumns('messages'), r as unknown as Record<string, unknown>)),
+      scores: u.scores.map((r) => stagedRow(fileColumns('scores'), r as unknown as Record<string, unknown>)),
+    });
+    const write = async (store: string, how: 'append' | 'staged' | 'block') => {
+      const w = await RunWriter.open(store, 'r', { trusted: true });
+      let block = new BlockBuilder();
+      for (let u = 0; u < units.length; u++) {
+        for (const t of tables) {
+          if (how === 'append') await w.append(t, units[u]![t], u);
+          if (how === 'staged') await w.appendStaged(t, staged(units[u]!)[t], u);
+        }
+        if (how === 'block') block.add(u, staged(units[u]!));
+        if (how === 'block' && u % 7 === 6) {
+          const b = block.build();
+          for (const t of tables) await w.appendBlock(t, b[t]);
+          block = new BlockBuilder();
+        }
+      }
+      const b = block.build();
+      for (const t of tables) if (how === 'block') await w.appendBlock(t, b[t]);
+      await w.finish(bundle.run);
+      await w.commit();
+    };
+    await write(join(d, 'append'), 'append');
+    await write(join(d, 'staged'), 'staged');
+    await write(join(d, 'block'), 'block');
+    const want = hashTree(join(d, 'ingest'));
+    expect(hashTree(join(d, 'append'))).toBe(want);
+    expect(hashTree(join(d, 'staged'))).toBe(want);
+    expect(hashTree(join(d, 'block'))).toBe(want);
   }, 120_000);
 });
