@@ -10,7 +10,10 @@
  * same run, on the same files: the floor under any reader of these logs (every sample member read
  * by offset, inflated, CRC-checked and JSON-parsed, nothing else; one thread). The ingest's time
  * over the floor's is the stable figure; 15,000/s needs it at or under floor rate / 15,000 (both
- * wall and CPU are printed, with the load average). Run alone:
+ * wall and CPU are printed, with the load average). The ingest runs with its default worker
+ * threads (`defaultIngestWorkers()`), then again with none (`workers: 0`) for comparison; from the
+ * sources each worker also pays for registering tsx and compiling its modules (~0.5-1.5 s of CPU
+ * here), which the compiled CLI does not. Run alone:
  * `npx tsx bench/ingest-inspect-fixtures.ts [samples-per-log]` (default 4,000 per log, 20,000 in all).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +22,7 @@ import { join } from 'node:path';
 import { strToU8, strFromU8, unzipSync, zipSync, type Zippable } from 'fflate';
 import { loadavg } from 'node:os';
 import { ingestInspect } from '../src/ingest/ingest-inspect.ts';
+import { defaultIngestWorkers } from '../src/ingest/inspect/pool.ts';
 import { ZipReader } from '../src/ingest/inspect/zip.ts';
 import { parseJsonTolerant } from '../src/ingest/inspect/json.ts';
 
@@ -40,6 +44,19 @@ export interface IngestInspectFixturesBench {
   /** The ratio at which the ingest would run 15,000 samples/s on this machine: floor rate / 15,000. */
   floorRatioLimit: number;
   load: { before: number; after: number };
+  /** Worker threads of the measured ingest (`defaultIngestWorkers()`). */
+  workers: number;
+  /** The same ingest with every log read in the calling thread (`workers: 0`), same run. */
+  inThread: { seconds: number; cpuSeconds: number; samplesPerSecond: number; samplesPerCpuSecond: number };
+}
+
+/** One ingest of `files` into a fresh store under `dir`: wall and CPU seconds (workers' CPU included: the process's). */
+async function timedIngest(files: string[], traces: string, workers: number | undefined): Promise<{ seconds: number; cpuSeconds: number; samples: number }> {
+  const t = performance.now();
+  const cpu0 = process.cpuUsage();
+  const res = await ingestInspect(files, { traces, workers });
+  const cpu = process.cpuUsage(cpu0);
+  return { seconds: (performance.now() - t) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, samples: res.runs.reduce((s, r) => s + r.samples, 0) };
 }
 
 /** Reads every sample member of `files` as a reader must at least: by offset, inflated, CRC-checked, parsed. */
@@ -112,17 +129,15 @@ export async function benchIngestInspectFixtures(perLog = 4000): Promise<IngestI
     }
     const before = loadavg()[0]!;
     readFloor(files); // warm: the files in the page cache for both
-    const t = performance.now();
-    const cpu0 = process.cpuUsage();
-    const res = await ingestInspect(files, { traces: join(dir, 'traces') });
-    const cpu = process.cpuUsage(cpu0);
-    const seconds = (performance.now() - t) / 1000;
-    const got = res.runs.reduce((s, r) => s + r.samples, 0);
-    if (got !== samples) throw new Error(`ingested ${got} samples, expected ${samples}`);
+    const workers = defaultIngestWorkers();
+    const run = await timedIngest(files, join(dir, 'traces'), undefined);
+    const { seconds, cpuSeconds } = run;
+    if (run.samples !== samples) throw new Error(`ingested ${run.samples} samples, expected ${samples}`);
+    const one = await timedIngest(files, join(dir, 'traces-in-thread'), 0);
+    if (one.samples !== samples) throw new Error(`ingested ${one.samples} samples in one thread, expected ${samples}`);
     const f = readFloor(files);
     if (f.samples !== samples) throw new Error(`the floor read ${f.samples} samples, expected ${samples}`);
     const samplesPerSecond = Math.round(samples / seconds);
-    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
     const floorRate = samples / f.seconds;
     return {
       name: 'ingest-inspect-fixtures',
@@ -130,7 +145,7 @@ export async function benchIngestInspectFixtures(perLog = 4000): Promise<IngestI
       samples,
       seconds: Number(seconds.toFixed(3)),
       samplesPerSecond,
-      samplesPerCpuSecond: Math.round(samples / ((cpu.user + cpu.system) / 1e6)),
+      samplesPerCpuSecond: Math.round(samples / cpuSeconds),
       target: 15000,
       ok: samplesPerSecond >= 15000,
       peakRssMb: Math.round((process.resourceUsage().maxRSS * 1024) / 1e6),
@@ -139,6 +154,13 @@ export async function benchIngestInspectFixtures(perLog = 4000): Promise<IngestI
       floorCpuRatio: Number((cpuSeconds / f.cpuSeconds).toFixed(2)),
       floorRatioLimit: Number((floorRate / 15000).toFixed(2)),
       load: { before, after: loadavg()[0]! },
+      workers,
+      inThread: {
+        seconds: Number(one.seconds.toFixed(3)),
+        cpuSeconds: Number(one.cpuSeconds.toFixed(3)),
+        samplesPerSecond: Math.round(samples / one.seconds),
+        samplesPerCpuSecond: Math.round(samples / one.cpuSeconds),
+      },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

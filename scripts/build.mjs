@@ -34,6 +34,7 @@ const DIST = join(ROOT, 'dist');
 export const WORKERS = {
   'sim-worker': 'src/runner/sim/worker.ts',
   'bootstrap-worker': 'src/compute/bootstrap-worker.ts',
+  'inspect-worker': 'src/ingest/inspect/worker.ts',
 };
 
 /** Loaded from node_modules at run time: native addons, and large packages only some commands use. */

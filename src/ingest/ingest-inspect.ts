@@ -23,6 +23,7 @@ import { StagedRuns } from './staged-runs.ts';
 import { scanInspectLog, type InspectRowSink, type InspectScan } from './inspect/index.ts';
 import type { ZipLimits } from './inspect/zip.ts';
 import { loadDirTree } from './load-dir-tree.ts';
+import { InspectPool, defaultIngestWorkers } from './inspect/pool.ts';
 
 type ScannedLog = NonNullable<InspectScan['log']>;
 
@@ -42,6 +43,14 @@ export interface IngestInspectOptions {
   /** Where problem lines go when there are several, one per line (default: stderr). The thrown
    * {@link IngestProblems} carries them too (`errors`), for callers that print them themselves. */
   report?: (line: string) => void;
+  /**
+   * Worker threads that read, map, check and stage a `.eval` log's samples while this thread
+   * writes (default: the available cores, at most 4; 0: everything in this thread). The store is
+   * the same for any number.
+   */
+  workers?: number;
+  /** Logs with fewer sample units are read in this thread (default 256). */
+  parallelMinUnits?: number;
 }
 
 export interface IngestedRunSummary {
@@ -124,14 +133,21 @@ function runSummary(log: ScannedLog): IngestedRunSummary {
 }
 
 /** Reads every file, streaming each into its own writer; a log that maps to a run another log already took is a problem. */
-async function scanLogs(files: string[], staged: StagedRuns, opts: IngestInspectOptions): Promise<ScannedLog[]> {
+async function scanLogs(files: string[], staged: StagedRuns, opts: IngestInspectOptions, pool?: () => InspectPool): Promise<ScannedLog[]> {
   const logs: ScannedLog[] = [];
   for (const file of files) {
     if (staged.full()) break;
     // A duplicate run is reported below, not opened twice.
     const sink = staged.sink((runId) => logs.some((l) => l.run.run_id === runId));
-    const rows: InspectRowSink = { begin: sink.begin, rows: (unit, m) => sink.rows(unit, { episodes: [m.episode], messages: m.messages, scores: m.scores }), end: sink.end };
-    const r = await scanInspectLog(file, rows, { runId: opts.runId, maxProblems: staged.max - staged.problems.length, zipLimits: opts.zipLimits });
+    const rows: InspectRowSink = { begin: sink.begin, rows: async (unit, s) => (s.staged ? sink.stagedRows(unit, s.staged) : undefined), block: sink.stagedBlock, end: sink.end };
+    const r = await scanInspectLog(file, rows, {
+      runId: opts.runId,
+      maxProblems: staged.max - staged.problems.length,
+      zipLimits: opts.zipLimits,
+      stage: opts.dryRun !== true, // a dry run writes nothing: no rows staged
+      pool,
+      parallelMinUnits: opts.parallelMinUnits,
+    });
     staged.add(r.problems, r.truncated);
     if (!r.log) continue;
     const other = logs.find((l) => l.run.run_id === r.log!.run.run_id);
@@ -149,8 +165,11 @@ export async function ingestInspect(paths: string[], opts: IngestInspectOptions)
   // RunWriter (staged in a temp directory, nothing visible); the runs are committed together only
   // when every file is clean, else every writer is aborted.
   const staged = await StagedRuns.start(opts);
+  // Worker threads, started when the first log large enough to use them is read.
+  const threads = opts.workers ?? defaultIngestWorkers();
+  let started = null as InspectPool | null;
   try {
-    const logs = await scanLogs(files, staged, opts);
+    const logs = await scanLogs(files, staged, opts, threads > 0 ? () => (started ??= InspectPool.start(threads)) : undefined);
     staged.throwIfProblems();
     const summary: IngestInspectSummary = { traces: opts.traces, dryRun: opts.dryRun === true, runs: logs.map(runSummary) };
     if (opts.dryRun) return summary;
@@ -161,6 +180,7 @@ export async function ingestInspect(paths: string[], opts: IngestInspectOptions)
     });
     return summary;
   } finally {
+    await started?.close();
     await staged.close();
   }
 }

@@ -12,6 +12,7 @@ import type { StandoffError } from '../errors.ts';
 import { terminalLine } from '../escape.ts';
 import { cleanupStore, type WriteRunResult } from '../store/write-run.ts';
 import { RunWriter } from '../store/run-writer.ts';
+import type { StagedRow } from '../store/staged-row.ts';
 import { IngestProblems } from './ingest-problems.ts';
 
 /** The rows of one unit (a sample, a document's line). */
@@ -21,10 +22,29 @@ export interface UnitRows {
   scores: readonly ScoreRow[];
 }
 
+/** The rows of one unit, staged by `stagedRow` (`src/store/run-writer.ts`). */
+export interface StagedUnitRows {
+  episodes: readonly StagedRow[];
+  messages: readonly StagedRow[];
+  scores: readonly StagedRow[];
+}
+
+/** Staged lines of several units (`RunWriter.appendBlock`). */
+export interface StagedLines {
+  text: string;
+  rows: number;
+  chars: number;
+  longest: number;
+}
+
 /** Where a scan sends one input's rows: `begin` with the run id, `rows` per unit, `end` with the run row and the units' ranks. */
 export interface RunSink {
   begin(runId: string): Promise<void>;
   rows(unit: number, rows: UnitRows): Promise<void>;
+  /** The same as `rows`, with the rows already staged (`stagedRow`, e.g. by a worker thread). */
+  stagedRows(unit: number, rows: StagedUnitRows): Promise<void>;
+  /** Lines of several units staged elsewhere, per table (`RunWriter.appendBlock`). */
+  stagedBlock(block: Record<'episodes' | 'messages' | 'scores', StagedLines>): Promise<void>;
   end(run: RunRow, rank: Int32Array): Promise<void>;
 }
 
@@ -82,6 +102,18 @@ export class StagedRuns {
         await writer.append('episodes', rows.episodes, unit);
         await writer.append('messages', rows.messages, unit);
         await writer.append('scores', rows.scores, unit);
+      },
+      stagedRows: async (unit, rows) => {
+        if (!writer || this.problems.length > 0) return;
+        await writer.appendStaged('episodes', rows.episodes, unit);
+        await writer.appendStaged('messages', rows.messages, unit);
+        await writer.appendStaged('scores', rows.scores, unit);
+      },
+      stagedBlock: async (block) => {
+        if (!writer || this.problems.length > 0) return;
+        await writer.appendBlock('episodes', block.episodes);
+        await writer.appendBlock('messages', block.messages);
+        await writer.appendBlock('scores', block.scores);
       },
       end: async (run, rank) => {
         if (writer && this.problems.length === 0) await writer.finish(run, rank);

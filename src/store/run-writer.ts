@@ -32,6 +32,9 @@ import type { z } from 'zod';
 import { RUN_ID_PATTERN, TABLES, TABLE_NAMES, fileColumns, type RunRow, type SqlColumn, type TableName } from '../schema/tables.ts';
 import { dataError, usageError } from '../errors.ts';
 import { createDb, quoteLiteral } from './duckdb.ts';
+import { stagedRow, type StagedRow } from './staged-row.ts';
+
+export { stagedRow, type StagedRow } from './staged-row.ts';
 import {
   commitStaged,
   createStaging,
@@ -164,30 +167,49 @@ export class RunWriter {
       }
     }
     const s = this.stage(table);
-    const cols = s.cols;
-    for (const row of rows) {
-      const r = row as Record<string, unknown>;
-      // One JSON object per row, with exactly the staged columns (text made well-formed UTF-16, as
-      // DuckDB's appender would turn a lone surrogate into U+FFFD).
-      const o: Record<string, unknown> = {};
-      let chars = 0;
-      for (const c of cols) {
-        let v = r[c.name];
-        if (typeof v === 'string') {
-          chars += v.length;
-          if (!v.isWellFormed()) v = v.toWellFormed();
-        } else if (v === undefined) v = null;
-        o[c.name] = v;
-      }
-      o._unit = unit;
-      o._seq = s.rows++;
-      const line = JSON.stringify(o);
-      s.pending.push(line);
-      if (line.length > s.longest) s.longest = line.length;
-      s.textChars += chars;
-      s.pendingBytes += line.length + 1;
-      if (s.pendingBytes >= PART_BYTES) await this.writePart(s);
-    }
+    for (const row of rows) if (this.push(s, stagedRow(s.cols, row as Record<string, unknown>), unit)) await this.writePart(s);
+  }
+
+  /**
+   * Appends rows already turned into staged JSON by {@link stagedRow} (with this table's
+   * `fileColumns`), e.g. in a worker thread: the same bytes as `append` of the rows. Never checked.
+   */
+  async appendStaged(table: TableName, rows: readonly StagedRow[], unit = 0): Promise<void> {
+    if (table === 'runs') throw new Error('RunWriter.appendStaged: the runs row is given to finish()');
+    this.check('append');
+    if (rows.length === 0) return;
+    const s = this.stage(table);
+    for (const r of rows) if (this.push(s, r, unit)) await this.writePart(s);
+  }
+
+  /**
+   * Appends a block of staged lines built elsewhere (a worker thread: `src/ingest/inspect/unit.ts`),
+   * each a {@link StagedRow}'s JSON with `"_unit"` and `"_seq"` added as its last two keys, joined
+   * by newlines; `_seq` need only order the rows within their unit. `rows`, `chars` and `longest`
+   * describe the block as `push` would have counted them.
+   */
+  async appendBlock(table: TableName, block: { text: string; rows: number; chars: number; longest: number }): Promise<void> {
+    if (table === 'runs') throw new Error('RunWriter.appendBlock: the runs row is given to finish()');
+    this.check('append');
+    if (block.rows === 0) return;
+    const s = this.stage(table);
+    s.pending.push(block.text);
+    s.rows += block.rows;
+    s.textChars += block.chars;
+    if (block.longest > s.longest) s.longest = block.longest;
+    s.pendingBytes += block.text.length + 1;
+    if (s.pendingBytes >= PART_BYTES) await this.writePart(s);
+  }
+
+  /** Adds one staged row with its unit and sequence number (as the last two keys); true when a part is due. */
+  private push(s: Stage, r: StagedRow, unit: number): boolean {
+    const tail = `"_unit":${unit},"_seq":${s.rows++}}`;
+    const line = r.json.length > 2 ? `${r.json.slice(0, -1)},${tail}` : `{${tail}`;
+    s.pending.push(line);
+    if (line.length > s.longest) s.longest = line.length;
+    s.textChars += r.chars;
+    s.pendingBytes += line.length + 1;
+    return s.pendingBytes >= PART_BYTES;
   }
 
   /**

@@ -225,6 +225,10 @@ export function readChunked(zip: ZipReader, file: string, key: string, entries: 
   return checkRaw(file, shellEntry.name, shell, lookup);
 }
 
+/** One sample unit read: a monolith member or a chunked folder. */
+export const readUnit = (zip: ZipReader, file: string, u: SampleUnit): SampleItem =>
+  u.entry ? readMonolith(zip, file, u.entry) : readChunked(zip, file, u.folder![0], u.folder![1]);
+
 /** Opens a `.eval` log: the header read (or rebuilt), the sample units listed; samples read one at a time. */
 export function openEvalLog(file: string, limits?: ZipLimits): OpenResult {
   const opened = openZip(file, limits);
@@ -238,7 +242,7 @@ export function openEvalLog(file: string, limits?: ZipLimits): OpenResult {
   }
   const units = sampleUnits(zip);
   function* samples(): Generator<SampleItem> {
-    for (const u of units) yield u.entry ? readMonolith(zip, file, u.entry) : readChunked(zip, file, u.folder![0], u.folder![1]);
+    for (const u of units) yield readUnit(zip, file, u);
   }
   const reader: InspectLogReader = {
     file,

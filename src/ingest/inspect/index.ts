@@ -8,11 +8,9 @@
  * with the file, the zip member and the field, and the later write can skip re-validation.
  */
 import { basename } from 'node:path';
-import type { z } from 'zod';
 import type { StandoffError } from '../../errors.ts';
 import {
   RUN_ID_PATTERN,
-  TABLES,
   type EpisodeRow,
   type MessageRow,
   type RunBundle,
@@ -20,9 +18,10 @@ import {
   type ScoreRow,
   type TableName,
 } from '../../schema/tables.ts';
-import { mapRun, mapSample, episodeIdOf } from './map.ts';
+import { mapRun, type MappedSample } from './map.ts';
 import type { ZipLimits } from './zip.ts';
-import { rowChecker } from './fast-check.ts';
+import type { InspectPool } from './pool.ts';
+import { processUnit, validateRows, type StagedBlock, type UnitContext, type UnitFacts, type UnitResult, type UnitSample } from './unit.ts';
 import { naturalCompare, openInspectLog, problem, sha256File, type InspectHeader, type InspectLogReader } from './read-eval.ts';
 
 export { parseJsonTolerant, openInspectLog, sha256File } from './read-eval.ts';
@@ -51,7 +50,20 @@ export interface LoadInspectOptions {
   maxProblems?: number;
   /** Caps on inflated `.eval` members (default `DEFAULT_ZIP_LIMITS`: 256 MiB, ratio 1000). */
   zipLimits?: ZipLimits;
+  /** Worker threads that read a `.eval` log's units, started when first asked for (default: none, all in this thread). */
+  pool?: () => InspectPool;
+  /** Logs with fewer sample units than this are read in this thread (default {@link PARALLEL_MIN_UNITS}). */
+  parallelMinUnits?: number;
 }
+
+/** What the scan hands its sink: the mapped rows (`keepMapped`), the rows staged for a run writer (`stage`). */
+interface ScanOutput {
+  keepMapped?: boolean;
+  stage?: boolean;
+}
+
+/** Below this many sample units a log is read in the calling thread (starting workers costs more). */
+export const PARALLEL_MIN_UNITS = 256;
 
 export interface LoadInspectResult {
   log: LoadedInspectLog | null;
@@ -79,11 +91,13 @@ export function defaultRunId(header: InspectHeader, sha256: string): string {
  */
 export interface InspectRowSink {
   begin(runId: string): Promise<void>;
-  rows(unit: number, mapped: MappedSample): Promise<void>;
+  /** A valid unit: its rows `mapped` (with `keepMapped`) and `staged` (with `stage`). */
+  rows(unit: number, sample: UnitSample): Promise<void>;
+  /** Staged lines of units already given to `rows` without their rows (a worker staged them). */
+  block(block: StagedBlock): Promise<void>;
   end(run: RunRow, rank: Int32Array): Promise<void>;
 }
 
-type MappedSample = ReturnType<typeof mapSample>;
 
 /** What `scanInspectLog` found: the run and its counts when clean, else the problems. */
 export interface InspectScan {
@@ -105,73 +119,65 @@ interface ScanTally {
   sums: Map<string, { sum: number; n: number }>;
 }
 
-/** Checks rows against their table's zod schema; the first bad row is a problem naming the member and field. */
-function validateRows(path: string, problems: StandoffError[], table: TableName, rows: readonly object[], member: string): boolean {
-  const schema = TABLES[table] as z.ZodObject;
-  const fast = rowChecker(table);
-  for (let i = 0; i < rows.length; i++) {
-    if (fast(rows[i]!)) continue; // surely valid (see fast-check.ts); else zod decides and words the error
-    const r = schema.safeParse(rows[i]);
-    if (!r.success) {
-      const issue = r.error.issues[0]!;
-      problems.push(problem('invalidRow', path, member, `${table} row ${i + 1}: field "${issue.path.join('.')}": ${issue.message.toLowerCase()}`));
-      return false;
-    }
-  }
-  return true;
-}
-
 /** Counts a valid sample's rows and score values into the tally. */
-function tallySample(t: ScanTally, mapped: MappedSample, epoch: number): void {
-  if (mapped.episode.status === 'error') t.errored++;
+function tallySample(t: ScanTally, facts: UnitFacts, epoch: number): void {
+  if (facts.errored) t.errored++;
   t.maxEpoch = Math.max(t.maxEpoch ?? 0, epoch);
   t.counts.episodes++;
-  t.counts.messages += mapped.messages.length;
-  t.counts.scores += mapped.scores.length;
-  for (const sc of mapped.scores) {
-    const acc = t.sums.get(sc.scorer) ?? { sum: 0, n: 0 };
-    if (sc.value !== null) {
-      acc.sum += sc.value;
+  t.counts.messages += facts.messages;
+  t.counts.scores += facts.scores.length;
+  for (const [scorer, value] of facts.scores) {
+    const acc = t.sums.get(scorer) ?? { sum: 0, n: 0 };
+    if (value !== null) {
+      acc.sum += value;
       acc.n++;
     }
-    t.sums.set(sc.scorer, acc);
+    t.sums.set(scorer, acc);
   }
+}
+
+/** The unit results of a log read in this thread, in unit order. */
+function* unitsInThread(reader: InspectLogReader, ctx: UnitContext): Generator<UnitResult> {
+  for (const item of reader.samples()) yield processUnit(item, ctx);
 }
 
 /**
- * Reads every sample of a log: duplicates, shape and rows checked, rows sent to `sink` while the
- * file is clean. Stops at `max` problems (returns true: truncated).
+ * Goes through every sample unit's result, in unit order: duplicates, shape and rows checked,
+ * rows sent to `sink` while the file is clean. Stops at `max` problems (returns true: truncated).
  */
 async function scanSamples(
-  path: string,
-  reader: InspectLogReader,
-  ctx: { runId: string; model: string; sink: InspectRowSink; problems: StandoffError[]; max: number },
+  units: Iterable<UnitResult> | AsyncIterable<UnitResult | { block: StagedBlock }>,
+  ctx: { header: boolean; path: string; sink: InspectRowSink; problems: StandoffError[]; max: number },
   t: ScanTally,
 ): Promise<boolean> {
   const { problems } = ctx;
-  const header = reader.header;
-  for (const item of reader.samples()) {
+  for await (const item of units) {
     if (problems.length >= ctx.max) return true;
+    if ('block' in item) {
+      // A worker's staged lines of the units just read: written only while the file is clean.
+      if (problems.length === 0 && ctx.header) await ctx.sink.block(item.block);
+      continue;
+    }
     if (item.error) {
       problems.push(item.error);
       continue;
     }
-    const sample = item.sample;
-    const episodeId = episodeIdOf(sample);
+    const episodeId = `${item.id}/${item.epoch}`; // episodeIdOf
     const earlier = t.seen.get(episodeId);
     if (earlier !== undefined) {
-      problems.push(problem('duplicateSample', path, item.member, `sample ${sample.id} epoch ${sample.epoch} also appears in ${earlier}`));
+      problems.push(problem('duplicateSample', ctx.path, item.member, `sample ${item.id} epoch ${item.epoch} also appears in ${earlier}`));
       continue;
     }
     t.seen.set(episodeId, item.member);
-    if (!header) continue; // header problem already recorded: keep checking the samples only
-    const mapped = mapSample(ctx.runId, ctx.model, sample);
-    const valid = (table: TableName, rows: readonly object[]) => validateRows(path, problems, table, rows, item.member);
-    if (!valid('episodes', [mapped.episode]) || !valid('messages', mapped.messages) || !valid('scores', mapped.scores)) continue;
-    tallySample(t, mapped, sample.epoch);
+    if (!ctx.header) continue; // header problem already recorded: keep checking the samples only
+    if (item.invalid) {
+      problems.push(item.invalid);
+      continue;
+    }
+    tallySample(t, item.facts!, item.epoch);
     // Rows go on only while the file is clean: after a problem the run will not be written.
-    if (problems.length === 0) await ctx.sink.rows(t.keys.length, mapped);
-    t.keys.push({ id: String(sample.id), epoch: sample.epoch });
+    if (problems.length === 0) await ctx.sink.rows(t.keys.length, item);
+    t.keys.push({ id: String(item.id), epoch: item.epoch });
   }
   return false;
 }
@@ -202,7 +208,7 @@ function scanSummary(t: ScanTally): { counts: Partial<Record<TableName, number>>
  * size needs memory for one sample at a time, plus a key per sample). Never throws for bad input:
  * it returns problems (the sink then has had `begin` and maybe some `rows`, but no `end`).
  */
-export async function scanInspectLog(path: string, sink: InspectRowSink, opts: LoadInspectOptions = {}): Promise<InspectScan> {
+export async function scanInspectLog(path: string, sink: InspectRowSink, opts: LoadInspectOptions & ScanOutput = {}): Promise<InspectScan> {
   const max = opts.maxProblems ?? 20;
   const opened = openInspectLog(path, opts.zipLimits);
   const problems = [...opened.problems];
@@ -215,7 +221,11 @@ export async function scanInspectLog(path: string, sink: InspectRowSink, opts: L
     const model = header?.eval.model ?? '';
     if (header && problems.length === 0) await sink.begin(runId);
     const t: ScanTally = { keys: [], seen: new Map(), maxEpoch: null, errored: 0, counts: { episodes: 0, messages: 0, scores: 0 }, sums: new Map() };
-    const truncated = await scanSamples(path, reader, { runId, model, sink, problems, max }, t);
+    const ctx: UnitContext = { file: path, runId, model, map: header !== null, keepMapped: opts.keepMapped === true, stage: opts.stage === true };
+    const pool = opts.pool;
+    const parallel = pool && reader.format === 'eval' && reader.sampleUnits >= (opts.parallelMinUnits ?? PARALLEL_MIN_UNITS);
+    const units = parallel ? pool().scan(path, opts.zipLimits, reader.sampleUnits, ctx) : unitsInThread(reader, ctx);
+    const truncated = await scanSamples(units, { header: header !== null, path, sink, problems, max }, t);
     if (!header || problems.length > 0) return { log: null, problems: problems.slice(0, max), truncated };
 
     const run = mapRun(header, {
@@ -251,9 +261,10 @@ export async function loadInspectLog(path: string, opts: LoadInspectOptions = {}
     path,
     {
       begin: async () => undefined,
-      rows: async (unit, mapped) => {
-        units[unit] = mapped;
+      rows: async (unit, sample) => {
+        units[unit] = sample.mapped!;
       },
+      block: async () => undefined, // keepMapped: units are read in this thread
       end: async (run, rank) => {
         const ordered: MappedSample[] = new Array(units.length);
         for (let u = 0; u < units.length; u++) ordered[rank[u]!] = units[u]!;
@@ -265,7 +276,7 @@ export async function loadInspectLog(path: string, opts: LoadInspectOptions = {}
         }
       },
     },
-    opts,
+    { ...opts, keepMapped: true },
   );
   if (!scan.log) return { log: null, problems: scan.problems, truncated: scan.truncated };
   const { run: _run, counts: _counts, ...rest } = scan.log;

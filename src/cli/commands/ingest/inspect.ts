@@ -18,13 +18,14 @@ export function registerIngestInspect(ingest: Command): void {
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace runs that already exist')
     .option('--max-member-size <size>', 'largest a .eval member may inflate to, e.g. 512MB or 1GiB (default 256MiB; zip-bomb guard)', parseByteSize('--max-member-size'))
+    .option('--workers <n>', 'worker threads reading the logs (default: available cores, at most 4; 0: none); the store is identical for any number', parseCount('--workers'))
     .option('--max-ratio <n>', 'largest inflated/compressed ratio of a .eval member over 1 MiB (default 1000; zip-bomb guard)', parsePositiveNumber('--max-ratio'))
     .action(
-      action(async (paths: string[], o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format; maxMemberSize?: number; maxRatio?: number }) => {
+      action(async (paths: string[], o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format; maxMemberSize?: number; maxRatio?: number; workers?: number }) => {
         const { ingestInspect } = await import('../../../ingest/ingest-inspect.ts');
         const { DEFAULT_ZIP_LIMITS } = await import('../../../ingest/inspect/zip.ts');
         const zipLimits = { maxMemberBytes: o.maxMemberSize ?? DEFAULT_ZIP_LIMITS.maxMemberBytes, maxRatio: o.maxRatio ?? DEFAULT_ZIP_LIMITS.maxRatio };
-        const s = await ingestInspect(paths, { traces: o.traces, runId: o.runId, dryRun: o.dryRun, replace: o.replace, zipLimits, report: () => undefined });
+        const s = await ingestInspect(paths, { traces: o.traces, runId: o.runId, dryRun: o.dryRun, replace: o.replace, zipLimits, workers: o.workers, report: () => undefined });
         printSummary(
           s,
           o.format,
@@ -56,6 +57,14 @@ function parsePositiveNumber(name: string) {
   return (value: string): number => {
     const n = Number(value);
     if (value.trim() === '' || !(n > 0)) throw new InvalidArgumentError(`${name} must be a positive number, got "${value}"`);
+    return n;
+  };
+}
+
+function parseCount(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n > 64) throw new InvalidArgumentError(`${name} must be a whole number from 0 to 64, got "${value}"`);
     return n;
   };
 }

@@ -1,0 +1,147 @@
+/**
+ * Worker threads for `ingest inspect`: the sample units of a `.eval` log are cut into jobs of
+ * {@link JOB_UNITS} consecutive units; idle workers take the next job (each reads its units by
+ * offset, inflates, parses, maps, checks and stages them: `worker.ts`), while the calling thread
+ * takes the results back **in unit order** and writes them (the run writer, DuckDB). A job's
+ * results depend only on the file and its unit range, never on which worker ran it or when, so
+ * the rows, their order, the problems and the store are the same for any number of workers (the
+ * tests compare the Parquet files of 0 and 2 workers). At most {@link AHEAD} jobs per worker wait
+ * unread, which bounds memory.
+ *
+ *   const pool = InspectPool.start(2);
+ *   for await (const r of pool.scan(file, limits, units, ctx)) ...
+ *   await pool.close();
+ */
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { dataError } from '../../errors.ts';
+import { workerUrl } from '../../paths.ts';
+import type { ZipLimits } from './zip.ts';
+import type { JobResult, StagedBlock, UnitContext, UnitJob, UnitResult, WireResult } from './unit.ts';
+
+/** Consecutive units per job. */
+export const JOB_UNITS = 32;
+/** Jobs per worker dispatched ahead of the one the calling thread waits for. */
+const AHEAD = 4;
+/** Worker threads at most, by default. */
+export const MAX_INGEST_WORKERS = 4;
+
+/** Worker threads by default: the available cores, at most {@link MAX_INGEST_WORKERS}. */
+export const defaultIngestWorkers = (): number =>
+  Math.max(1, Math.min(MAX_INGEST_WORKERS, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length));
+
+const revive = (w: WireResult): UnitResult => {
+  if ('error' in w && w.error) return { member: w.member, error: dataError(w.error.code, w.error.message) };
+  const s = w as Exclude<WireResult, { error: unknown }>;
+  const { invalid, ...rest } = s;
+  return invalid ? { ...rest, invalid: dataError(invalid.code, invalid.message) } : rest;
+};
+
+const WORKER_ENTRY = workerUrl('inspect-worker', new URL('./worker-boot.mjs', import.meta.url));
+
+interface Pending {
+  job: UnitJob;
+  resolve: (r: JobResult) => void;
+  reject: (e: Error) => void;
+}
+
+export class InspectPool {
+  private readonly idle: Worker[] = [];
+  private readonly queue: Pending[] = [];
+  private readonly running = new Map<Worker, Pending>();
+  private failure: Error | null = null;
+  private nextId = 0;
+
+  private constructor(private readonly workers: Worker[]) {
+    for (const w of workers) {
+      w.on('message', (m: { id: number; results?: WireResult[]; block?: StagedBlock; failed?: string }) => this.done(w, m));
+      w.on('error', (err) => this.fail(err));
+      w.on('exit', (code) => {
+        if (this.running.has(w) || code !== 0) this.fail(new Error(`ingest worker exited with code ${code}`));
+      });
+      this.idle.push(w);
+    }
+  }
+
+  /** Starts `threads` workers. */
+  static start(threads: number): InspectPool {
+    const workers: Worker[] = [];
+    for (let i = 0; i < threads; i++) workers.push(new Worker(WORKER_ENTRY, { execArgv: [] }));
+    return new InspectPool(workers);
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  private done(w: Worker, m: { id: number; results?: WireResult[]; block?: StagedBlock; failed?: string }): void {
+    const p = this.running.get(w);
+    this.running.delete(w);
+    this.idle.push(w);
+    if (p) {
+      if (m.results) p.resolve({ results: m.results, block: m.block! });
+      else p.reject(new Error(`ingest worker: ${m.failed}`));
+    }
+    this.pump();
+  }
+
+  private fail(err: Error): void {
+    this.failure ??= err;
+    for (const p of this.running.values()) p.reject(err);
+    this.running.clear();
+    for (const p of this.queue.splice(0)) p.reject(err);
+  }
+
+  private pump(): void {
+    while (this.idle.length > 0 && this.queue.length > 0) {
+      const w = this.idle.shift()!;
+      const p = this.queue.shift()!;
+      this.running.set(w, p);
+      w.postMessage(p.job);
+    }
+  }
+
+  private run(job: Omit<UnitJob, 'id'>): Promise<JobResult> {
+    if (this.failure) return Promise.reject(this.failure);
+    const r = new Promise<JobResult>((resolve, reject) => this.queue.push({ job: { ...job, id: this.nextId++ }, resolve, reject }));
+    r.catch(() => undefined); // awaited in order by scan; this only keeps a later job's failure from going unhandled
+    this.pump();
+    return r;
+  }
+
+  /**
+   * The results of units [0, units) of a `.eval` file, in unit order, each job's followed by the
+   * staged lines of its valid units (`{ block }`; written only when every unit so far was clean,
+   * and then `_unit` is the unit's index, as the calling thread counts it). Stopping early (a `break`
+   * or `return` in the caller's loop) drops the jobs not yet started.
+   */
+  async *scan(file: string, limits: ZipLimits | undefined, units: number, ctx: UnitContext): AsyncGenerator<UnitResult | { block: StagedBlock }> {
+    const jobs = Math.ceil(units / JOB_UNITS);
+    const inFlight: Promise<JobResult>[] = [];
+    let next = 0;
+    const fill = () => {
+      while (next < jobs && inFlight.length < AHEAD * this.workers.length) {
+        const from = next * JOB_UNITS;
+        inFlight.push(this.run({ file, limits, ctx, from, to: Math.min(units, from + JOB_UNITS), units }));
+        next++;
+      }
+    };
+    try {
+      for (let j = 0; j < jobs; j++) {
+        fill();
+        const { results, block } = await inFlight.shift()!;
+        for (const w of results) yield revive(w);
+        yield { block };
+      }
+    } finally {
+      // Jobs of this file not yet started are dropped (the caller stopped reading).
+      const mine = new Set(this.queue.filter((p) => p.job.file === file));
+      if (mine.size > 0) this.queue.splice(0, this.queue.length, ...this.queue.filter((p) => !mine.has(p)));
+    }
+  }
+
+  /** Stops the workers. */
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
