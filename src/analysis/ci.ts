@@ -437,10 +437,10 @@ export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
     const sensitivity = excl ? { sensitivity: await loadSensitivity(q, { by, level, seed, resamples }, opts.excludeStates!.length) } : {};
     const byModel = by.length === 1 && by[0] === 'subject_model';
-    const ladder = { ladder: await loadProbeLadder(q, { level, seed, resamples, excludeStates: excl }) };
+    const ladder = { ladder: await loadProbeLadder({ conn, q }, { level, seed, resamples, excludeStates: excl }) };
     const form = byModel && t.groups.length >= 2 ? { accuracy_form: accuracyForm(t.groups.map((g) => ({ subject: String(g.group.subject_model), t: g })), { seed, resamples, level }) } : {};
     if (!opts.concentration) return { ...t, level, seed, resamples, ...ladder, ...sensitivity, ...form };
-    const concentration = await loadConcentration(q, { minSubjects: opts.minSubjects, seed, permutations: resamples, level, excludeStates: excl });
+    const concentration = await loadConcentration({ conn, q }, { minSubjects: opts.minSubjects, seed, permutations: resamples, level, excludeStates: excl });
     return { ...t, level, seed, resamples, ...ladder, concentration, ...sensitivity, ...form };
   });
 }

@@ -10,8 +10,10 @@
  * `errorConcentration` in src/stats. With one answer per state (no epochs) "at least one" is just
  * that answer.
  */
-import { errorConcentration, type ErrorConcentrationResult } from '../stats/index.ts';
-import type { Plain } from '../store/duckdb.ts';
+import { errorConcentrationIndexed, type ErrorConcentrationResult, type IndexedConcentrationSubject } from '../stats/error-concentration.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { forEachChunk, type Plain, type SqlParams } from '../store/duckdb.ts';
+import { loadProbeParts, partParams, type ProbePart } from './probe-parts.ts';
 import { usageError } from '../errors.ts';
 import { probeStateSql, type ProbeSufficiencyReport, type ProbeTableOptions } from './probe-tables.ts';
 import { pct } from '../report/markdown.ts';
@@ -58,42 +60,117 @@ export type ConcentrationReport = Omit<ErrorConcentrationResult, 'nullShares'> &
   null_distribution: { share: number; permutations: number }[];
 };
 
-type Q = (sql: string) => Promise<Record<string, Plain>[]>;
+type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
 
-export async function loadConcentration(q: Q, o: ConcentrationOptions): Promise<ConcentrationReport | null> {
-  const subj = o.subject ? 'subject' : 'subject_model';
-  const rows = await q(`
-    SELECT CAST(${subj} AS VARCHAR) AS subj, scenario_id,
-           bool_or(total > 0 AND right_ = total) AS facts_right,
-           bool_or(total > 0 AND right_ = total AND NOT coalesce(action, false)) AS failed
-    FROM (${probeStateSql(o.subject, o.excludeStates)}) WHERE NOT ambiguous
-    GROUP BY ALL HAVING bool_or(total > 0 AND right_ = total) ORDER BY subj, scenario_id`);
-  if (rows.length === 0) return null;
-  const by = new Map<string, { factsRight: string[]; errors: string[] }>();
-  for (const r of rows) {
-    const s = String(r.subj);
-    let x = by.get(s);
-    if (!x) by.set(s, (x = { factsRight: [], errors: [] }));
-    x.factsRight.push(String(r.scenario_id));
-    if (r.failed === true) x.errors.push(String(r.scenario_id));
+/**
+ * The (subject, state) pairs of the concentration, gathered as rows arrive sorted by subject and
+ * state (a subject's rows of one state together; parts in scenario order): per subject, its
+ * facts-right states and errors as state indices in typed arrays, the states numbered as first
+ * met. `loadProbeTables` feeds it (`onStateRow`) so the report does not aggregate the answers twice.
+ */
+export class ConcentrationCollector {
+  private readonly index = new Map<string, number>();
+  private readonly bySubject = new Map<string, { right: GrowInt; errors: GrowInt; state: string | null; facts: boolean; failed: boolean }>();
+
+  /** One state row of `subject`: facts right (every probe right) and failed (facts right, action wrong). */
+  add(subject: string, state: string, factsRight: boolean, failed: boolean): void {
+    let x = this.bySubject.get(subject);
+    if (!x) this.bySubject.set(subject, (x = { right: new GrowInt(), errors: new GrowInt(), state: null, facts: false, failed: false }));
+    if (x.state !== state) {
+      this.flush(x);
+      x.state = state;
+    }
+    x.facts ||= factsRight;
+    x.failed ||= failed;
   }
-  const names = [...by.keys()].sort();
+
+  private flush(x: { right: GrowInt; errors: GrowInt; state: string | null; facts: boolean; failed: boolean }): void {
+    if (x.state !== null && x.facts) {
+      let j = this.index.get(x.state);
+      if (j === undefined) this.index.set(x.state, (j = this.index.size));
+      x.right.push(j);
+      if (x.failed) x.errors.push(j);
+    }
+    x.state = null;
+    x.facts = false;
+    x.failed = false;
+  }
+
+  /** Subjects with a facts-right state (sorted by name, as JavaScript sorts) and the states numbered. */
+  finish(): { subjects: IndexedConcentrationSubject[]; states: number } {
+    for (const x of this.bySubject.values()) this.flush(x);
+    const names = [...this.bySubject.keys()].filter((n) => this.bySubject.get(n)!.right.length > 0).sort();
+    const subjects = names.map((subject) => {
+      const x = this.bySubject.get(subject)!;
+      return { subject, factsRight: x.right.toArray(), errors: x.errors.toArray() };
+    });
+    return { subjects, states: this.index.size };
+  }
+}
+
+/** A growable Int32Array. */
+class GrowInt {
+  private a = new Int32Array(1024);
+  length = 0;
+  push(x: number): void {
+    if (this.length === this.a.length) {
+      const b = new Int32Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.length++] = x;
+  }
+  toArray(): Int32Array {
+    return this.a.slice(0, this.length);
+  }
+}
+
+/**
+ * The concentration of the store behind `src` (a function returning rows, or a connection to
+ * stream from), or of the states a `ConcentrationCollector` gathered (`o.collected`).
+ */
+export async function loadConcentration(src: Q | { conn: DuckDBConnection; q: Q }, o: ConcentrationOptions & { collected?: ConcentrationCollector; parts?: ProbePart[] }): Promise<ConcentrationReport | null> {
+  const collector = o.collected ?? (await collectConcentration(src, o));
+  const { subjects, states } = collector.finish();
+  if (subjects.length === 0) return null;
+  const names = subjects.map((x) => x.subject);
   if (o.minSubjects !== undefined && (!Number.isInteger(o.minSubjects) || o.minSubjects < 1 || o.minSubjects > names.length)) {
     throw usageError('probes.minSubjects', `--min-subjects must be between 1 and the ${names.length} subjects that read some state right, got ${o.minSubjects}`);
   }
-  const errors = [...by.values()].reduce((a, x) => a + x.errors.length, 0);
+  const errors = subjects.reduce((a, x) => a + x.errors.length, 0);
   const permutations = boundedPermutations(o.permutations, errors, o.draws);
-  const r = errorConcentration(
-    names.map((subject) => ({ subject, ...by.get(subject)! })),
-    { minSubjects: o.minSubjects, seed: o.seed, permutations, level: o.level },
-  );
+  const r = errorConcentrationIndexed(subjects, states, { minSubjects: o.minSubjects, seed: o.seed, permutations, level: o.level });
   const { nullShares, ...rest } = r;
   const p = r.null.p;
   const bound = permutations < o.permutations ? { permutations_requested: o.permutations, p_mc_se: p === null ? null : Math.sqrt((p * (1 - p)) / permutations) } : {};
   const counts = new Map<number, number>();
   for (const x of nullShares) counts.set(x, (counts.get(x) ?? 0) + 1);
   const null_distribution = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([share, permutations]) => ({ share, permutations }));
-  return { ...rest, ...bound, subject_names: names, states: new Set(rows.map((x) => String(x.scenario_id))).size, null_distribution };
+  return { ...rest, ...bound, subject_names: names, states, null_distribution };
+}
+
+/** One row per (subject, state) with a facts-right answer, part by part, into a collector. */
+async function collectConcentration(src: Q | { conn: DuckDBConnection; q: Q }, o: ConcentrationOptions & { parts?: ProbePart[] }): Promise<ConcentrationCollector> {
+  const q = typeof src === 'function' ? src : src.q;
+  const subj = o.subject ? 'subject' : 'subject_model';
+  const c = new ConcentrationCollector();
+  for (const part of o.parts ?? (await loadProbeParts(q))) {
+    const sql = `
+    SELECT CAST(${subj} AS VARCHAR) AS subj, scenario_id,
+           bool_or(total > 0 AND right_ = total) AS facts_right,
+           bool_or(total > 0 AND right_ = total AND NOT coalesce(action, false)) AS failed
+    FROM (${probeStateSql(o.subject, o.excludeStates, part)}) WHERE NOT ambiguous
+    GROUP BY ALL HAVING bool_or(total > 0 AND right_ = total) ORDER BY subj, scenario_id`;
+    const params = part.lo === null && part.hi === null ? undefined : partParams(part);
+    if (typeof src === 'function') {
+      for (const r of await src(sql, params)) c.add(String(r.subj), String(r.scenario_id), r.facts_right === true, r.failed === true);
+    } else {
+      await forEachChunk(src.conn, sql, params, (cols, rows) => {
+        for (let i = 0; i < rows; i++) c.add(String(cols[0][i]), String(cols[1][i]), cols[2][i] === true, cols[3][i] === true);
+      });
+    }
+  }
+  return c;
 }
 
 /** One paragraph in words (Markdown when `md`), the same for the report and the CLI. */

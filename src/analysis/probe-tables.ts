@@ -36,7 +36,8 @@ import {
 } from '../stats/index.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { rawDecisionSql } from '../schema/tables.ts';
-import { forEachChunk, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
+import { forEachChunk, quoteIdent, toPlain, type Plain, type SqlParams } from '../store/duckdb.ts';
+import { ALL_PARTS, compareGroupValues, loadProbeParts, partFilterSql, partParams, type ProbePart } from './probe-parts.ts';
 import { CLT_METHOD, clusterIntervalFromTotals, type Interval, type RateOptions } from './rates.ts';
 import { stateIntervals, type ShownKind } from './state-interval.ts';
 
@@ -52,6 +53,15 @@ export interface ProbeTableOptions {
   subject?: { expr: string; join: string };
   /** Leave out the states listed in the temp table `probe_excluded_states` (`createExcludedStates`). */
   excludeStates?: boolean;
+  /** Scenario-range parts (`loadProbeParts`); default: as many as keep each within `PROBE_ANSWERS_PER_PART` answers. */
+  parts?: ProbePart[];
+  /**
+   * Called for each non-ambiguous state row as it is folded (a group's rows by scenario, part
+   * after part): the group's values, the scenario, every probe right, and every probe right with
+   * the action wrong. The error concentration reads its subjects' states from here instead of
+   * aggregating the answers again (`ConcentrationCollector`).
+   */
+  onStateRow?: (group: readonly Plain[], scenario: string, factsRight: boolean, failed: boolean) => void;
 }
 
 /** The filter on `d` (probe_decisions) that leaves out flagged states, when asked. */
@@ -137,10 +147,10 @@ export interface ProbeTables {
   sufficiency: ProbeSufficiencyReport | null;
 }
 
-type Q = (sql: string) => Promise<Record<string, Plain>[]>;
+type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
 
-/** One row per state answer with everything the tables need (`d` = probe_decisions). */
-export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false): string {
+/** One row per state answer with everything the tables need (`d` = probe_decisions); `part` keeps one scenario range (`partFilterSql`). */
+export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false, part: ProbePart = ALL_PARTS[0]): string {
   return `
     SELECT d.run_id, d.subject_model, d.scenario_id, d.epoch, d.state_id, m.domain, m.decision_type, m.variant,
            ${subject ? `${subject.expr} AS subject,` : ''}
@@ -149,11 +159,14 @@ export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeSta
            d.correct AS action, d.composed_correct AS composed, coalesce(d.composed_action = 'NOANSWER', false) AS composed_noanswer
     FROM probe_decisions d
     LEFT JOIN (SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_
-               FROM probe_answers GROUP BY ALL) a USING (run_id, subject_model, state_id)
-    LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes) m USING (run_id, scenario_id)
+               FROM probe_answers WHERE true${partFilterSql('', part)} GROUP BY ALL) a USING (run_id, subject_model, state_id)
+    LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes WHERE true${partFilterSql('', part)}) m USING (run_id, scenario_id)
     ${subject?.join ?? ''}
-    WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}`;
+    WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}${partFilterSql('d', part)}`;
 }
+
+/** A part's parameters, or none for the unbounded part. */
+const paramsOf = (part: ProbePart): SqlParams | undefined => (part.lo === null && part.hi === null ? undefined : partParams(part));
 
 /** Group values compare by value (lists and objects through their JSON). */
 const samePlain = (a: Plain, b: Plain) => a === b || (typeof a === 'object' && a !== null && JSON.stringify(a) === JSON.stringify(b));
@@ -164,36 +177,47 @@ export type ProbeSource = Q | { conn: DuckDBConnection; q: Q };
 export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): Promise<ProbeTables> {
   const by = o.by;
   const g = by.map(quoteIdent);
-  const cols = ['scenario_id', 'ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'n'];
-  const sql = `
-    SELECT ${g.length ? `${g.join(', ')}, ` : ''}scenario_id, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
-    FROM (${probeStateSql(o.subject, o.excludeStates)}) GROUP BY ALL ORDER BY ALL`;
-  const groups: ProbeGroupTable[] = [];
-  let acc: ProbeGroupAccumulator | null = null;
-  let key: Plain[] = [];
-  const add = (groupValues: Plain[], r: Record<string, Plain>) => {
-    if (!acc || groupValues.some((v, k) => !samePlain(v, key[k]))) {
-      if (acc) groups.push(acc.finish(o));
-      key = groupValues;
-      acc = new ProbeGroupAccumulator(Object.fromEntries(by.map((c, k) => [c, groupValues[k]])));
-    }
-    acc.add(toStateRow(r));
-  };
   const q = typeof src === 'function' ? src : src.q;
-  if (typeof src === 'function') {
-    for (const r of await src(sql)) add(by.map((c) => r[c]), r);
-  } else {
-    const G = by.length;
-    await forEachChunk(src.conn, sql, undefined, (columns, rows) => {
-      for (let i = 0; i < rows; i++) {
-        const r: Record<string, Plain> = {};
-        cols.forEach((c, k) => (r[c] = toPlain(columns[G + k][i])));
-        add(columns.slice(0, G).map((col) => toPlain(col[i])), r);
-      }
-    });
+  const parts = o.parts ?? (await loadProbeParts(q));
+  const cols = ['scenario_id', 'ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'n'];
+  // Each group's accumulator stays open across the parts: its rows arrive part after part in one pass's order.
+  const accs = new Map<string, { values: Plain[]; acc: ProbeGroupAccumulator }>();
+  let cur: { values: Plain[]; acc: ProbeGroupAccumulator } | null = null;
+  const add = (groupValues: Plain[], r: Record<string, Plain>) => {
+    if (!cur || groupValues.some((v, k) => !samePlain(v, cur!.values[k]))) {
+      const key = JSON.stringify(groupValues);
+      cur = accs.get(key) ?? null;
+      if (!cur) accs.set(key, (cur = { values: groupValues, acc: new ProbeGroupAccumulator(Object.fromEntries(by.map((c, k) => [c, groupValues[k]]))) }));
+    }
+    const row = toStateRow(r);
+    cur.acc.add(row);
+    if (o.onStateRow && !row.ambiguous) {
+      const facts = row.weighted.probes_total > 0 && row.weighted.all_facts_correct;
+      o.onStateRow(groupValues, row.cluster, facts, facts && !row.weighted.action_correct);
+    }
+  };
+  for (const part of parts) {
+    const sql = `
+    SELECT ${g.length ? `${g.join(', ')}, ` : ''}scenario_id, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
+    FROM (${probeStateSql(o.subject, o.excludeStates, part)}) GROUP BY ALL ORDER BY ALL`;
+    if (typeof src === 'function') {
+      for (const r of await src(sql, paramsOf(part))) add(by.map((c) => r[c]), r);
+    } else {
+      const G = by.length;
+      await forEachChunk(src.conn, sql, paramsOf(part), (columns, rows) => {
+        for (let i = 0; i < rows; i++) {
+          const r: Record<string, Plain> = {};
+          cols.forEach((c, k) => (r[c] = toPlain(columns[G + k][i])));
+          add(columns.slice(0, G).map((col) => toPlain(col[i])), r);
+        }
+      });
+    }
   }
-  if (acc) groups.push((acc as ProbeGroupAccumulator).finish(o));
-  return { by, groups, sufficiency: await sufficiency(q, o.excludeStates) };
+  const entries = [...accs.values()];
+  // One part returns the groups in ORDER BY order; several, each in its own: sort them as one pass would.
+  if (parts.length > 1) entries.sort((x, y) => compareGroupValues(x.values, y.values));
+  const groups = entries.map((e) => e.acc.finish(o));
+  return { by, groups, sufficiency: await sufficiency(q, o.excludeStates, parts) };
 }
 
 interface StateRow {
@@ -383,26 +407,36 @@ export function shareInterval(count: number, n: number, perState: { count: reado
  * states are grouped by their correct probe answers alone. One entry per distinct (scenario,
  * family, correct answers, gold set), read once whatever the epochs and subjects.
  */
-async function sufficiency(q: Q, excludeStates = false): Promise<ProbeSufficiencyReport | null> {
+async function sufficiency(q: Q, excludeStates = false, parts: readonly ProbePart[] = ALL_PARTS): Promise<ProbeSufficiencyReport | null> {
   // Within a family (the episodes' domain), states grouped by their correct probe answers alone.
   // Per state, an order-free fingerprint of its correct answers (two sums of 64-bit hashes of
   // (probe, expected)) keeps the DISTINCT over a million states cheap; the answers are then
   // spelled out for one representative state of each distinct (scenario, family, gold, fingerprint).
-  const rows = await q(`
+  // Part by part (scenario ranges, in order): a scenario's rows are all in one part, so the rows
+  // of all parts in turn are the rows of one pass, in its order.
+  const rows: Record<string, Plain>[] = [];
+  for (const part of parts) {
+    const pa = partFilterSql('', part);
+    const partRows = await q(
+        `
     WITH fp AS (SELECT run_id, subject_model, state_id, sum(hash(probe_id, expected)) AS h1, sum(hash(expected, probe_id, 'x')) AS h2, count(*) AS k
-                FROM probe_answers GROUP BY ALL),
-    fam AS (SELECT DISTINCT run_id, scenario_id, domain FROM episodes),
+                FROM probe_answers WHERE true${pa} GROUP BY ALL),
+    fam AS (SELECT DISTINCT run_id, scenario_id, domain FROM episodes WHERE true${pa}),
     st AS (SELECT d.scenario_id, fm.domain AS family, list_sort(d.gold_actions) AS gold, f.h1, f.h2, f.k,
                   min({'r': d.run_id, 's': d.subject_model, 't': d.state_id}) AS rep
            FROM probe_decisions d LEFT JOIN fp f USING (run_id, subject_model, state_id) LEFT JOIN fam fm USING (run_id, scenario_id)
-           WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}
+           WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}${partFilterSql('d', part)}
            GROUP BY ALL),
     ans AS (SELECT st.rep, string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id) AS answers
             FROM st JOIN probe_answers p ON p.run_id = st.rep.r AND p.subject_model = st.rep.s AND p.state_id = st.rep.t
-            WHERE st.k IS NOT NULL GROUP BY st.rep)
+            WHERE st.k IS NOT NULL${partFilterSql('p', part)} GROUP BY st.rep)
     SELECT DISTINCT st.scenario_id, st.family, st.gold, coalesce(ans.answers, '') AS answers
     FROM st LEFT JOIN ans ON ans.rep = st.rep
-    ORDER BY scenario_id, family NULLS FIRST, answers, gold`);
+    ORDER BY scenario_id, family NULLS FIRST, answers, gold`,
+        paramsOf(part),
+      );
+    for (const r of partRows) rows.push(r);
+  }
   if (rows.length === 0) return null;
   const families = rows.some((r) => r.family !== null);
   const seen = new Map<string, number>();

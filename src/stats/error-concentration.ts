@@ -105,22 +105,14 @@ export function errorConcentration(subjects: readonly ConcentrationSubject[], o:
     throw dataError('stats.badConcentration', `errorConcentration: ${msg}`);
   };
   if (!Array.isArray(subjects) || subjects.length === 0) bad(`requires a non-empty array of subjects, got ${show(subjects)}`);
-  const S = subjects.length;
-  const k = o.minSubjects ?? Math.ceil(S / 2);
-  if (!Number.isInteger(k) || k < 1 || k > S) bad(`minSubjects must be an integer in [1, ${S}], got ${show(k)}`);
-  const B = o.permutations ?? 10_000;
-  if (!Number.isInteger(B) || B < 1) bad(`permutations must be a positive integer, got ${show(B)}`);
-  const level = o.level ?? 0.95;
-  if (!(level > 0 && level < 1)) bad(`level must be in (0, 1), got ${show(level)}`);
-  if (!Number.isInteger(o.seed) || o.seed < 0 || o.seed > 0xffffffff) bad(`seed must be an integer in [0, 2^32), got ${show(o.seed)}`);
+  const { k, B, level } = checkOptions(subjects.length, o, bad);
   const index = new Map<string, number>();
   const id = (s: string) => {
     let j = index.get(s);
     if (j === undefined) index.set(s, (j = index.size));
     return j;
   };
-  const right: number[][] = [];
-  const observedSets: number[][] = [];
+  const indexed: IndexedConcentrationSubject[] = [];
   subjects.forEach((x, i) => {
     if (!x || !Array.isArray(x.factsRight) || !Array.isArray(x.errors)) bad(`subjects[${i}] needs factsRight and errors arrays`);
     const fr = new Set(x.factsRight);
@@ -128,19 +120,74 @@ export function errorConcentration(subjects: readonly ConcentrationSubject[], o:
     const er = new Set(x.errors);
     if (er.size !== x.errors.length) bad(`subjects[${i}] (${show(x.subject)}) repeats an error state`);
     for (const e of er) if (!fr.has(e)) bad(`subjects[${i}] (${show(x.subject)}) has error state ${show(e)} that is not among its facts-right states`);
-    right.push([...fr].map(id));
-    observedSets.push([...er].map(id));
+    indexed.push({ subject: x.subject, factsRight: Int32Array.from([...fr].map(id)), errors: Int32Array.from([...er].map(id)) });
   });
-  const states = index.size;
+  return concentrationCore(indexed, index.size, k, B, level, o.seed);
+}
+
+/** One subject with its states as indices in [0, states): facts-right states and, among them, its errors. */
+export interface IndexedConcentrationSubject {
+  subject: string;
+  factsRight: Int32Array;
+  errors: Int32Array;
+}
+
+/**
+ * `errorConcentration` with the states already numbered 0..states-1 (any numbering: the result
+ * depends only on which states are equal), for callers that hold millions of (subject, state)
+ * pairs in typed arrays. Same checks, same draws, same result as `errorConcentration` on the
+ * states' names in the same order.
+ */
+export function errorConcentrationIndexed(subjects: readonly IndexedConcentrationSubject[], states: number, o: ErrorConcentrationOptions): ErrorConcentrationResult {
+  const bad = (msg: string): never => {
+    throw dataError('stats.badConcentration', `errorConcentrationIndexed: ${msg}`);
+  };
+  if (!Array.isArray(subjects) || subjects.length === 0) bad(`requires a non-empty array of subjects, got ${show(subjects)}`);
+  if (!Number.isInteger(states) || states < 0) bad(`states must be a non-negative integer, got ${show(states)}`);
+  const { k, B, level } = checkOptions(subjects.length, o, bad);
+  const mark = new Uint8Array(states);
+  subjects.forEach((x, i) => {
+    if (!x || !(x.factsRight instanceof Int32Array) || !(x.errors instanceof Int32Array)) bad(`subjects[${i}] needs factsRight and errors Int32Arrays`);
+    for (const j of x.factsRight) {
+      if (!(j >= 0 && j < states)) bad(`subjects[${i}] (${show(x.subject)}) has state ${j} outside [0, ${states})`);
+      if (mark[j] !== 0) bad(`subjects[${i}] (${show(x.subject)}) repeats a facts-right state`);
+      mark[j] = 1;
+    }
+    for (const j of x.errors) {
+      if (!(j >= 0 && j < states) || mark[j] === 0) bad(`subjects[${i}] (${show(x.subject)}) has error state ${j} that is not among its facts-right states`);
+      if (mark[j] === 2) bad(`subjects[${i}] (${show(x.subject)}) repeats an error state`);
+      mark[j] = 2;
+    }
+    for (const j of x.factsRight) mark[j] = 0;
+  });
+  return concentrationCore(subjects, states, k, B, level, o.seed);
+}
+
+/** k, permutations and level from the options (defaults filled), each checked. */
+function checkOptions(S: number, o: ErrorConcentrationOptions, bad: (msg: string) => never): { k: number; B: number; level: number } {
+  const k = o.minSubjects ?? Math.ceil(S / 2);
+  if (!Number.isInteger(k) || k < 1 || k > S) bad(`minSubjects must be an integer in [1, ${S}], got ${show(k)}`);
+  const B = o.permutations ?? 10_000;
+  if (!Number.isInteger(B) || B < 1) bad(`permutations must be a positive integer, got ${show(B)}`);
+  const level = o.level ?? 0.95;
+  if (!(level > 0 && level < 1)) bad(`level must be in (0, 1), got ${show(level)}`);
+  if (!Number.isInteger(o.seed) || o.seed < 0 || o.seed > 0xffffffff) bad(`seed must be an integer in [0, 2^32), got ${show(o.seed)}`);
+  return { k, B, level };
+}
+
+/** The observed statistic and the permutation null over checked, indexed subjects. */
+function concentrationCore(subjects: readonly IndexedConcentrationSubject[], states: number, k: number, B: number, level: number, seed: number): ErrorConcentrationResult {
+  const S = subjects.length;
+  const observedSets = subjects.map((x) => x.errors);
   const errors = observedSets.reduce((a, e) => a + e.length, 0);
   const count = new Int32Array(states);
   const lengths = observedSets.map((e) => e.length);
   const obs = shareOnShared(observedSets, lengths, count, k);
-  const rng = createRng(o.seed);
+  const rng = createRng(seed);
   const nullShares: number[] = [];
   let ge = 0;
   let allSum = 0;
-  const scratch = right.map((r) => Int32Array.from(r));
+  const scratch = subjects.map((x) => Int32Array.from(x.factsRight));
   for (let b = 0; b < B; b++) {
     // Partial Fisher-Yates: each subject's first e_s entries are a uniform e_s-subset of its facts-right states.
     for (let s = 0; s < scratch.length; s++) {
@@ -170,7 +217,7 @@ export function errorConcentration(subjects: readonly ConcentrationSubject[], o:
     statesAllFail: obs.all,
     null: {
       permutations: B,
-      seed: o.seed,
+      seed,
       level,
       mean: has ? nullShares.reduce((s, v) => s + v, 0) / B : null,
       lower: has ? quantile(nullShares, a) : null,

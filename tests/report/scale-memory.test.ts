@@ -6,8 +6,9 @@
  * sections that read per-cluster aggregates and patterns from SQL pass. DuckDB's own memory is
  * native (the report caps it at 1 GB) and is not part of the cap.
  *
- * `standoff judges` (every sample listed, as csv), `standoff agreement` and `standoff ci
- * exact|bootstrap|paired --metric` run as whole CLI processes under the same heap cap.
+ * `standoff judges` (every sample listed, as csv), `standoff agreement`, `standoff ci
+ * exact|bootstrap|paired --metric` and `standoff probes --concentration` run as whole CLI
+ * processes under the same heap cap.
  *
  * Cost: the store is written once for the file (~50 s on an idle 2-core machine); each section
  * then runs in a fresh child (2-20 s each idle). The whole file takes ~3 minutes idle.
@@ -102,6 +103,16 @@ describe(`report sections on ${EPISODES.toLocaleString('en-US')} episodes with a
         expect(out.clusters).toBeGreaterThan(30_000);
       } else expect(out).toHaveLength(4);
     }
+  }, 900_000);
+
+  it('standoff probes --concentration: tables, ladder and concentration streamed part by part', () => {
+    // Before: the ladder's per-state rows came back as row objects (one per subject x scenario) and died at this cap.
+    const r = runCli('probes', ['probes', '--concentration', '--format', 'json']);
+    expect(ok(r)).toBe('');
+    const out = JSON.parse(readFileSync(r.out, 'utf8'));
+    expect(out.groups).toHaveLength(4);
+    expect(out.ladder.subjects).toHaveLength(4);
+    expect(out.concentration.errors).toBeGreaterThan(10_000);
   }, 900_000);
 
   it('the cap can fail: reading one row object per episode dies at the same cap', () => {

@@ -20,13 +20,14 @@ import type { ReportContext } from './context.ts';
 import { sufficiencyText } from '../../analysis/probe-sufficiency-text.ts';
 import { accuracyForm, renderAccuracyForm, type AccuracyForm } from '../probe-accuracy-form.ts';
 import { createExcludedStates, loadSensitivity, renderSensitivity, type ProbeSensitivity } from '../../analysis/probe-sensitivity.ts';
-import { loadConcentration, renderConcentration, type ConcentrationReport } from '../../analysis/probe-concentration.ts';
+import { ConcentrationCollector, loadConcentration, renderConcentration, type ConcentrationReport } from '../../analysis/probe-concentration.ts';
+import { loadProbeParts } from '../../analysis/probe-parts.ts';
 import { fallbackLegend, shareCell } from '../probe-interval-legend.ts';
 import { loadLadderConditions, loadProbeLadder, type ProbeLadder } from '../../analysis/probe-ladder.ts';
 import { renderLadder } from '../probe-ladder.ts';
 import { rawDecisionSql } from '../../schema/tables.ts';
-import { float64Column } from '../../store/arrow.ts';
-import { loadProbeTables, probeStateSql, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../../analysis/probe-tables.ts';
+import { forEachChunk } from '../../store/duckdb.ts';
+import { loadProbeTables, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../../analysis/probe-tables.ts';
 
 export const CALIBRATION_BINS = 10;
 
@@ -65,32 +66,18 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
       calibration_available: false,
     };
   }
-  const t = await loadProbeTables({ conn: ctx.conn, q: ctx.q }, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT });
+  const parts = await loadProbeParts(ctx.q);
+  // The concentration's (subject, state) pairs are read off the tables' rows as they are folded.
+  const collected = new ConcentrationCollector();
+  const t = await loadProbeTables(
+    { conn: ctx.conn, q: ctx.q },
+    { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT, parts, onStateRow: (g, state, facts, failed) => collected.add(String(g[0]), state, facts, failed) },
+  );
   const subjects: ProbeSubject[] = t.groups
     .map(({ group, ...rest }) => ({ subject: String(group.subject), ...rest, calibration: null }))
     .sort((a, b) => byText(a.subject, b.subject));
-
-  // Calibration: confidence = the probability the subject gave its chosen option (non-ambiguous states).
-  await ctx.conn.run(`CREATE OR REPLACE TEMP TABLE r_conf AS
-    SELECT x.subject, x.run_id, x.state_id, x.action, d.option_probs IS NOT NULL AS has_probs,
-           CASE WHEN d.option_probs IS NOT NULL AND d.chosen_action IS NOT NULL
-                THEN TRY_CAST(json_extract_string(d.option_probs, '$."' || d.chosen_action || '"') AS DOUBLE) END AS conf
-    FROM (${probeStateSql(SUBJECT)}) x JOIN probe_decisions d USING (run_id, subject_model, state_id)
-    WHERE NOT x.ambiguous AND ${rawDecisionSql('d')}`);
-  const probs = await ctx.q(`SELECT CAST(count(*) FILTER (WHERE has_probs) AS BIGINT) AS n FROM r_conf`);
-  const calibrationAvailable = Number(probs[0].n) > 0;
-  if (calibrationAvailable) {
-    const totals = await ctx.q(`SELECT subject, CAST(count(*) AS BIGINT) AS m FROM r_conf GROUP BY subject`);
-    for (const s of subjects) {
-      const v = await ctx.arrow(`SELECT conf, CAST(action AS DOUBLE) AS correct FROM r_conf WHERE subject = $subject AND conf BETWEEN 0 AND 1 ORDER BY run_id, state_id`, { subject: s.subject });
-      const conf = Array.from(float64Column(v, 'conf'));
-      const correct = Array.from(float64Column(v, 'correct'), (x) => (x === 1 ? 1 : 0) as 0 | 1);
-      const m = Number(totals.find((r) => r.subject === s.subject)?.m ?? 0);
-      const e = expectedCalibrationError(conf, correct, { bins: CALIBRATION_BINS });
-      s.calibration = { n: e.n, without_probabilities: m - e.n, ece: e.ece, mce: e.maxCalibrationError, bins: e.bins };
-    }
-  }
-  const concentration = await loadConcentration(ctx.q, { subject: SUBJECT, seed: ctx.seed, permutations: ctx.resamples, level: ctx.level });
+  const calibrationAvailable = await loadCalibration(ctx, subjects);
+  const concentration = await loadConcentration(ctx.q, { subject: SUBJECT, seed: ctx.seed, permutations: ctx.resamples, level: ctx.level, collected });
   let sensitivity: ProbeSensitivity | undefined;
   if (ctx.excludeStates) {
     await createExcludedStates((sql, params) => ctx.q(sql, params), ctx.excludeStates);
@@ -105,6 +92,59 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
   ladder?.subjects.sort((a, b) => byText(a.subject, b.subject));
   const accuracy_form = accuracyForm(subjects.map((x) => ({ subject: x.subject, t: x })), { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level });
   return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, ...(ladder ? { ladder } : {}), concentration, accuracy_form, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
+}
+
+/**
+ * Calibration: confidence = the probability the subject gave its chosen option, on the
+ * non-ambiguous raw decisions, in (run, state) order per subject. One streamed pass over the
+ * decisions (no answers needed), folded a subject at a time; sets each subject's `calibration`
+ * when any decision carries probabilities, and says whether one does.
+ */
+async function loadCalibration(ctx: ReportContext, subjects: ProbeSubject[]): Promise<boolean> {
+  type Calibration = NonNullable<ProbeSubject['calibration']>;
+  const done = new Map<string, Calibration>();
+  const finish = (x: { m: number; conf: number[]; correct: (0 | 1)[] }): Calibration => {
+    const e = expectedCalibrationError(x.conf, x.correct, { bins: CALIBRATION_BINS });
+    return { n: e.n, without_probabilities: x.m - e.n, ece: e.ece, mce: e.maxCalibrationError, bins: e.bins };
+  };
+  let name: string | null = null;
+  let x = { m: 0, conf: [] as number[], correct: [] as (0 | 1)[] };
+  let withProbs = 0;
+  await forEachChunk(
+    ctx.conn,
+    `SELECT subject, has_probs, conf, action FROM (
+       SELECT ${SUBJECT.expr} AS subject, d.run_id, d.state_id, d.correct AS action, d.option_probs IS NOT NULL AS has_probs,
+              CASE WHEN d.option_probs IS NOT NULL AND d.chosen_action IS NOT NULL
+                   THEN TRY_CAST(json_extract_string(d.option_probs, '$."' || d.chosen_action || '"') AS DOUBLE) END AS conf
+       FROM probe_decisions d
+       LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes) m USING (run_id, scenario_id)
+       ${SUBJECT.join}
+       WHERE ${rawDecisionSql('d')} AND NOT coalesce(m.target = 'NOANSWER', false))
+     ORDER BY subject, run_id, state_id`,
+    undefined,
+    (cols, rows) => {
+      for (let i = 0; i < rows; i++) {
+        const s = String(cols[0][i]);
+        if (s !== name) {
+          // Rows come a subject at a time: one subject's confidences in memory.
+          if (name !== null) done.set(name, finish(x));
+          name = s;
+          x = { m: 0, conf: [], correct: [] };
+        }
+        x.m++;
+        if (cols[1][i] === true) withProbs++;
+        const c = cols[2][i];
+        if (typeof c === 'number' && c >= 0 && c <= 1) {
+          x.conf.push(c);
+          x.correct.push(cols[3][i] === true ? 1 : 0);
+        }
+      }
+    },
+  );
+  if (name !== null) done.set(name, finish(x));
+  if (withProbs === 0) return false;
+  for (const s of subjects) s.calibration = done.get(s.subject) ?? finish({ m: 0, conf: [], correct: [] });
+  return true;
 }
 
 function renderIntro(p: ProbesSection): string[] {
