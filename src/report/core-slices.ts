@@ -28,12 +28,13 @@ export interface SliceSource {
   /** Creates the temp tables `rows` reads and returns the slice dimensions, in order (`forced`: `--slice` columns). */
   dimensions(ctx: ReportContext, forced: string[]): Promise<string[]>;
   /**
-   * SQL of the observations, a row per sample, scorer and chosen dimension: group keys `dim`,
-   * `level`, `suite`, `scorer`, `subject` (any type: integer keys keep a large store's aggregation
-   * cheap; `label` names them), `cluster` (the item), `value` (NULL: not measured) and `noanswer`
-   * (BOOLEAN: in no denominator).
+   * SQL of the observations of the `k`-th dimension (0-based, in `dimensions` order), a row per
+   * sample and scorer: group keys `dim`, `level`, `suite`, `scorer`, `subject` (any type: integer
+   * keys keep a large store's aggregation cheap; `label` names them), `cluster` (the item),
+   * `value` (NULL: not measured) and `noanswer` (BOOLEAN: in no denominator). One aggregation a
+   * dimension: a large store's sort stays that of one dimension.
    */
-  rows: string;
+  rows(k: number): string;
   /** The labels of a row's group keys. */
   label(keys: Record<string, Plain>, ctx: ReportContext): SliceLabels;
 }
@@ -47,13 +48,17 @@ export interface SliceCell extends SliceLabels {
 export async function computeSlices(ctx: ReportContext, src: SliceSource, forced: string[]): Promise<{ dimensions: string[]; cells: SliceCell[] }> {
   const dimensions = await src.dimensions(ctx, forced);
   if (dimensions.length === 0) return { dimensions, cells: [] };
-  const rates = await metricRates(ctx, `SELECT dim, level, suite, scorer, subject, cluster, value FROM (${src.rows}) WHERE NOT noanswer`, ['dim', 'level', 'suite', 'scorer', 'subject'], 'cluster', {
-    level: ctx.level,
-    seed: ctx.seed,
-    resamples: ctx.resamples,
-    clusterLabel: 'scenario_id',
-  });
-  return { dimensions, cells: rates.map((r) => ({ ...src.label(r.group, ctx), rate: r })) };
+  const cells: SliceCell[] = [];
+  for (let k = 0; k < dimensions.length; k++) {
+    const rates = await metricRates(ctx, `SELECT dim, level, suite, scorer, subject, cluster, value FROM (${src.rows(k)}) WHERE NOT noanswer`, ['dim', 'level', 'suite', 'scorer', 'subject'], 'cluster', {
+      level: ctx.level,
+      seed: ctx.seed,
+      resamples: ctx.resamples,
+      clusterLabel: 'scenario_id',
+    });
+    for (const r of rates) cells.push({ ...src.label(r.group, ctx), rate: r });
+  }
+  return { dimensions, cells };
 }
 
 /**
@@ -79,15 +84,16 @@ export const GENERIC_SLICES: SliceSource = {
     if (unknown.length) ctx.log(`--slice ${unknown.map((u) => u.replace(/^metadata\./, '')).join(', ')}: no such episode column or metadata key; not sliced`);
     if (chosen.length === 0) return [];
     // Bound values, not SQL text: the chosen names come from the data (and --slice).
-    await ctx.conn.run(`CREATE TEMP TABLE g_chosen (dim VARCHAR)`);
-    const stmt = await ctx.conn.prepare(`INSERT INTO g_chosen VALUES ($1)`);
-    for (const c of chosen) {
+    await ctx.conn.run(`CREATE TEMP TABLE g_chosen (dim VARCHAR, k INTEGER)`);
+    const stmt = await ctx.conn.prepare(`INSERT INTO g_chosen VALUES ($1, $2)`);
+    for (const [k, c] of chosen.entries()) {
       stmt.bindVarchar(1, c);
+      stmt.bindInteger(2, k);
       await stmt.run();
     }
     return chosen;
   },
-  rows: `SELECT d.dim, d.level, o.suite, o.scorer, o.subject, o.scenario_id AS cluster, o.value, o.noanswer FROM g_obs o JOIN g_dim d USING (run_id, episode_id) JOIN g_chosen USING (dim)`,
+  rows: (k) => `SELECT d.dim, d.level, o.suite, o.scorer, o.subject, o.scenario_id AS cluster, o.value, o.noanswer FROM g_obs o JOIN g_dim d USING (run_id, episode_id) JOIN g_chosen c USING (dim) WHERE c.k = ${Math.floor(k)}`,
   label: (k) => ({ dimension: String(k.dim), level: String(k.level), suite: String(k.suite), scorer: String(k.scorer), subject: String(k.subject) }),
 };
 

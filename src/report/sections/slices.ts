@@ -37,7 +37,7 @@ const NO_DATA = (level: number): Interval => ({ lower: null, upper: null, level,
 /**
  * O1's observations for the one slices computation (`computeSlices`, core-slices.ts): the report's
  * narrow table `obs_t` (integer dimension, subject, metric and scenario keys, so a large store's
- * aggregation and its sort stay cheap; `label` maps them back to names), once per dimension, with
+ * aggregation and its sort stay cheap; `label` maps them back to names), one dimension at a time, with
  * the level of each observation's domain, decision type or variant ('(none)' where unset).
  */
 export const O1_SLICES: SliceSource = {
@@ -45,11 +45,9 @@ export const O1_SLICES: SliceSource = {
     await materializeObservations(ctx);
     return [...SLICE_DIMENSIONS];
   },
-  rows: SLICE_DIMENSIONS.map(
-    (dimension, k) =>
-      `SELECT CAST(${k} AS TINYINT) AS dim, coalesce(d.${dimension}, '(none)') AS level, CAST(0 AS TINYINT) AS suite, o.mk AS scorer, o.subj AS subject, o.sid AS cluster, o.value, false AS noanswer
-       FROM obs_t o JOIN r_dims d USING (dim) WHERE o.mk IN (${SLICE_METRICS.map((m) => MAIN_METRICS.indexOf(m)).join(', ')})`,
-  ).join(' UNION ALL '),
+  rows: (k) =>
+    `SELECT CAST(${Math.floor(k)} AS TINYINT) AS dim, coalesce(d.${SLICE_DIMENSIONS[k]}, '(none)') AS level, CAST(0 AS TINYINT) AS suite, o.mk AS scorer, o.subj AS subject, o.sid AS cluster, o.value, false AS noanswer
+     FROM obs_t o JOIN r_dims d USING (dim) WHERE o.mk IN (${SLICE_METRICS.map((m) => MAIN_METRICS.indexOf(m)).join(', ')})`,
   label: (k, ctx) => ({ dimension: SLICE_DIMENSIONS[Number(k.dim)], level: String(k.level), suite: ctx.suite, scorer: MAIN_METRICS[Number(k.scorer)], subject: ctx.subjects[Number(k.subject)] }),
 };
 
