@@ -13,7 +13,7 @@ import { renderPairwise, type PairwiseView } from './sections/pairwise.ts';
 import { renderFourCells } from './four-cell.ts';
 import { judgesView, renderJudges } from './sections/judges.ts';
 import { judgeFigureName } from './figures.ts';
-import { resultSubjects, type GenericSections, type Reconciliation, type ScorerResult } from './generic.ts';
+import { resultSubjects, rowsOf, type GenericSections, type GenericValues, type Reconciliation, type ScorerResult } from './generic.ts';
 
 const isBinary = (k: MetricKind | null) => k === 'binary';
 const value = (k: MetricKind | null, x: number | null) => (isBinary(k) ? pct(x) : fixed(x, 3));
@@ -36,10 +36,18 @@ export type CorePart = 'results' | 'pairwise' | 'judges' | 'slices' | 'reconcili
  * One core section's Markdown (`generic`: the core sections' values, `assembleGeneric`), numbered
  * after the run summary (section `n0 - 1`) and the core sections before it that have something to say.
  */
-export function renderCorePart(key: CorePart, g: GenericSections, level: number, n0 = 2): string {
+export function renderCorePart(key: CorePart, g: GenericValues, level: number, n0 = 2): string {
   const at = CORE_PARTS.findIndex((p) => p.key === key);
-  const n = n0 + CORE_PARTS.slice(0, at).filter((p) => p.present(g)).length;
-  return CORE_PARTS[at].render(g, level, n, g.suites.length > 1) ?? '';
+  const n = corePartNumber(key, g, n0);
+  if (n === null) return '';
+  const rows = rowsOf(g);
+  return CORE_PARTS[at].render(rows, level, n, rows.suites.length > 1) ?? '';
+}
+
+/** The number of a core section in the report (after the run summary, section `n0 - 1`); null when it has nothing to say. */
+export function corePartNumber(key: CorePart, g: GenericValues, n0 = 2): number | null {
+  const at = CORE_PARTS.findIndex((p) => p.key === key);
+  return CORE_PARTS[at].present(g) ? n0 + CORE_PARTS.slice(0, at).filter((p) => p.present(g)).length : null;
 }
 
 const resultsPart: Part = (g, level, n, several) => {
@@ -148,14 +156,17 @@ const samplesPart: Part = (g, _level, n, several) => {
   return out.join('\n');
 };
 
-/** The core parts in order, their contents titles, and when each has something to say. */
-const CORE_PARTS: { key: CorePart; title: string; render: Part; present: (g: GenericSections) => boolean }[] = [
-  { key: 'results', title: 'Results per subject and scorer', render: resultsPart, present: () => true },
-  { key: 'pairwise', title: 'Pairwise subject comparisons per scorer', render: pairwisePart, present: () => true },
-  { key: 'judges', title: 'Judges and agreement', render: judgesPart, present: (g) => g.judges.length > 0 },
-  { key: 'slices', title: 'Slices', render: slicesPart, present: (g) => g.slices.rows.length > 0 },
-  { key: 'reconciliation', title: 'Reported vs recomputed', render: reconciliationPart, present: (g) => g.reconciliation.length > 0 },
-  { key: 'samples', title: 'Invalid and errored samples', render: samplesPart, present: () => true },
+/**
+ * The core parts in order, their contents titles, and when each has something to say: never when
+ * the suite does not compose its section (its value is null).
+ */
+const CORE_PARTS: { key: CorePart; title: string; render: Part; present: (g: GenericValues) => boolean }[] = [
+  { key: 'results', title: 'Results per subject and scorer', render: resultsPart, present: (g) => g.results !== null },
+  { key: 'pairwise', title: 'Pairwise subject comparisons per scorer', render: pairwisePart, present: (g) => g.pairwise !== null },
+  { key: 'judges', title: 'Judges and agreement', render: judgesPart, present: (g) => (g.judges?.length ?? 0) > 0 },
+  { key: 'slices', title: 'Slices', render: slicesPart, present: (g) => (g.slices?.rows.length ?? 0) > 0 },
+  { key: 'reconciliation', title: 'Reported vs recomputed', render: reconciliationPart, present: (g) => (g.reconciliation?.length ?? 0) > 0 },
+  { key: 'samples', title: 'Invalid and errored samples', render: samplesPart, present: (g) => g.samples !== null },
 ];
 
 /** Rows of the first screen's compact results table (the full one is section 2). */
@@ -165,7 +176,8 @@ export const AT_A_GLANCE_ROWS = 12;
  * The first screen's answer: each subject's estimate and interval per task and scorer, best first
  * within a scorer, at most {@link AT_A_GLANCE_ROWS} rows (the rest: section 2).
  */
-export function renderAtAGlance(g: GenericSections, level: number): string {
+export function renderAtAGlance(v: GenericValues, level: number): string {
+  const g = rowsOf(v);
   const rows = g.results.filter((r) => r.estimate !== null);
   if (rows.length === 0) return '';
   const several = g.suites.length > 1;
@@ -198,7 +210,7 @@ export function genericPairwiseView(n: number, several: boolean): PairwiseView {
 }
 
 /** The contents entries of the core sections, numbered from `n0`. */
-export function genericContents(g: GenericSections, n0: number): string[] {
+export function genericContents(g: GenericValues, n0: number): string[] {
   const titles = CORE_PARTS.filter((p) => p.present(g)).map((p) => p.title);
   return titles.map((t, i) => `${n0 + i}. [${t}](#${n0 + i}-${t.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')})`);
 }

@@ -125,10 +125,17 @@ export interface GenericSections {
 
 /** Reported metrics whose value is the mean of the per-sample scores (after the epoch reducer). */
 const MEAN_METRICS = new Set(['accuracy', 'mean', 'acc', 'acc_norm', 'exact_match']);
-const MAX_SLICE_LEVELS = 12;
 
-/** Per-(suite, subject) labels: the model, or `model @ run` where a suite has the model in several runs. */
-async function materialize(ctx: ReportContext): Promise<void> {
+const materializedCore = new WeakSet<ReportContext>();
+
+/**
+ * Per-(suite, subject) labels: the model, or `model @ run` where a suite has the model in several
+ * runs (`g_subject`), and every scorer's observations (`g_obs`), once per context: the core
+ * sections read them, whichever of them a suite composes.
+ */
+export async function prepareCore(ctx: ReportContext): Promise<void> {
+  if (materializedCore.has(ctx)) return;
+  materializedCore.add(ctx);
   await ctx.conn.run(`CREATE TEMP TABLE g_subject AS
     SELECT x.run_id, x.subject_model, r.suite,
            CASE WHEN count(*) OVER (PARTITION BY r.suite, x.subject_model) > 1 THEN x.subject_model || ' @ ' || x.run_id ELSE x.subject_model END AS subject
@@ -151,10 +158,48 @@ export interface CoreValues {
   samples: GenericSections['samples'];
 }
 
-/** results.json's `generic` of the core report, from the core sections' values (by key). */
-export function assembleGeneric(v: Readonly<Record<string, unknown>>): GenericSections {
-  const c = v as unknown as CoreValues;
-  return { ...c.results, pairwise: c.pairwise, judges: c.judges, slices: c.slices, reconciliation: c.reconciliation, samples: c.samples };
+/**
+ * results.json's `generic`: the core sections' values. A suite may compose a subset of the core
+ * sections; the fields of a core section it does not compose are null (absent: nothing was
+ * computed, never a fabricated zero or empty table).
+ */
+export type GenericValues = { [K in keyof GenericSections]: GenericSections[K] | null };
+
+const orNull = <T>(x: unknown): T | null => (x === undefined ? null : (x as T));
+
+/** results.json's `generic` from the core sections' values (by key); a core section not computed is null. */
+export function assembleGeneric(v: Readonly<Record<string, unknown>>): GenericValues {
+  const c = v as Partial<CoreValues>;
+  const r = orNull<CoreResults>(c.results);
+  return {
+    suites: r?.suites ?? null,
+    scorers: r?.scorers ?? null,
+    results: r?.results ?? null,
+    corpus: r?.corpus ?? null,
+    pairwise: orNull(c.pairwise),
+    judges: orNull(c.judges),
+    slices: orNull(c.slices),
+    reconciliation: orNull(c.reconciliation),
+    samples: orNull(c.samples),
+  };
+}
+
+/**
+ * The core values for readers that walk rows (figures, the sample browser's sets and links): a
+ * section the suite does not compose has no rows to draw or link. Never written to results.json.
+ */
+export function rowsOf(g: GenericValues): GenericSections {
+  return {
+    suites: g.suites ?? [...new Set((g.samples ?? []).map((s) => s.suite))],
+    scorers: g.scorers ?? [],
+    results: g.results ?? [],
+    corpus: g.corpus ?? [],
+    pairwise: g.pairwise ?? { comparisons: [], power: 0.8, alpha: 0.05, adjust: 'holm', family: 'task x scorer', note: 'not composed by this suite' },
+    judges: g.judges ?? [],
+    slices: g.slices ?? { dimensions: [], rows: [] },
+    reconciliation: g.reconciliation ?? [],
+    samples: g.samples ?? [],
+  };
 }
 
 /** A group's labels: the task, the scorer (or metric) and the subject. */
@@ -235,7 +280,7 @@ export async function computeResults(ctx: ReportContext, src: ObservationSource)
 
 /** The core sections' observations: every scorer in `scores` is a metric, its kind from evidence. */
 export const GENERIC_SOURCE: ObservationSource = {
-  prepare: (ctx) => materialize(ctx),
+  prepare: prepareCore,
   rows: `SELECT suite, scorer, subject, scenario_id AS cluster, value, noanswer FROM g_obs`,
   label: (k) => ({ suite: String(k.suite), scorer: String(k.scorer), subject: String(k.subject) }),
   async scorers(ctx) {
@@ -280,13 +325,18 @@ export async function coreResultsOf(ctx: ReportContext, computed: { scorers: Sco
 export const coreResults = async (ctx: ReportContext): Promise<CoreResults> => coreResultsOf(ctx, await computeResults(ctx, GENERIC_SOURCE));
 
 /** Pairwise comparisons per task x scorer (`results`: the core results section's value). */
-export async function corePairwise(ctx: ReportContext, results: CoreResults, adjust: Adjust): Promise<PairwiseSection> {
-  return pairwiseOf(await genericPairFamilies(ctx, results.scorers), { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, adjust });
+export async function corePairwise(ctx: ReportContext, results: CoreResults | undefined, adjust: Adjust): Promise<PairwiseSection> {
+  await prepareCore(ctx);
+  // A suite without the core results section: the scorers (and kinds) as the results would read them.
+  const scorers = results?.scorers ?? (await GENERIC_SOURCE.scorers(ctx));
+  return pairwiseOf(await genericPairFamilies(ctx, scorers), { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, adjust });
 }
 
 /** Judges and agreement of every judged scorer, with the core subjects' labels. */
-export const coreJudges = (ctx: ReportContext): Promise<GenericJudges[]> =>
-  judgedScorers(ctx, { expr: 'g.subject', join: 'JOIN g_subject g ON g.run_id = e.run_id AND g.subject_model = e.subject_model', subjects: [] });
+export async function coreJudges(ctx: ReportContext): Promise<GenericJudges[]> {
+  await prepareCore(ctx);
+  return judgedScorers(ctx, { expr: 'g.subject', join: 'JOIN g_subject g ON g.run_id = e.run_id AND g.subject_model = e.subject_model', subjects: [] });
+}
 
 /**
  * The pairwise families of the core sections: per task x scorer, each subject's value on each
@@ -371,43 +421,6 @@ async function corpusMetrics(ctx: ReportContext): Promise<CorpusMetric[]> {
   return out.sort((a, b) => byText(a.suite, b.suite) || byText(a.metric, b.metric) || byText(a.filter ?? '', b.filter ?? '') || byText(a.subject, b.subject));
 }
 
-/** Slice dimensions: set episode columns, metadata keys with 2-12 levels (fewer than the items), and --slice. */
-export async function slicesOf(ctx: ReportContext, forced: string[]): Promise<GenericSections['slices']> {
-  await ctx.conn.run(`CREATE TEMP TABLE g_dim AS
-    SELECT run_id, episode_id, 'domain' AS dim, domain AS level FROM episodes WHERE domain IS NOT NULL
-    UNION ALL SELECT run_id, episode_id, 'decision_type', decision_type FROM episodes WHERE decision_type IS NOT NULL
-    UNION ALL SELECT run_id, episode_id, 'variant', variant FROM episodes WHERE variant IS NOT NULL
-    UNION ALL SELECT run_id, episode_id, 'metadata.' || k, (metadata::JSON) ->> k FROM (SELECT run_id, episode_id, metadata, unnest(json_keys(metadata::JSON)) AS k FROM episodes WHERE json_type(metadata::JSON) = 'OBJECT')
-      WHERE json_type((metadata::JSON) -> k) IN ('VARCHAR', 'BOOLEAN', 'BIGINT', 'UBIGINT', 'INTEGER')`);
-  const dims = await ctx.q(`SELECT d.dim, CAST(count(DISTINCT d.level) AS BIGINT) AS levels, CAST(count(DISTINCT e.scenario_id) AS BIGINT) AS items, max(length(d.level)) AS longest
-    FROM g_dim d JOIN episodes e USING (run_id, episode_id) GROUP BY d.dim ORDER BY d.dim`);
-  const want = new Set(forced.map((c) => (dims.some((d) => d.dim === c) ? c : `metadata.${c}`)));
-  // Chosen by themselves: 2-12 short levels, with three items or more per level on average (not an id, not free text).
-  const auto = (d: (typeof dims)[number]) => Number(d.levels) >= 2 && Number(d.levels) <= MAX_SLICE_LEVELS && Number(d.items) >= 3 * Number(d.levels) && Number(d.longest) <= 64;
-  const chosen = dims.filter((d) => want.has(String(d.dim)) || auto(d)).map((d) => String(d.dim));
-  const unknown = [...want].filter((d) => !dims.some((x) => x.dim === d));
-  if (unknown.length) ctx.log(`--slice ${unknown.map((u) => u.replace(/^metadata\./, '')).join(', ')}: no such episode column or metadata key; not sliced`);
-  if (chosen.length === 0) return { dimensions: [], rows: [] };
-  // Bound values, not SQL text: the chosen names come from the data (and --slice).
-  await ctx.conn.run(`CREATE TEMP TABLE g_chosen (dim VARCHAR)`);
-  const stmt = await ctx.conn.prepare(`INSERT INTO g_chosen VALUES ($1)`);
-  for (const c of chosen) {
-    stmt.bindVarchar(1, c);
-    await stmt.run();
-  }
-  const rates = await metricRates(
-    ctx,
-    `SELECT d.dim, d.level, o.suite, o.scorer, o.subject, o.scenario_id, o.value FROM g_obs o JOIN g_dim d USING (run_id, episode_id) JOIN g_chosen USING (dim) WHERE NOT o.noanswer`,
-    ['dim', 'level', 'suite', 'scorer', 'subject'],
-    'scenario_id',
-    { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, clusterLabel: 'scenario_id' },
-  );
-  return {
-    dimensions: chosen,
-    rows: rates.map((r) => ({ dimension: String(r.group.dim), level: String(r.group.level), suite: String(r.group.suite), scorer: String(r.group.scorer), subject: String(r.group.subject), n: r.trials, estimate: r.estimate, interval: r.interval })),
-  };
-}
-
 /**
  * The log's own reported metrics beside Standoff's recomputed values: the mean of the scorer's
  * per-sample values after the log's epoch reducer (`reduceMetric`, as `ci --reduce`), and its
@@ -470,21 +483,6 @@ export async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
     }
   }
   return out;
-}
-
-export async function samplesOf(ctx: ReportContext): Promise<GenericSections['samples']> {
-  const rows = await ctx.q(`SELECT g.suite, g.subject, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE e.status = 'invalid') AS BIGINT) AS invalid,
-      CAST(count(*) FILTER (WHERE e.status = 'error') AS BIGINT) AS errored FROM episodes e JOIN g_subject g USING (run_id, subject_model) GROUP BY ALL ORDER BY g.suite, g.subject`);
-  const reasons = await ctx.q(`SELECT g.suite, g.subject, e.status, coalesce(CASE WHEN e.status = 'invalid' THEN e.invalid_reason ELSE e.error END, '(no reason recorded)') AS reason, CAST(count(*) AS BIGINT) AS n
-      FROM episodes e JOIN g_subject g USING (run_id, subject_model) WHERE e.status IN ('invalid', 'error') GROUP BY ALL ORDER BY n DESC, e.status, reason`);
-  return rows.map((r) => ({
-    suite: String(r.suite),
-    subject: String(r.subject),
-    samples: Number(r.n),
-    invalid: Number(r.invalid),
-    errored: Number(r.errored),
-    reasons: reasons.filter((x) => x.suite === r.suite && x.subject === r.subject).map((x) => ({ status: String(x.status), reason: String(x.reason), count: Number(x.n) })),
-  }));
 }
 
 /** The rows of a suite's "Results per subject and scorer" table, in order (index.html links its cells by this order). */

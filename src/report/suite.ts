@@ -20,10 +20,13 @@
  * a section.
  *
  * The core sections (`CORE_SECTIONS` in `suites/core.ts`: results, pairwise, judges, slices,
- * reported vs recomputed, samples) are there for a suite to compose. Results have one
- * computation (`computeResults`, generic.ts): a suite gives it its observations as an
- * `ObservationSource` and shows them its own way (`resultsSectionOf` with a `ResultsView`), as the
- * Standoff O1 suite does with its four metrics.
+ * reported vs recomputed, samples) are there for a suite to compose, any subset of them (those it
+ * leaves out are null in results.json's `generic`). Results have one computation
+ * (`computeResults`, generic.ts): a suite gives it its observations as an `ObservationSource` and
+ * shows them its own way (`resultsSectionOf` with a `ResultsView`), as the Standoff O1 suite does
+ * with its four metrics. Slices likewise (`computeSlices` over a `SliceSource`, core-slices.ts;
+ * `slicesSectionOf`), and invalid and errored samples (`computeSamples`, core-samples.ts): the O1
+ * suite's sections 4 and 8 are those computations over its own sources.
  */
 import type { EpisodeSetDef, SubjectSource } from './html/episode-sets.ts';
 import type { MarkdownHooks } from './html/markdown-html.ts';

@@ -4,6 +4,8 @@
  * observation source a suite supplies. Checked on the demo store (the Standoff O1 suite) and a
  * small CSV: a source grouped by another key gives the numbers the O1 slices section computes for
  * that key; NOANSWER rows and completed samples without a row are counted, in no denominator.
+ * The O1 suite's slices (section 4) and invalid and errored episodes (section 8) are the core
+ * slices and samples computations over O1's sources, shown O1's way.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +14,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildContext, materializeObservations, openReportStore, MAIN_METRICS } from '../../src/report/sections/context.ts';
 import { computeResults, GENERIC_SOURCE, type ObservationSource } from '../../src/report/generic.ts';
 import { O1_SOURCE, resultsSection } from '../../src/report/sections/results.ts';
-import { slicesSection } from '../../src/report/sections/slices.ts';
+import { O1_SLICES, o1Slices, slicesSection, type SlicesSection } from '../../src/report/sections/slices.ts';
+import { o1Episodes, type EpisodesSection } from '../../src/report/sections/episodes.ts';
+import { computeSlices } from '../../src/report/core-slices.ts';
+import { computeSamples, coreSamplesOf } from '../../src/report/core-samples.ts';
+import { prepareCore } from '../../src/report/generic.ts';
 import { CORE_SECTIONS, coreSuite, summarySection } from '../../src/report/suites/core.ts';
 import { standoffO1Suite } from '../../src/report/suites/standoff-o1.ts';
 import { exactInterval } from '../../src/analysis/rates.ts';
@@ -65,6 +71,47 @@ describe('core sections', () => {
       const r = await resultsSection(ctx);
       const o1 = await computeResults(ctx, O1_SOURCE);
       for (const s of r.subjects) for (const m of MAIN_METRICS) expect(s.metrics[m].trials).toBe(o1.cells.find((c) => c.subject === s.subject && c.info.scorer === m)!.rate!.trials);
+    });
+  }, 120_000);
+
+  it('the O1 slices (section 4) are the core slices computation over O1_SLICES, in O1\'s presentation', async () => {
+    await withCtx(DEMO, async (ctx) => {
+      const section = standoffO1Suite.sections().find((x) => x.key === 'slices')!;
+      const v = (await section.compute({ ctx, earlier: {}, slices: [], adjust: 'holm' })) as SlicesSection;
+      const computed = await computeSlices(ctx, O1_SLICES, []);
+      expect(computed.dimensions).toEqual(['domain', 'decision_type', 'variant']);
+      expect(v).toEqual(o1Slices(ctx, computed));
+      const measured = v.rows.filter((r) => r.trials > 0);
+      expect(new Set(measured.map((r) => r.dimension))).toEqual(new Set(['domain', 'decision_type', 'variant']));
+      for (const r of measured) {
+        const c = computed.cells.find((x) => x.dimension === r.dimension && x.level === r.value && x.subject === r.subject && x.scorer === r.metric)!;
+        expect(c.rate).toMatchObject({ successes: r.successes, trials: r.trials, not_measured: r.not_measured, estimate: r.estimate, interval: r.interval, exact: r.exact, cluster: r.cluster, clusters: r.scenarios });
+      }
+      // O1's table names every (value, metric, subject): 0/0 where a subject has no observation.
+      const values = new Set(computed.cells.map((c) => `${c.dimension}/${c.level}`)).size;
+      expect(v.rows).toHaveLength(values * 3 * ctx.subjects.length);
+    });
+  }, 120_000);
+
+  it('the O1 invalid and errored episodes (section 8) and the core samples section are one computation (computeSamples): the same counts and reasons', async () => {
+    await withCtx(DEMO, async (ctx) => {
+      const section = standoffO1Suite.sections().find((x) => x.key === 'episodes')!;
+      const o1 = (await section.compute({ ctx, earlier: {}, slices: [], adjust: 'holm' })) as EpisodesSection;
+      await prepareCore(ctx);
+      const core = await computeSamples(ctx, 'g_subject', 1000);
+      expect(o1.subjects.reduce((a, s) => a + s.invalid + s.errored, 0)).toBeGreaterThan(0);
+      for (const s of o1.subjects) {
+        const c = core.subjects.find((x) => x.subject === s.subject)!;
+        expect([c.invalid, c.errored, c.token_limit]).toEqual([s.invalid, s.errored, s.token_limit]);
+        expect(c.listed.map((x) => [x.run_id, x.episode_id, x.reason])).toEqual(s.listed.map((x) => [x.run_id, x.episode_id, x.reason]));
+      }
+      expect(core.reasons).toEqual(o1.reasons);
+      expect(o1Episodes(ctx, core)).toEqual(o1);
+      // The core section keeps the counts and each subject's reasons; they add up to the overall reasons.
+      const kept = coreSamplesOf(core);
+      const total = new Map<string, number>();
+      for (const s of kept) for (const r of s.reasons) total.set(`${r.status}/${r.reason}`, (total.get(`${r.status}/${r.reason}`) ?? 0) + r.count);
+      expect(Object.fromEntries(total)).toEqual(Object.fromEntries(o1.reasons.map((r) => [`${r.status}/${r.reason}`, r.count])));
     });
   }, 120_000);
 

@@ -182,3 +182,47 @@ describe('report build: real lm-eval output', () => {
     else expect(r.json.generic.reconciliation.some((x: { status: string }) => x.status === 'ok')).toBe(true);
   }, 60_000);
 });
+
+describe('a suite composing a subset of the core sections (issue 21 point 1: the core sections are there for a suite to compose)', () => {
+  it('the sections it leaves out are null in results.json\'s generic, absent from REPORT.md and its contents, never zeros; the rest are numbered in order', async () => {
+    const lines = ['model,item,ok,level'];
+    for (let i = 0; i < 12; i++) for (const m of ['m1', 'm2']) lines.push(`${m},i${i},${(i + (m === 'm1' ? 0 : 1)) % 3 === 0 ? 0 : 1},${i % 2 ? 'hard' : 'easy'}`);
+    writeFileSync(join(dir, 'subset.csv'), lines.join('\n') + '\n');
+    ok(['ingest', 'csv', join(dir, 'subset.csv'), '--traces', join(dir, 'SUB'), '--run-id', 'sub', '--subject', 'model', '--item', 'item', '--scores', 'ok']);
+    const { openReportStore, buildContext } = await import('../../src/report/sections/context.ts');
+    const { computeSuite, renderSections, suiteFigures } = await import('../../src/report/suite.ts');
+    const { coreSuite, summarySection, coreResultsSection, coreSlicesSection, coreSamplesSection } = await import('../../src/report/suites/core.ts');
+    const { assembleGeneric } = await import('../../src/report/generic.ts');
+    // Summary, results, slices and samples: no pairwise, judges or reconciliation.
+    const subset = { ...coreSuite, id: 'subset', sections: () => [summarySection, coreResultsSection, coreSlicesSection, coreSamplesSection] };
+    const store = await openReportStore(join(dir, 'SUB'), undefined);
+    try {
+      const ctx = await buildContext(store, { seed: 1, resamples: 200, level: 0.95, log: () => undefined, mixedSuites: true });
+      const values = await computeSuite(subset, { ctx, slices: [], adjust: 'holm' }, () => undefined);
+      const results = subset.results(ctx, values, []);
+      const g = JSON.parse(JSON.stringify(results.generic));
+      expect(g.pairwise).toBeNull();
+      expect(g.judges).toBeNull();
+      expect(g.reconciliation).toBeNull();
+      expect(g.samples.map((s: { subject: string; samples: number }) => [s.subject, s.samples])).toEqual([['m1', 12], ['m2', 12]]);
+      expect(g.results.find((x: { subject: string }) => x.subject === 'm1')).toMatchObject({ n: 12, sum: 8 });
+      expect(g.slices.dimensions).toEqual(['metadata.level']);
+      // Without the results section (the samples alone, on a fresh context): the results' fields are null too, not empty lists.
+      const store2 = await openReportStore(join(dir, 'SUB'), undefined);
+      const ctx2 = await buildContext(store2, { seed: 1, resamples: 200, level: 0.95, log: () => undefined, mixedSuites: true });
+      const alone = await computeSuite({ ...coreSuite, sections: () => [coreSamplesSection] }, { ctx: ctx2, slices: [], adjust: 'holm' }, () => undefined).finally(() => store2.close());
+      expect(alone.samples).toEqual(values.samples);
+      expect(assembleGeneric(alone)).toMatchObject({ suites: null, scorers: null, results: null, corpus: null, pairwise: null, judges: null, slices: null, reconciliation: null, samples: values.samples });
+      const input = { ctx, all: values };
+      const md = subset.document(ctx, results, renderSections(subset, input, suiteFigures(subset, input)));
+      expect(md).toContain('1. [Run summary](#1-run-summary)\n2. [Results per subject and scorer](#2-results-per-subject-and-scorer)\n3. [Slices](#3-slices)\n4. [Invalid and errored samples](#4-invalid-and-errored-samples)\n5. [Method notes](#method-notes)');
+      for (const h of ['## 2. Results per subject and scorer', '## 3. Slices', '## 4. Invalid and errored samples']) expect(md).toContain(h);
+      expect(md).not.toMatch(/Pairwise|Judges and agreement|Reported vs recomputed|standoff ci paired/);
+      // The browser's sets and links are built from what is there.
+      const sets = subset.browserSets(results, await subset.subjectSources(ctx));
+      expect(sets.length).toBeGreaterThan(0);
+    } finally {
+      store.close();
+    }
+  }, 120_000);
+});

@@ -3,7 +3,8 @@
  * (`src/report/suites/lm-eval.ts`, through the one suite interface), on the real
  * lm-evaluation-harness outputs in tests/fixtures/lm-eval (three harness versions, one with a group
  * of three subtasks, one trimmed samples file). Recognised by the data: every run's source is
- * lm-eval; a store that mixes lm-eval with a CSV gets the core alone.
+ * lm-eval; a store that mixes lm-eval with a CSV gets the core alone. A group's values appear once
+ * in the report: in the core reconciliation table, to which Tasks and groups refers.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -68,19 +69,29 @@ describe('the lm-eval suite: tasks and groups on top of the core', () => {
     expect(s.match(/documents the harness evaluated are stored/g)!.length).toBe(1);
   });
 
-  it('a group appears once per metric (its aggregate is in each of its three subtask logs), with its subtasks', () => {
-    const g = r.json.lm_eval.groups as { group: string; metric: string; subtasks: string[]; value: number }[];
-    expect(g.map((x) => [x.group, x.metric, Number(x.value.toFixed(4))])).toEqual([
-      ['negotiationtom', 'acc', 0.525],
-      ['negotiationtom', 'exact_match', 0.2],
-      ['negotiationtom', 'macro_f1', 0.2403],
-      ['negotiationtom', 'micro_f1', 0.2857],
+  it('each group value appears once in the report: in Reported vs recomputed (a row per group, model, metric and filter); Tasks and groups lists the group with its subtasks and refers there', () => {
+    // The group with its subtasks and models, once (its aggregate is in each of its three subtask logs); no value here.
+    expect(r.json.lm_eval.groups).toEqual([{ group: 'negotiationtom', subtasks: ['negotiationtom_belief', 'negotiationtom_desire', 'negotiationtom_intention'], models: ['Qwen/Qwen3-8B'] }]);
+    const rec = (r.json.generic.reconciliation as { task: string; metric: string; reported: number; reported_stderr: number | null }[]).filter((x) => x.task === 'negotiationtom');
+    expect(rec.map((x) => [x.metric, Number(x.reported.toFixed(4))]).sort()).toEqual([
+      ['acc', 0.525],
+      ['exact_match', 0.2],
+      ['macro_f1', 0.2403],
+      ['micro_f1', 0.2857],
     ]);
-    for (const x of g) expect(x.subtasks).toEqual(['negotiationtom_belief', 'negotiationtom_desire', 'negotiationtom_intention']);
     const s = section(r.md);
     expect(s).toContain('### Groups');
-    expect(s).toContain('| negotiationtom | negotiationtom_belief, negotiationtom_desire, negotiationtom_intention | Qwen/Qwen3-8B | acc | none | 0.5250 | 0.0801 |');
-    expect(s.match(/^\| negotiationtom \|/gm)!.length).toBe(4);
+    expect(s).toContain('| negotiationtom | negotiationtom_belief, negotiationtom_desire, negotiationtom_intention | Qwen/Qwen3-8B |');
+    expect(s).toContain('Its reported values are in section 5 ([Reported vs recomputed](#5-reported-vs-recomputed))');
+    expect(r.md).toContain('## 5. Reported vs recomputed');
+    expect(r.html).toContain('id="5-reported-vs-recomputed"');
+    // In the whole REPORT.md, each of the group's values (and stderrs) stands on one table row of the group.
+    const groupRows = r.md.split('\n').filter((l) => l.startsWith('|') && l.includes('| negotiationtom |'));
+    for (const x of rec) {
+      expect(groupRows.filter((l) => l.includes(`| ${x.metric} |`) && l.includes(`| ${x.reported.toFixed(4)} |`)), x.metric).toHaveLength(1);
+      if (x.reported_stderr !== null) expect(groupRows.filter((l) => l.includes(x.reported_stderr!.toFixed(4))), x.metric).toHaveLength(1);
+    }
+    expect(groupRows.filter((l) => /\| \d\.\d{4} \|/.test(l))).toHaveLength(4);
   });
 
   it('a store without groups says so; a store mixing lm-eval with a CSV gets the core alone', () => {

@@ -1,68 +1,46 @@
 /**
- * Section 8: invalid and errored episodes, each with its reason (scorers record invalid episodes
+ * Section 8: invalid and errored episodes, the core samples computation (`computeSamples`,
+ * core-samples.ts) in O1's words: each with its reason (scorers record invalid episodes
  * as incorrect instead of silently using a later action; errored ones are left out of every
  * metric and fail the structural gate). Episodes cut off at the token limit (`episodes.truncated`)
  * are counted per subject, with the advice to raise `max_tokens`.
  */
 import { cell, code, fmtCount, table } from '../markdown.ts';
+import { computeSamples, type ComputedSamples, type ListedSample, type SampleReason } from '../core-samples.ts';
 import type { ReportContext } from './context.ts';
 
 export const EPISODES_MD = 50;
 export const EPISODES_JSON = 1000;
 
-export interface ListedEpisode {
-  run_id: string;
-  episode_id: string;
-  scenario_id: string;
-  epoch: number;
-  status: 'invalid' | 'error';
-  reason: string;
-  log_reads: number;
-  turns: number;
-}
+/** A listed episode: the core's listed sample (`core-samples.ts`), its log reads and turns counted (0 where none recorded). */
+export type ListedEpisode = Omit<ListedSample, 'log_reads' | 'turns'> & { log_reads: number; turns: number };
 
 export interface EpisodesSection {
   /** `token_limit`: episodes cut off at the token limit (`episodes.truncated`; counted in `invalid`). `truncated`: the list is cut short. */
   subjects: { subject: string; invalid: number; errored: number; token_limit: number; listed: ListedEpisode[]; truncated: boolean }[];
-  reasons: { status: string; reason: string; count: number }[];
+  reasons: SampleReason[];
 }
 
+/** O1's subjects for the one samples computation: `r_subject`, one suite. */
+const O1_SUBJECTS = `(SELECT run_id, subject_model, subject, '' AS suite FROM r_subject)`;
+
+/** Section 8 from the core samples computation (`computeSamples`, core-samples.ts) over O1's subjects. */
 export async function episodesSection(ctx: ReportContext): Promise<EpisodesSection> {
-  const base = `SELECT s.subject, e.run_id, e.episode_id, e.scenario_id, e.epoch, e.status,
-                  coalesce(CASE WHEN e.status = 'invalid' THEN e.invalid_reason ELSE e.error END, '(no reason recorded)') AS reason, e.log_reads, e.turns,
-                  coalesce(e.truncated, false) AS cut
-                FROM episodes e JOIN r_subject s USING (run_id, subject_model) WHERE e.status IN ('invalid', 'error')`;
-  const counts = await ctx.q(`SELECT subject, status, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE cut) AS BIGINT) AS cut FROM (${base}) GROUP BY ALL`);
-  const reasons = (await ctx.q(`SELECT status, reason, CAST(count(*) AS BIGINT) AS n FROM (${base}) GROUP BY ALL ORDER BY n DESC, status, reason`)).map((r) => ({
-    status: String(r.status),
-    reason: String(r.reason),
-    count: Number(r.n),
-  }));
-  const subjects: EpisodesSection['subjects'] = [];
-  const all = await ctx.q(`
-    SELECT * FROM (${base})
-    QUALIFY row_number() OVER (PARTITION BY subject ORDER BY status, scenario_id, epoch, run_id, episode_id) <= ${EPISODES_JSON}
-    ORDER BY subject, status, scenario_id, epoch, run_id, episode_id`);
-  for (const subject of ctx.subjects) {
-    const get = (st: string) => Number(counts.find((r) => r.subject === subject && r.status === st)?.n ?? 0);
-    const listed = all
-      .filter((r) => r.subject === subject)
-      .map((r) => ({
-      run_id: String(r.run_id),
-      episode_id: String(r.episode_id),
-      scenario_id: String(r.scenario_id),
-      epoch: Number(r.epoch),
-      status: r.status as 'invalid' | 'error',
-      reason: String(r.reason),
-      log_reads: Number(r.log_reads),
-      turns: Number(r.turns),
+  return o1Episodes(ctx, await computeSamples(ctx, O1_SUBJECTS, EPISODES_JSON));
+}
+
+/** O1's presentation: every subject (none left out for having no invalid episode), its listed episodes with log reads and turns. */
+export function o1Episodes(ctx: ReportContext, c: ComputedSamples): EpisodesSection {
+  const subjects = ctx.subjects.map((subject) => {
+    const s = c.subjects.find((x) => x.subject === subject);
+    const listed: ListedEpisode[] = (s?.listed ?? []).map(({ run_id, episode_id, scenario_id, epoch, status, reason, log_reads, turns }) => ({
+      run_id, episode_id, scenario_id, epoch, status, reason, log_reads: Number(log_reads), turns: Number(turns),
     }));
-    const invalid = get('invalid');
-    const errored = get('error');
-    const tokenLimit = Number(counts.find((r) => r.subject === subject && r.status === 'invalid')?.cut ?? 0);
-    subjects.push({ subject, invalid, errored, token_limit: tokenLimit, listed, truncated: invalid + errored > listed.length });
-  }
-  return { subjects, reasons };
+    const invalid = s?.invalid ?? 0;
+    const errored = s?.errored ?? 0;
+    return { subject, invalid, errored, token_limit: s?.token_limit ?? 0, listed, truncated: invalid + errored > listed.length };
+  });
+  return { subjects, reasons: c.reasons };
 }
 
 export function renderEpisodes(e: EpisodesSection): string {

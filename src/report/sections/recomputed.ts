@@ -6,6 +6,17 @@
  * aggregates, per episode). The report's evidence column is the recomputation; `standoff ci
  * --metric gathered_evidence` is too, `--metric score:gathered_evidence` the log's. Runs written by
  * Standoff's runner score from the same definition, so the section is empty for them.
+ *
+ * Why this is a section of the O1 suite and not rows of the core reconciliation section
+ * (`reconcile`, generic.ts; issue 21): a reconciliation row compares one aggregate the log
+ * reported about itself (`runs.config.reported_metrics`, a run x metric) with the same aggregate
+ * recomputed from the log's own per-sample scores. This check compares two different per-sample
+ * quantities, the log's `gathered_evidence` score and Standoff's reading of the transcript, on
+ * each episode, per subject, and lists the episodes where they differ: two rates can agree while
+ * episodes disagree in both directions, which a row of reported vs recomputed aggregates cannot
+ * show (and a run is not a subject: a run may hold several). As reconciliation rows it would lose
+ * the episode list and flag on the aggregate only; so it stays here, beside the core section
+ * (which the O1 suite shows too, for the log's aggregates).
  */
 import { STANDOFF_SOURCES, isStandoffSource } from '../../schema/tables.ts';
 import { cell, code, fmtCount, pct, table } from '../markdown.ts';

@@ -1,14 +1,17 @@
 /**
- * Section 4: slices by domain, decision type and variant. Per (slice value, subject, metric): the
- * rate with, as everywhere in the report, the sampling unit made explicit: a percentile cluster
- * bootstrap over the slice's scenarios where epochs repeat them (`metricRates`, the same function
- * as `standoff ci bootstrap --metric M --by DIM,subject_model`), and the exact Clopper-Pearson
+ * Section 4: slices by domain, decision type and variant: the core slices computation
+ * (`computeSlices`, core-slices.ts) over O1's observations keyed by those dimensions
+ * ({@link O1_SLICES}), in O1's table. Per (slice value, subject, metric): the rate with, as
+ * everywhere in the report, the sampling unit made explicit: a percentile cluster bootstrap over
+ * the slice's scenarios where epochs repeat them (`metricRates`, the same function as `standoff
+ * ci bootstrap --metric M --by DIM,subject_model`), and the exact Clopper-Pearson
  * interval (`standoff ci exact`), which treats samples as independent. A slice holds few
  * scenarios, so its cluster interval is crude, and the text says so.
  */
 import { cell, fmtCount, pct, pctInterval, rateCell, table } from '../markdown.ts';
-import { metricRates, type Interval, type RateCounts } from '../../analysis/rates.ts';
-import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
+import type { Interval, RateCounts } from '../../analysis/rates.ts';
+import { computeSlices, type SliceCell, type SliceSource } from '../core-slices.ts';
+import { MAIN_METRICS, METRIC_LABEL, materializeObservations, type MainMetric, type ReportContext } from './context.ts';
 
 export const SLICE_DIMENSIONS = ['domain', 'decision_type', 'variant'] as const;
 export type SliceDimension = (typeof SLICE_DIMENSIONS)[number];
@@ -31,21 +34,38 @@ export interface SlicesSection {
 
 const NO_DATA = (level: number): Interval => ({ lower: null, upper: null, level, method: 'clopper-pearson', sampling: 'independent', note: 'no observations' });
 
+/**
+ * O1's observations for the one slices computation (`computeSlices`, core-slices.ts): the report's
+ * narrow table `obs_t` (integer dimension, subject, metric and scenario keys, so a large store's
+ * aggregation and its sort stay cheap; `label` maps them back to names), one dimension at a time, with
+ * the level of each observation's domain, decision type or variant ('(none)' where unset).
+ */
+export const O1_SLICES: SliceSource = {
+  dimensions: async (ctx) => {
+    await materializeObservations(ctx);
+    return [...SLICE_DIMENSIONS];
+  },
+  rows: (k) =>
+    `SELECT CAST(${Math.floor(k)} AS TINYINT) AS dim, coalesce(d.${SLICE_DIMENSIONS[k]}, '(none)') AS level, CAST(0 AS TINYINT) AS suite, o.mk AS scorer, o.subj AS subject, o.sid AS cluster, o.value, false AS noanswer
+     FROM obs_t o JOIN r_dims d USING (dim) WHERE o.mk IN (${SLICE_METRICS.map((m) => MAIN_METRICS.indexOf(m)).join(', ')})`,
+  label: (k, ctx) => ({ dimension: SLICE_DIMENSIONS[Number(k.dim)], level: String(k.level), suite: ctx.suite, scorer: MAIN_METRICS[Number(k.scorer)], subject: ctx.subjects[Number(k.subject)] }),
+};
+
+/** Section 4 from O1's observations (`O1_SLICES`). */
 export async function slicesSection(ctx: ReportContext): Promise<SlicesSection> {
-  const mks = SLICE_METRICS.map((m) => MAIN_METRICS.indexOf(m)).join(', ');
+  return o1Slices(ctx, await computeSlices(ctx, O1_SLICES, []));
+}
+
+/**
+ * O1's presentation of the computed slices: every (slice value, metric, subject) in design order,
+ * with 0/0 where a subject has no observation and "not measured" where it has only NULLs.
+ */
+export function o1Slices(ctx: ReportContext, computed: { cells: SliceCell[] }): SlicesSection {
   const rows: SliceRow[] = [];
   for (const dimension of SLICE_DIMENSIONS) {
-    // Integer group columns (subject and metric indexes) keep the aggregation and its sort cheap; names are mapped back here.
-    const rates = await metricRates(
-      ctx,
-      `SELECT coalesce(d.${dimension}, '(none)') AS slice, o.subj, o.mk, o.sid, o.value FROM obs_t o JOIN r_dims d USING (dim) WHERE o.mk IN (${mks})`,
-      ['slice', 'subj', 'mk'],
-      'sid',
-      { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, clusterLabel: 'scenario_id' },
-    );
-    const by = new Map(rates.map((r) => [`${r.group.slice}\u0000${ctx.subjects[Number(r.group.subj)]}\u0000${MAIN_METRICS[Number(r.group.mk)]}`, r]));
-    const values = [...new Set(rates.map((r) => String(r.group.slice)))].sort(sliceOrder(dimension));
-    // Every (slice value, subject, metric) appears, with 0/0 where a subject has no observation.
+    const cells = computed.cells.filter((c) => c.dimension === dimension);
+    const by = new Map(cells.map((c) => [`${c.level}\u0000${c.subject}\u0000${c.scorer}`, c.rate]));
+    const values = [...new Set(cells.map((c) => c.level))].sort(sliceOrder(dimension));
     for (const value of values) {
       for (const metric of SLICE_METRICS) {
         for (const subject of ctx.subjects) {
@@ -55,21 +75,8 @@ export async function slicesSection(ctx: ReportContext): Promise<SlicesSection> 
             rows.push({ dimension, value, subject, metric, measured: nm === 0, successes: 0, trials: 0, not_measured: nm, estimate: null, interval: NO_DATA(ctx.level), exact: null, cluster: null, scenarios: 0 });
             continue;
           }
-          rows.push({
-            dimension,
-            value,
-            subject,
-            metric,
-            measured: true,
-            successes: r.successes,
-            trials: r.trials,
-            not_measured: r.not_measured,
-            estimate: r.estimate,
-            interval: r.interval,
-            exact: r.exact,
-            cluster: r.cluster,
-            scenarios: r.clusters,
-          });
+          const { successes, trials, not_measured, estimate, interval, exact, cluster } = r;
+          rows.push({ dimension, value, subject, metric, measured: true, successes, trials, not_measured, estimate, interval, exact, cluster, scenarios: r.clusters });
         }
       }
     }

@@ -11,7 +11,9 @@ import { RESULTS_SCHEMA, type GenericReportResults } from '../report-results.ts'
 import { STANDOFF_VERSION } from '../../version.ts';
 import { isStandoffSource } from '../../schema/tables.ts';
 import { renderGate, renderSimulatedBanner, renderSummary, runSummary, type SummaryResult } from '../sections/summary.ts';
-import { ADJUST_LABEL, assembleGeneric, computeResults, coreJudges, corePairwise, coreResultsOf, GENERIC_SOURCE, reconcile, samplesOf, slicesOf, type CoreResults, type GenericJudges, type ObservationSource, type ResultCell, type ScorerInfo, type GenericSections, type Reconciliation } from '../generic.ts';
+import { ADJUST_LABEL, assembleGeneric, prepareCore, rowsOf, type GenericValues, computeResults, coreJudges, corePairwise, coreResultsOf, GENERIC_SOURCE, reconcile, type CoreResults, type GenericJudges, type ObservationSource, type ResultCell, type ScorerInfo, type GenericSections, type Reconciliation } from '../generic.ts';
+import { computeSlices, coreSlicesOf, GENERIC_SLICES, type SliceCell, type SliceSource } from '../core-slices.ts';
+import { computeSamples, coreSamplesOf } from '../core-samples.ts';
 import { genericContents, genericPairwiseView, renderAtAGlance, renderCorePart } from '../generic-render.ts';
 import { buildGenericCountLinks } from '../html/build-index-html.ts';
 import { buildGenericEpisodeSets, type GenericSubjectSource } from '../html/episode-sets.ts';
@@ -30,7 +32,7 @@ export const summarySection: SuiteSection<SummaryResult> = {
 };
 
 const generic = (i: RenderInput) => assembleGeneric(i.all);
-const several = (g: GenericSections) => g.suites.length > 1;
+const several = (g: GenericValues) => (g.suites?.length ?? 0) > 1;
 
 /**
  * How a suite shows the one results computation (`computeResults`, generic.ts): where its
@@ -61,14 +63,14 @@ export const coreResultsSection: SuiteSection<CoreResults> = resultsSectionOf<Co
   present: coreResultsOf,
   step: 'results per subject and scorer',
   render: (_v, i) => renderCorePart('results', generic(i), i.ctx.level),
-  figures: (_v, i) => [scorerForest(generic(i), i.ctx.level), taskHeatmap(generic(i))],
+  figures: (_v, i) => [scorerForest(rowsOf(generic(i)), i.ctx.level), taskHeatmap(rowsOf(generic(i)))],
 });
 
 /** Paired comparisons per task x scorer (`sections/pairwise.ts`, the one pairwise implementation). */
 export const corePairwiseSection: SuiteSection<PairwiseSection> = {
   key: 'pairwise',
   step: 'pairwise comparisons',
-  compute: ({ ctx, earlier, adjust }) => corePairwise(ctx, earlier.results as CoreResults, adjust),
+  compute: ({ ctx, earlier, adjust }) => corePairwise(ctx, earlier.results as CoreResults | undefined, adjust),
   render: (_v, i) => renderCorePart('pairwise', generic(i), i.ctx.level),
   figures: (v, i) => [pairedForest(v, i.ctx.level, genericPairwiseView(2, several(generic(i))))],
 };
@@ -82,13 +84,35 @@ export const coreJudgesSection: SuiteSection<GenericJudges[]> = {
   figures: (v) => v.map((j, k) => judgeFigure(j, judgeFigureName(k))),
 };
 
+/**
+ * How a suite shows the one slices computation (`computeSlices`, core-slices.ts): where its
+ * observations come from and which dimensions (a {@link SliceSource}), the value it keeps, its
+ * Markdown and figures.
+ */
+export interface SlicesView<P> {
+  source: SliceSource;
+  present(ctx: ReportContext, computed: { dimensions: string[]; cells: SliceCell[] }): P;
+  render(value: P, input: RenderInput): string;
+  figures?(value: P, input: RenderInput): (FigureSpec | null)[];
+}
+
+/** The core slices section over a suite's source and presentation (key `slices`). */
+export function slicesSectionOf<P>(view: SlicesView<P>): SuiteSection<P> {
+  return {
+    key: 'slices',
+    step: 'slices',
+    compute: async ({ ctx, slices }) => view.present(ctx, await computeSlices(ctx, view.source, slices)),
+    render: view.render,
+    figures: view.figures,
+  };
+}
+
 /** Slices by episode columns and metadata keys (and `--slice`). */
-export const coreSlicesSection: SuiteSection<GenericSections['slices']> = {
-  key: 'slices',
-  step: 'slices',
-  compute: ({ ctx, slices }) => slicesOf(ctx, slices),
+export const coreSlicesSection: SuiteSection<GenericSections['slices']> = slicesSectionOf<GenericSections['slices']>({
+  source: GENERIC_SLICES,
+  present: (_ctx, computed) => coreSlicesOf(computed),
   render: (_v, i) => renderCorePart('slices', generic(i), i.ctx.level),
-};
+});
 
 /** The metrics the logs reported about themselves beside Standoff's recomputation. */
 export const coreReconciliationSection: SuiteSection<Reconciliation[]> = {
@@ -102,7 +126,10 @@ export const coreReconciliationSection: SuiteSection<Reconciliation[]> = {
 export const coreSamplesSection: SuiteSection<GenericSections['samples']> = {
   key: 'samples',
   step: 'invalid and errored samples',
-  compute: ({ ctx }) => samplesOf(ctx),
+  compute: async ({ ctx }) => {
+    await prepareCore(ctx);
+    return coreSamplesOf(await computeSamples(ctx, 'g_subject'));
+  },
   render: (_v, i) => renderCorePart('samples', generic(i), i.ctx.level),
 };
 
@@ -124,14 +151,15 @@ export const coreSuite: ReportSuite<GenericReportResults & Record<string, unknow
       inputs: hashes,
       summary,
       gate,
-      generic: assembleGeneric(v),
+      // Null where a suite composing a subset of the core sections lacks one (GenericValues); readers here take nulls.
+      generic: assembleGeneric(v) as GenericSections,
       figures: [],
     };
     return r as GenericReportResults & Record<string, unknown>;
   },
   document: (ctx, r, rendered) => document(ctx, r, rendered),
-  browserSets: (r, sources) => buildGenericEpisodeSets(r.generic, sources as GenericSubjectSource[]),
-  countLinks: (r, setIndex) => buildGenericCountLinks(r.generic, setIndex),
+  browserSets: (r, sources) => buildGenericEpisodeSets(rowsOf(r.generic), sources as GenericSubjectSource[]),
+  countLinks: (r, setIndex) => buildGenericCountLinks(rowsOf(r.generic), setIndex),
   subjectSources: (ctx) => loadGenericSubjectSources(ctx),
 };
 
@@ -140,16 +168,21 @@ export function renderGenericReport(ctx: RenderInput['ctx'], r: GenericReportRes
   return document(ctx, r, rendered);
 }
 
+const pairwiseNote = (p: PairwiseSection | null) =>
+  p === null ? '' : `; pairwise: \`standoff ci paired\`, p-values ${p.adjust === 'none' ? 'not adjusted (--adjust none)' : `${ADJUST_LABEL[p.adjust]}-adjusted within each task x scorer family (--adjust)`}, MDE at 80% power`;
+
 function document(ctx: RenderInput['ctx'], r: GenericReportResults, rendered: string[]): string {
   const summary = { ...r.summary, hashes: r.inputs, gate: r.gate } as SummaryResult;
-  const suites = r.generic.suites;
+  // A core section the suite does not compose is null in r.generic: no rows here, no sentence about it.
+  const g = rowsOf(r.generic as GenericValues);
+  const suites = g.suites;
   const L = Math.round(ctx.level * 100);
   const parts: string[] = [];
   parts.push(`# Standoff report: ${suites.map(cell).join(', ')}\n`);
   parts.push(renderGate(summary));
   parts.push(renderSimulatedBanner(summary));
   parts.push(
-    `Runs ${r.options.runs.map(code).join(', ')}; ${fmtCount(r.summary.totals.samples)} samples; subjects ${[...new Set(r.generic.samples.map((x) => x.subject))].map(cell).join(', ')}; scorers ${[...new Set(r.generic.scorers.map((s) => s.scorer))].map(cell).join(', ') || 'none'}. ` +
+    `Runs ${r.options.runs.map(code).join(', ')}; ${fmtCount(r.summary.totals.samples)} samples; subjects ${[...new Set((r.generic.samples ?? g.results).map((x) => x.subject))].map(cell).join(', ')}; scorers ${[...new Set(g.scorers.map((s) => s.scorer))].map(cell).join(', ') || 'none'}. ` +
       `Generated by standoff ${r.standoff_version} (\`standoff report build\`, seed ${ctx.seed}, ${fmtCount(ctx.resamples)} resamples). Every number below is in \`results.json\`. ` +
       (r.summary.runs.every((x) => isStandoffSource(x.source))
         ? `These runs hold ${suites.length} Standoff suites: each is reported here with the generic sections (every scorer as a metric, a table per suite); Standoff's own sections (the O1 results, grounded vs lucky, slices, probes) report one suite at a time: \`standoff report build --run ID\`.\n`
@@ -164,7 +197,7 @@ function document(ctx: RenderInput['ctx'], r: GenericReportResults, rendered: st
       '## Method notes\n',
       `- Sampling unit: the item (\`scenario_id\`). Where epochs repeat an item, its outcomes are correlated, so bootstrap intervals resample whole items and paired comparisons cluster on the item; the exact Clopper-Pearson interval treats every sample as independent and says so.`,
       `- Kinds, from evidence: binary when the log declares the scorer 0/1 (Inspect's accuracy over C/I, lm-eval's acc, acc_norm, exact_match) or its values hold both 0 and 1; a scorer whose values are all 0 (or all 1) with no declaration is bounded, not a rate; else bounded (in [0, 1]), ordinal (integers, at most 10 levels) or continuous. The results say which kind and why; exact (Clopper-Pearson) intervals only for binary scorers.`,
-      `- Intervals: ${L}%; bootstrap percentile with ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed} (\`standoff ci bootstrap\`); exact: Clopper-Pearson (\`standoff ci exact\`); pairwise: \`standoff ci paired\`, p-values ${r.generic.pairwise.adjust === 'none' ? 'not adjusted (--adjust none)' : `${ADJUST_LABEL[r.generic.pairwise.adjust]}-adjusted within each task x scorer family (--adjust)`}, MDE at 80% power.`,
+      `- Intervals: ${L}%; bootstrap percentile with ${fmtCount(ctx.resamples)} resamples, seed ${ctx.seed} (\`standoff ci bootstrap\`); exact: Clopper-Pearson (\`standoff ci exact\`)${pairwiseNote(r.generic.pairwise as PairwiseSection | null)}.`,
       SIGN_NOTE,
       `- Not measured is not failed: a NULL score is counted as not measured and is in no denominator; a quantity nobody measured is absent, never 0.`,
       `- Reproduce: ${code(`standoff report build --traces <store> ${r.options.runs.map((x) => `--run ${x}`).join(' ')} --seed ${ctx.seed} --resamples ${ctx.resamples}${r.options.slices.map((c) => ` --slice ${c}`).join('')}`)}.`,

@@ -7,16 +7,17 @@
  *   and filters, the groups the task belongs to, and its documents three ways: stored here (the
  *   samples file's), evaluated (`n_samples.effective`, after `--limit`) and in the split
  *   (`n_samples.original`), so a trimmed or limited run shows as such.
- * - Groups: each group aggregate the harness reported (over its subtasks), once
- *   per group, model, metric and filter, with its subtasks; `standoff ingest lm-eval` recomputes
- *   it from the subtasks and flags a difference. The per-task results and intervals are the core's.
+ * - Groups: each group the harness aggregated, once, with its subtasks and models. Its values
+ *   appear once in the report, in the core "Reported vs recomputed" table (a row per group,
+ *   model, metric and filter; `standoff ingest lm-eval` recomputes them from the subtasks and
+ *   flags a difference), to which this section refers. The per-task results and intervals are the core's.
  *
  * Everything comes from `runs.config` as the ingest stored it and from the stored samples; no
  * statistic is computed here.
  */
 import { cell, fixed, fmtCount, table, byText } from '../markdown.ts';
-import { assembleGeneric, type GenericSections } from '../generic.ts';
-import { genericContents } from '../generic-render.ts';
+import { assembleGeneric, type GenericValues } from '../generic.ts';
+import { corePartNumber, genericContents } from '../generic-render.ts';
 import type { ReportContext } from '../sections/context.ts';
 import type { ReportSuite, SuiteSection } from '../suite.ts';
 import { coreSuite } from './core.ts';
@@ -39,14 +40,15 @@ export interface LmEvalTask {
   lm_eval_version: string | null;
 }
 
+/**
+ * A group the harness aggregated, once, with its subtasks and the models that ran them. Its
+ * reported values are not here: each appears once, in the core "Reported vs recomputed" table
+ * (`generic.reconciliation`, a row per group, model, metric and filter).
+ */
 export interface LmEvalGroup {
   group: string;
   subtasks: string[];
-  model: string;
-  metric: string;
-  filter: string | null;
-  value: number | null;
-  stderr: number | null;
+  models: string[];
 }
 
 export interface LmEvalSection {
@@ -95,22 +97,25 @@ export async function lmEvalSection(ctx: ReportContext): Promise<LmEvalSection> 
     });
     const reported = (Array.isArray(c.reported_metrics) ? c.reported_metrics : []) as Reported[];
     for (const m of reported.filter((x) => x.group)) {
-      // A group's aggregate is in every subtask run's log: once per group, model, metric and filter.
-      const key = JSON.stringify([m.task, r.model, m.metric, m.filter]);
-      if (!groups.has(key)) groups.set(key, { group: m.task, subtasks: [...(m.subtasks ?? [])].sort(byText), model: r.model, metric: m.metric, filter: m.filter, value: m.value, stderr: m.stderr });
+      // A group's aggregate is in every subtask run's log: the group once, with every model that ran it.
+      const g = groups.get(m.task) ?? { group: m.task, subtasks: [], models: [] };
+      groups.set(m.task, g);
+      g.subtasks = [...new Set([...g.subtasks, ...(m.subtasks ?? [])])].sort(byText);
+      if (!g.models.includes(r.model)) g.models = [...g.models, r.model].sort(byText);
     }
   }
   tasks.sort((a, b) => byText(a.task, b.task) || byText(a.model, b.model) || byText(a.run_id, b.run_id));
-  const g = [...groups.values()].sort((a, b) => byText(a.group, b.group) || byText(a.model, b.model) || byText(a.metric, b.metric) || byText(a.filter ?? '', b.filter ?? ''));
+  const g = [...groups.values()].sort((a, b) => byText(a.group, b.group));
   return { tasks, groups: g };
 }
 
 /** The section's number: after the core sections (run summary, then `genericContents`). */
-const numberOf = (g: GenericSections) => genericContents(g, 2).length + 2;
+const numberOf = (g: GenericValues) => genericContents(g, 2).length + 2;
 const TITLE = 'Tasks and groups';
 const count = (x: number | null) => (x === null ? 'not logged' : fmtCount(x));
 
-export function renderLmEval(v: LmEvalSection, n: number): string {
+/** `reconciliation`: the number of the core "Reported vs recomputed" section (null: not in this report), where the groups' values are. */
+export function renderLmEval(v: LmEvalSection, n: number, reconciliation: number | null = null): string {
   const out: string[] = [`## ${n}. ${TITLE}\n`];
   out.push(
     `The lm-evaluation-harness's own description of each task (\`runs.config\`, as \`standoff ingest lm-eval\` stored it). Documents three ways: *stored*, the samples file's (what every number of this report is computed from); *evaluated*, the harness's \`n_samples.effective\` (after \`--limit\`); *in split*, \`n_samples.original\`. Per-task results and intervals are in section 2.\n`,
@@ -131,16 +136,11 @@ export function renderLmEval(v: LmEvalSection, n: number): string {
     out.push('No task belongs to a group the harness aggregated.\n');
     return out.join('\n');
   }
+  const where = reconciliation === null ? 'in `results.json` (`generic.reconciliation`)' : `in section ${reconciliation} ([Reported vs recomputed](#${reconciliation}-reported-vs-recomputed)), once per group, model, metric and filter`;
   out.push(
-    `### Groups\n\nEach group aggregate the harness reported (its aggregate over the subtasks, as the group's config says), once per group, model, metric and filter. \`standoff ingest lm-eval\` recomputes it from the subtasks' reported values and flags a difference; a metric with no per-sample values (a corpus-level F1) has no interval.\n`,
+    `### Groups\n\nEach group the harness aggregated over its subtasks. Its reported values are ${where}: \`standoff ingest lm-eval\` recomputes each from the subtasks and flags a difference; a metric with no per-sample values (a corpus-level F1) has no interval.\n`,
   );
-  out.push(
-    table(
-      ['Group', 'Subtasks', 'Model', 'Metric', 'Filter', 'Reported', 'Stderr'],
-      v.groups.map((x) => [cell(x.group), x.subtasks.map(cell).join(', ') || '—', cell(x.model), cell(x.metric), cell(x.filter ?? '—'), fixed(x.value, 4), fixed(x.stderr, 4)]),
-      ['l', 'l', 'l', 'l', 'l', 'r', 'r'],
-    ),
-  );
+  out.push(table(['Group', 'Subtasks', 'Models'], v.groups.map((x) => [cell(x.group), x.subtasks.map(cell).join(', ') || '—', x.models.map(cell).join(', ')]), ['l', 'l', 'l']));
   return out.join('\n');
 }
 
@@ -150,7 +150,10 @@ export const lmEvalTasksSection: SuiteSection<LmEvalSection> = {
   step: 'lm-eval tasks and groups',
   compute: ({ ctx }) => lmEvalSection(ctx),
   // `all` holds the section values by key (the core's six sections), or a results.json with `generic`.
-  render: (v, i) => renderLmEval(v, numberOf((i.all.generic as GenericSections | undefined) ?? assembleGeneric(i.all))),
+  render: (v, i) => {
+    const g = (i.all.generic as GenericValues | undefined) ?? assembleGeneric(i.all);
+    return renderLmEval(v, numberOf(g), corePartNumber('reconciliation', g));
+  },
 };
 
 type CoreResults = ReturnType<typeof coreSuite.results>;

@@ -19,7 +19,7 @@ import { O1_SOURCE, o1Results, renderAtAGlance, renderResults, type ResultsSecti
 import { recomputedSection, renderRecomputed, type RecomputedSection } from '../sections/recomputed.ts';
 import { costsSection, renderCosts, type CostsSection } from '../sections/costs.ts';
 import { groundedSection, renderGrounded, type GroundedSection } from '../sections/grounded.ts';
-import { renderSlices, slicesSection, type SlicesSection } from '../sections/slices.ts';
+import { O1_SLICES, o1Slices, renderSlices, type SlicesSection } from '../sections/slices.ts';
 import { renderPairwise, type PairwiseSection } from '../sections/pairwise.ts';
 import { O1_PAIRWISE_VIEW, pairwiseSection } from './o1-pairwise.ts';
 import { pairedForest } from '../core-figures.ts';
@@ -33,7 +33,7 @@ import { buildEpisodeSets } from '../html/episode-sets.ts';
 import { loadSubjectSources } from '../html/load-episodes.ts';
 import type { ReportResults } from '../report-results.ts';
 import type { RenderInput, ReportSuite, SuiteSection } from '../suite.ts';
-import { coreReconciliationSection, resultsSectionOf, summarySection } from './core.ts';
+import { coreReconciliationSection, resultsSectionOf, slicesSectionOf, summarySection } from './core.ts';
 import { renderReconciliation } from '../generic-render.ts';
 import type { Reconciliation } from '../generic.ts';
 import { CLT_METHOD } from '../../analysis/rates.ts';
@@ -75,13 +75,13 @@ const grounded: SuiteSection<GroundedSection> = {
   render: (v, i) => renderGrounded(v, lvl(i)),
   figures: (v, i) => [groundedHeatmap(v, i.ctx.subjects)],
 };
-const slices: SuiteSection<SlicesSection> = {
-  key: 'slices',
-  step: 'slices',
-  compute: ({ ctx }) => slicesSection(ctx),
+/** Section 4: the core slices section over O1's dimensions and metrics, in O1's table. */
+const slices = slicesSectionOf<SlicesSection>({
+  source: O1_SLICES,
+  present: o1Slices,
   render: (v, i) => renderSlices(v, i.ctx.subjects, lvl(i)),
   figures: (v, i) => [sliceDots(v, i.ctx.subjects, i.ctx.colours, i.ctx.level)],
-};
+});
 const pairwise: SuiteSection<PairwiseSection> = {
   key: 'pairwise',
   step: 'pairwise comparisons',
