@@ -25,7 +25,7 @@ import { cltStandardError } from '../stats/index.ts';
 import { query } from '../store/duckdb.ts';
 import { withinTolerance } from '../ingest/lm-eval/reconcile.ts';
 import type { ReportedMetric } from '../ingest/reported-metrics.ts';
-import { fmtCount, byText } from './markdown.ts';
+import { fmtCount, fmtCountOf, byText } from './markdown.ts';
 import { KIND_SQL, ORDINAL_MAX_LEVELS, REDUCERS, SCORER_ROWS, reduceMetric, scorerMetric, scorerMetricName, type MetricKind, type Reducer } from '../analysis/metrics.ts';
 import { metricRates, type Interval, type Rate } from '../analysis/rates.ts';
 import type { Plain } from '../store/duckdb.ts';
@@ -470,7 +470,7 @@ export async function reconcile(ctx: ReportContext): Promise<Reconciliation[]> {
       row.recomputed = values.reduce((a, b) => a + b, 0) / values.length;
       row.recomputed_stderr = values.length > 1 ? cltStandardError(values, { ddof: 1 }) : null;
       const [{ epochs }] = (await query(ctx.conn, `SELECT CAST(count(*) AS BIGINT) AS epochs FROM (${scorerMetric(m.scorer).sql}) WHERE run_id = $run AND value IS NOT NULL`, { scorer: m.scorer, run: run.run_id })).rows;
-      row.note = `mean over ${fmtCount(values.length)} samples${Number(epochs) > values.length ? ` after the ${reducer} epoch reducer` : ''}`;
+      row.note = `mean over ${fmtCountOf(values.length, 'sample')}${Number(epochs) > values.length ? ` after the ${reducer} epoch reducer` : ''}`;
       if (m.value === null) {
         row.status = 'FLAG';
         row.note += '; the log reports no number';

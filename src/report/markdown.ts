@@ -38,6 +38,11 @@ export function fmtCount(n: number): string {
   return n < 0 ? `−${s}` : s;
 }
 
+/** A count with its noun, singular for exactly one: "1 sample", "1,200 samples". */
+export function fmtCountOf(n: number, noun: string, plural = `${noun}s`): string {
+  return `${fmtCount(n)} ${n === 1 ? noun : plural}`;
+}
+
 /** `[14.1, 32.2]` in percent; `—` when either end is null. */
 export function pctInterval(lower: number | null | undefined, upper: number | null | undefined, digits = 1): string {
   if (lower === null || lower === undefined || upper === null || upper === undefined) return '—';

@@ -99,6 +99,15 @@ describe('kinds from evidence', { timeout: 240_000 }, () => {
     expect(c.every((x: { exact: unknown; estimate: number }) => x.exact === null && x.estimate === 0)).toBe(true);
   });
 
+  it('a store of one sample says "1 sample", never "1 samples"', () => {
+    writeFileSync(join(dir, 'one.csv'), 'model,item,correct\na,q0,1\n');
+    ok(['ingest', 'csv', join(dir, 'one.csv'), '--traces', join(dir, 'ONE'), '--run-id', 'one', '--subject', 'model', '--item', 'item', '--scores', 'correct']);
+    const { md } = build(join(dir, 'ONE'), 'ONE-report');
+    expect(md).toMatch(/1 sample in all/);
+    expect(md).toMatch(/; 1 sample;/);
+    expect(md).not.toMatch(/\b1 samples\b/);
+  });
+
   it('the rule, case by case', () => {
     expect(kindFromEvidence('binary', [0, 1], undefined).kind).toBe('binary');
     expect(kindFromEvidence('binary', [1], 'accuracy')).toEqual({ kind: 'binary', kind_reason: 'the log reports accuracy for it' });

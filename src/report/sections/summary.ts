@@ -17,7 +17,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TABLE_NAMES } from '../../schema/tables.ts';
 import { partitionDir } from '../../store/write-run.ts';
-import { byText, cell, code, fmtCount, table } from '../markdown.ts';
+import { byText, cell, code, fmtCount, fmtCountOf, table } from '../markdown.ts';
 import { validateStore } from '../../store/validate-run.ts';
 import { REPORT_MEMORY_LIMIT, type ReportContext } from './context.ts';
 
@@ -291,7 +291,7 @@ export function renderSummary(s: SummaryResult, opts: { seed: number; resamples:
   const items = t.tasks
     ? `${t.tasks.length} tasks (items per task: ${t.tasks.map((x) => `${cell(x.task)} ${fmtCount(x.items)}`).join(', ')}), ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per item`
     : `${fmtCount(t.scenarios)} scenario${t.scenarios === 1 ? '' : 's'}, ${t.epochs.join('/')} epoch${t.epochs.length === 1 && t.epochs[0] === 1 ? '' : 's'} per scenario`;
-  out.push(`${t.runs} run${t.runs === 1 ? '' : 's'}, ${t.subjects} subject${t.subjects === 1 ? '' : 's'}, ${t.judges} judge${t.judges === 1 ? '' : 's'}, ${items}, ${fmtCount(t.samples)} samples in all.\n`);
+  out.push(`${t.runs} run${t.runs === 1 ? '' : 's'}, ${t.subjects} subject${t.subjects === 1 ? '' : 's'}, ${t.judges} judge${t.judges === 1 ? '' : 's'}, ${items}, ${fmtCountOf(t.samples, 'sample')} in all.\n`);
   // A column no run of the store records (temperature, prompt, seed of a CSV) is left out.
   const cols: { head: string; align: 'l' | 'r'; cell: (r: RunSummaryRow) => string; applies: boolean }[] = [
     { head: 'Run', align: 'l', cell: (r) => code(r.run_id), applies: true },
