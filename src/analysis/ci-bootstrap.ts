@@ -34,7 +34,7 @@ import { checkColumns, countNoanswer, countNotMeasured, loadMetric, type MetricK
 import { DEGENERATE, type Sampling } from './rates.ts';
 import { boundFields, boundedResamples, drawBudget, drawUnits, type ResampleBound } from './ci-resample-bound.ts';
 import { comparePairedOnThreads, type PairedComparison } from './paired-comparison.ts';
-import { float64Column, metricFields, resolveMetric, withStore, type Group, type MetricChoice, type StoreSource } from './ci.ts';
+import { float64Column, kindFromAggregate, metricFields, resolveMetric, withStore, type Group, type MetricChoice, type StoreSource } from './ci.ts';
 
 type Method = 'percentile' | 'bca' | 'basic';
 
@@ -245,6 +245,10 @@ interface CodedMetric {
   values: Float64Array;
   clusters: Float64Array;
   groups: { group: Group; key: string; start: number; end: number }[];
+  /** Not-measured rows per group (only groups with some), as `countNotMeasured` returns them. */
+  missing: Map<string, number>;
+  /** Per group: measured values, values not 0/1, min and max (`kindFromAggregate`). */
+  kindRows: Record<string, unknown>[];
 }
 
 /**
@@ -258,21 +262,33 @@ async function loadCodedMetric(conn: DuckDBConnection, m: MetricDef, by: string[
   const measured = `(SELECT * FROM (${m.sql}) WHERE value IS NOT NULL)`;
   const g = by.map(quoteIdent);
   const order = [...by, 'subject_model', 'scenario_id', 'epoch', 'episode_id'].map(quoteIdent).join(', ');
-  // A binary metric's values are checked with one count; only a store that fails it pays for the row number (a sort of every row).
-  if (m.binary && Number((await query(conn, `SELECT count(*) AS k FROM ${measured} WHERE value NOT IN (0, 1)`, m.params)).rows[0]!.k) > 0) {
-    const bad = await query(conn, `SELECT value, rn FROM (SELECT value, row_number() OVER (ORDER BY ${order}) AS rn FROM ${measured}) WHERE value NOT IN (0, 1) ORDER BY rn LIMIT 1`, m.params);
-    if (bad.rows.length) throw dataError('metric.notBinary', `metric ${m.name} has a non-binary value ${bad.rows[0]!.value} at row ${bad.rows[0]!.rn}`);
-  }
-  const heads = await queryArrow(conn, `SELECT ${g.length ? `${g.join(', ')}, ` : ''}count(*)::BIGINT AS k FROM ${measured} ${g.length ? `GROUP BY ${g.join(', ')} ORDER BY ${g.join(', ')}` : ''}`, m.params);
+  // One scan of all the metric's rows per group: measured and not measured, and the kind's inputs (values not 0/1, min, max).
+  const heads = await queryArrow(
+    conn,
+    `SELECT ${g.length ? `${g.join(', ')}, ` : ''}count(value)::BIGINT AS k, (count(*) - count(value))::BIGINT AS missing, count(*) FILTER (WHERE value NOT IN (0, 1))::BIGINT AS nonbinary,
+            CAST(min(value) AS DOUBLE) AS lo, CAST(max(value) AS DOUBLE) AS hi FROM (${m.sql}) ${g.length ? `GROUP BY ${g.join(', ')} ORDER BY ${g.join(', ')}` : ''}`,
+    m.params,
+  );
   const groups: CodedMetric['groups'] = [];
+  const missing = new Map<string, number>();
+  const kindRows: Record<string, unknown>[] = [];
   let n = 0;
   for (let i = 0; i < heads.numRows; i++) {
     const group: Group = {};
     for (const c of by) group[c] = heads.getChild(c)!.get(i) as string | number | null;
     const k = Number(heads.getChild('k')!.get(i));
+    const key = by.map((c) => String(group[c])).join('\u0000');
+    const miss = Number(heads.getChild('missing')!.get(i));
+    if (miss > 0) missing.set(key, miss);
+    kindRows.push({ n: k, nonbinary: Number(heads.getChild('nonbinary')!.get(i)), lo: heads.getChild('lo')!.get(i), hi: heads.getChild('hi')!.get(i) });
     if (k === 0) continue;
-    groups.push({ group, key: by.map((c) => String(group[c])).join('\u0000'), start: n, end: n + k });
+    groups.push({ group, key, start: n, end: n + k });
     n += k;
+  }
+  // A binary metric with a value not 0/1: only then the row number (a sort of every row) that names it.
+  if (m.binary && kindRows.some((r) => Number(r.nonbinary) > 0)) {
+    const bad = await query(conn, `SELECT value, rn FROM (SELECT value, row_number() OVER (ORDER BY ${order}) AS rn FROM ${measured}) WHERE value NOT IN (0, 1) ORDER BY rn LIMIT 1`, m.params);
+    if (bad.rows.length) throw dataError('metric.notBinary', `metric ${m.name} has a non-binary value ${bad.rows[0]!.value} at row ${bad.rows[0]!.rn}`);
   }
   const values = new Float64Array(n);
   const clusters = new Float64Array(n);
@@ -285,7 +301,7 @@ async function loadCodedMetric(conn: DuckDBConnection, m: MetricDef, by: string[
     const [V, C] = cols as [number[], (bigint | number)[]];
     for (let i = 0; i < rows; i++, at++) [values[at], clusters[at]] = [V[i]!, Number(C[i])];
   });
-  return { values, clusters, groups };
+  return { values, clusters, groups, missing, kindRows };
 }
 
 export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
@@ -296,13 +312,15 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
   const by = o.by ?? [];
   const cluster = storeCluster(o.cluster, o.reduce !== undefined);
   return withStore(src, async (conn) => {
-    const resolved = await resolveMetric(conn, src, o, by);
+    // Clustered: the kind and the not-measured counts come from loadCodedMetric's one aggregate (two scans fewer).
+    let resolved = await resolveMetric(conn, src, o, by, cluster ? { kind: false } : {});
     const m = resolved.def;
-    const fields = metricFields(resolved);
-    const missing = await countNotMeasured(conn, m, by);
-    const noanswer = m.source === 'scorer' && !m.reduce ? await countNoanswer(conn, m, by) : null;
     if (cluster) {
+      const noanswer = m.source === 'scorer' && !m.reduce ? await countNoanswer(conn, m, by) : null;
       const coded = await loadCodedMetric(conn, m, by, cluster);
+      resolved = { ...resolved, kind: await kindFromAggregate(conn, m, coded.kindRows) };
+      const fields = metricFields(resolved);
+      const missing = coded.missing;
       if (coded.values.length === 0) throw dataError('metric.empty', `metric ${m.name} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
       if ((o.statistic as CiStatistic).name === 'proportion') checkProportion(coded.values, `metric ${m.name}`);
       const out: BootstrapCi[] = [];
@@ -315,6 +333,9 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
       }
       return by.length ? out : out[0]!;
     }
+    const fields = metricFields(resolved);
+    const missing = await countNotMeasured(conn, m, by);
+    const noanswer = m.source === 'scorer' && !m.reduce ? await countNoanswer(conn, m, by) : null;
     const table = await loadMetric(conn, m, by, ['scenario_id']);
     if (table.numRows === 0) throw dataError('metric.empty', `metric ${m.name} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
     const values = float64Column(table, 'value');

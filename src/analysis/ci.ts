@@ -254,7 +254,7 @@ export async function ciExactMetric(
  * value other than 0/1 → binary, all in [0, 1] → bounded; otherwise (ordinal or continuous, which
  * need the distinct values) one `metricStats` pass.
  */
-async function kindFromAggregate(conn: DuckDBConnection, m: MetricDef, rows: Record<string, unknown>[]): Promise<MetricKind | null> {
+export async function kindFromAggregate(conn: DuckDBConnection, m: MetricDef, rows: Record<string, unknown>[]): Promise<MetricKind | null> {
   const n = rows.reduce((a, r) => a + Number(r.n ?? 0), 0);
   if (n === 0) return null;
   if (rows.every((r) => Number(r.nonbinary ?? 0) === 0)) return 'binary';
