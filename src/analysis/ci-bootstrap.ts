@@ -293,15 +293,43 @@ async function loadCodedMetric(conn: DuckDBConnection, m: MetricDef, by: string[
   const values = new Float64Array(n);
   const clusters = new Float64Array(n);
   let at = 0;
-  // Codes from the distinct clusters joined back (a window over every row does not fit 1 GB at 1e7).
+  // Codes from the distinct clusters joined back (a window over every row does not fit 1 GB at 1e7), numbered once in a temp table.
   const cl = quoteIdent(cluster);
-  const ids = `(SELECT k, row_number() OVER () AS c FROM (SELECT DISTINCT ${cl} AS k FROM ${measured}))`;
-  const rowsSql = `SELECT CAST(t.value AS DOUBLE) AS value, ids.c FROM ${measured} t JOIN ${ids} ids ON t.${cl} IS NOT DISTINCT FROM ids.k ORDER BY ${order.split(', ').map((c) => `t.${c}`).join(', ')}`;
-  await forEachChunk(conn, rowsSql, m.params, (cols, rows) => {
-    const [V, C] = cols as [number[], (bigint | number)[]];
-    for (let i = 0; i < rows; i++, at++) [values[at], clusters[at]] = [V[i]!, Number(C[i])];
-  });
+  const ids = `standoff_cluster_ids_${process.pid}`;
+  await query(conn, `CREATE OR REPLACE TEMP TABLE ${ids} AS SELECT k, row_number() OVER () AS c FROM (SELECT DISTINCT ${cl} AS k FROM ${measured})`, m.params);
+  try {
+    // One subject at a time, in the order's own order of subjects, so each join and sort holds one subject's rows (1e7 did not fit 1 GB at once).
+    const parts = await subjectParts(conn, m, measured, by, groups);
+    const sort = order.split(', ').map((c) => `t.${c}`).join(', ');
+    for (const part of parts) {
+      const where = part === null ? '' : 'WHERE CAST(t.subject_model AS VARCHAR) = $standoff_part';
+      const rowsSql = `SELECT CAST(t.value AS DOUBLE) AS value, ids.c FROM ${measured} t JOIN ${ids} ids ON t.${cl} IS NOT DISTINCT FROM ids.k ${where} ORDER BY ${sort}`;
+      const params = part === null ? m.params : ({ ...((m.params ?? {}) as Record<string, unknown>), standoff_part: part } as SqlParams);
+      await forEachChunk(conn, rowsSql, params, (cols, rows) => {
+        const [V, C] = cols as [number[], (bigint | number)[]];
+        for (let i = 0; i < rows; i++, at++) [values[at], clusters[at]] = [V[i]!, Number(C[i])];
+      });
+    }
+  } finally {
+    await query(conn, `DROP TABLE IF EXISTS ${ids}`);
+  }
+  if (at !== n) throw new Error(`loadCodedMetric: streamed ${at} rows, counted ${n}`);
   return { values, clusters, groups, missing, kindRows };
+}
+
+/**
+ * The partitions of `loadCodedMetric`'s stream: the subjects (text) in ascending order when the
+ * groups are none or the subject (the stream's order then starts with the subject, so the parts
+ * concatenate to the one stream); else one part (`null`: the whole).
+ */
+async function subjectParts(conn: DuckDBConnection, m: MetricDef, measured: string, by: string[], groups: CodedMetric['groups']): Promise<(string | null)[]> {
+  if (by.length === 1 && by[0] === 'subject_model') {
+    const subjects = groups.map((g) => g.group.subject_model);
+    return subjects.every((x) => typeof x === 'string') ? (subjects as string[]) : [null];
+  }
+  if (by.length > 0) return [null];
+  const rows = (await query(conn, `SELECT CAST(subject_model AS VARCHAR) AS p FROM (SELECT DISTINCT subject_model FROM ${measured}) ORDER BY subject_model`, m.params)).rows;
+  return rows.length > 0 && rows.every((r) => typeof r.p === 'string') ? rows.map((r) => r.p as string) : [null];
 }
 
 export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
