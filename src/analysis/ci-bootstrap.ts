@@ -27,13 +27,14 @@ import {
 } from '../stats/index.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { forEachChunk, query, quoteIdent, type SqlParams } from '../store/duckdb.ts';
-import { queryArrow } from '../store/arrow.ts';
 import type { MetricDef } from '../store/metrics.ts';
 import { StandoffError, dataError, usageError } from '../errors.ts';
 import { checkColumns, countNoanswer, countNotMeasured, loadMetric, type MetricKind, type Reducer } from './metrics.ts';
 import { DEGENERATE, type Sampling } from './rates.ts';
+import { loadCodedMetric } from './ci-coded-metric.ts';
+import { boundFields, boundedResamples, drawBudget, drawUnits, type ResampleBound } from './ci-resample-bound.ts';
 import { comparePairedOnThreads, type PairedComparison } from './paired-comparison.ts';
-import { float64Column, metricFields, resolveMetric, withStore, type Group, type MetricChoice, type StoreSource } from './ci.ts';
+import { float64Column, kindFromAggregate, metricFields, resolveMetric, withStore, type Group, type MetricChoice, type StoreSource } from './ci.ts';
 
 type Method = 'percentile' | 'bca' | 'basic';
 
@@ -114,9 +115,11 @@ export interface BootstrapCiOptions extends MetricChoice {
   statistic?: string | CiStatistic;
   /** `--threads`: threads for the general resampler (results do not depend on it). */
   threads?: number;
+  /** `--max-draws`: the work bound (`drawBudget`, src/analysis/ci-resample-bound.ts). */
+  maxDraws?: number;
 }
 
-export interface BootstrapCi {
+export interface BootstrapCi extends ResampleBound {
   group?: Group;
   metric?: string;
   /** Inferred kind of the store metric, and the epoch reducer applied. */
@@ -175,9 +178,13 @@ export async function intervalFor(values: Float64Array, clusters: ArrayLike<Clus
   const label = statisticLabel(stat);
   const isMean = stat.name === 'mean' || stat.name === 'proportion';
   const sampling: Sampling = clusters ? 'clustered' : 'independent';
+  const budget = drawBudget(o.maxDraws);
   const base = { n: values.length, statistic: label, sampling, ...(clusters && clusterName ? { cluster: clusterName } : {}), estimate: null, lower: null, upper: null, level: o.level, method: o.method, resamples: o.resamples, seed: o.seed };
-  const bopts = { resamples: o.resamples, level: o.level, method: o.method, seed: o.seed };
   try {
+    // Units one resample draws by index (0 on the exact multinomial path, which draws none): the work bound's G.
+    const units = drawUnits(values, clusters, isMean);
+    const B = boundedResamples(o.resamples, units, budget);
+    const bopts = { resamples: B, level: o.level, method: o.method, seed: o.seed };
     let r: BootstrapResult & { clusters?: number };
     if (isMean && clusters) r = clusterBootstrap(values, clusters, bopts);
     else if (isMean && values.length >= 2 && autoUsesMultinomial(meanUnits(values))) r = bootstrapMean(values, bopts);
@@ -186,8 +193,11 @@ export async function intervalFor(values: Float64Array, clusters: ArrayLike<Clus
       const spec: StatisticSpec = stat.name === 'proportion' ? { name: 'mean' } : stat;
       r = await parallelBootstrapStatistic(values, spec, { ...bopts, ...(clusters ? { clusters } : {}) }, { threads: o.threads });
     }
+    const bound = boundFields({ level: o.level, method: o.method, se: finite(r.se), bca: r.bca }, o.resamples, B, units, budget);
     const out: BootstrapCi = {
       ...base,
+      resamples: B,
+      ...bound?.fields,
       ...bootstrapFields(r),
       se_clt: isMean && values.length > 1 ? cltStandardError(values, { ddof: 1 }) : null,
       se_clt_ddof0: isMean ? cltStandardError(values, { ddof: 0 }) : null,
@@ -199,6 +209,7 @@ export async function intervalFor(values: Float64Array, clusters: ArrayLike<Clus
       out.upper = null;
       out.note = clusters ? DEGENERATE : 'not reported: every value is identical, so the bootstrap has no spread; for 0/1 data, ci exact gives an honest interval';
     }
+    if (bound) out.note = out.note ? `${out.note}; ${bound.note}` : bound.note;
     if (clusters) {
       out.clusters = r.clusters!;
       out.se_clustered =
@@ -229,53 +240,6 @@ function storeCluster(cluster: string | false | undefined, reduced = false): str
   return c;
 }
 
-/** A metric's measured values for a clustered interval: values and integer cluster codes in the store path's order, and the groups' row ranges. */
-interface CodedMetric {
-  values: Float64Array;
-  clusters: Float64Array;
-  groups: { group: Group; key: string; start: number; end: number }[];
-}
-
-/**
- * The clustered path's observations without one JS value per row beyond two Float64Arrays:
- * values and cluster codes (a number per distinct cluster id, joined back: equal iff the ids are; the cluster
- * bootstrap numbers clusters by first appearance, so codes resample exactly as the ids do) are
- * streamed in `loadMetric`'s order; the groups (`--by`) come from a small query (#28).
- */
-async function loadCodedMetric(conn: DuckDBConnection, m: MetricDef, by: string[], cluster: string): Promise<CodedMetric> {
-  checkColumns(by, '--by');
-  const measured = `(SELECT * FROM (${m.sql}) WHERE value IS NOT NULL)`;
-  const g = by.map(quoteIdent);
-  const order = [...by, 'subject_model', 'scenario_id', 'epoch', 'episode_id'].map(quoteIdent).join(', ');
-  if (m.binary) {
-    const bad = await query(conn, `SELECT value, rn FROM (SELECT value, row_number() OVER (ORDER BY ${order}) AS rn FROM ${measured}) WHERE value NOT IN (0, 1) ORDER BY rn LIMIT 1`, m.params);
-    if (bad.rows.length) throw dataError('metric.notBinary', `metric ${m.name} has a non-binary value ${bad.rows[0]!.value} at row ${bad.rows[0]!.rn}`);
-  }
-  const heads = await queryArrow(conn, `SELECT ${g.length ? `${g.join(', ')}, ` : ''}count(*)::BIGINT AS k FROM ${measured} ${g.length ? `GROUP BY ${g.join(', ')} ORDER BY ${g.join(', ')}` : ''}`, m.params);
-  const groups: CodedMetric['groups'] = [];
-  let n = 0;
-  for (let i = 0; i < heads.numRows; i++) {
-    const group: Group = {};
-    for (const c of by) group[c] = heads.getChild(c)!.get(i) as string | number | null;
-    const k = Number(heads.getChild('k')!.get(i));
-    if (k === 0) continue;
-    groups.push({ group, key: by.map((c) => String(group[c])).join('\u0000'), start: n, end: n + k });
-    n += k;
-  }
-  const values = new Float64Array(n);
-  const clusters = new Float64Array(n);
-  let at = 0;
-  // Codes from the distinct clusters joined back (a window over every row does not fit 1 GB at 1e7).
-  const cl = quoteIdent(cluster);
-  const ids = `(SELECT k, row_number() OVER () AS c FROM (SELECT DISTINCT ${cl} AS k FROM ${measured}))`;
-  const rowsSql = `SELECT CAST(t.value AS DOUBLE) AS value, ids.c FROM ${measured} t JOIN ${ids} ids ON t.${cl} IS NOT DISTINCT FROM ids.k ORDER BY ${order.split(', ').map((c) => `t.${c}`).join(', ')}`;
-  await forEachChunk(conn, rowsSql, m.params, (cols, rows) => {
-    const [V, C] = cols as [number[], (bigint | number)[]];
-    for (let i = 0; i < rows; i++, at++) [values[at], clusters[at]] = [V[i]!, Number(C[i])];
-  });
-  return { values, clusters, groups };
-}
-
 export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Promise<BootstrapCi | BootstrapCi[]> {
   // A file is ci-input.ts's (ciBootstrapInput), which builds on this module: no import back.
   if (o.input) throw usageError('ci.conflict', 'ciBootstrap reads the store; an --input file is ciBootstrapInput (src/analysis/ci-input.ts)');
@@ -284,13 +248,15 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
   const by = o.by ?? [];
   const cluster = storeCluster(o.cluster, o.reduce !== undefined);
   return withStore(src, async (conn) => {
-    const resolved = await resolveMetric(conn, src, o, by);
+    // Clustered: the kind and the not-measured counts come from loadCodedMetric's one aggregate (two scans fewer).
+    let resolved = await resolveMetric(conn, src, o, by, cluster ? { kind: false } : {});
     const m = resolved.def;
-    const fields = metricFields(resolved);
-    const missing = await countNotMeasured(conn, m, by);
-    const noanswer = m.source === 'scorer' && !m.reduce ? await countNoanswer(conn, m, by) : null;
     if (cluster) {
+      const noanswer = m.source === 'scorer' && !m.reduce ? await countNoanswer(conn, m, by) : null;
       const coded = await loadCodedMetric(conn, m, by, cluster);
+      resolved = { ...resolved, kind: await kindFromAggregate(conn, m, coded.kindRows) };
+      const fields = metricFields(resolved);
+      const missing = coded.missing;
       if (coded.values.length === 0) throw dataError('metric.empty', `metric ${m.name} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
       if ((o.statistic as CiStatistic).name === 'proportion') checkProportion(coded.values, `metric ${m.name}`);
       const out: BootstrapCi[] = [];
@@ -303,6 +269,9 @@ export async function ciBootstrap(src: StoreSource, o: BootstrapCiOptions): Prom
       }
       return by.length ? out : out[0]!;
     }
+    const fields = metricFields(resolved);
+    const missing = await countNotMeasured(conn, m, by);
+    const noanswer = m.source === 'scorer' && !m.reduce ? await countNoanswer(conn, m, by) : null;
     const table = await loadMetric(conn, m, by, ['scenario_id']);
     if (table.numRows === 0) throw dataError('metric.empty', `metric ${m.name} has no measured observations in this store${missing.size ? ` (${[...missing.values()].reduce((a, b) => a + b, 0)} not measured)` : ''}`);
     const values = float64Column(table, 'value');
@@ -351,6 +320,8 @@ export interface PairedCiOptions extends MetricChoice {
   /** `--statistic mean|median` (default mean): the median is of the per-pair differences a - b. */
   statistic?: string | CiStatistic;
   threads?: number;
+  /** `--max-draws`: the work bound (`drawBudget`, src/analysis/ci-resample-bound.ts). */
+  maxDraws?: number;
 }
 
 /**
@@ -383,7 +354,7 @@ export interface PairedMedianComparison {
 }
 
 /** `ci paired`: the arms, the metric, how many items could not be paired, then `comparePaired`'s fields. */
-export type PairedCi = { a: string; b: string; metric?: string; kind?: MetricKind | null; reduce?: Reducer; dropped_unpaired: number } & ((PairedComparison & { statistic?: 'mean' }) | PairedMedianComparison);
+export type PairedCi = { a: string; b: string; metric?: string; kind?: MetricKind | null; reduce?: Reducer; dropped_unpaired: number } & ResampleBound & ((PairedComparison & { statistic?: 'mean' }) | PairedMedianComparison);
 
 /** The median-of-differences comparison (see `PairedMedianComparison`). */
 async function comparePairedMedian(xa: Float64Array, xb: Float64Array, ids: ArrayLike<ClusterId> | null, clusterName: string | null, o: PairedCiOptions): Promise<PairedMedianComparison> {
@@ -436,9 +407,17 @@ async function pairedFromArrays(a: string, b: string, xa: Float64Array, xb: Floa
   const stat = typeof o.statistic === 'object' ? o.statistic : parseStatistic(o.statistic, ['mean', 'median']);
   if (xa.length === 0) throw dataError('paired.noPairs', `--a "${a}" and --b "${b}" share no paired items`);
   if (xa.length < 2) throw dataError('paired.tooFew', `--a "${a}" and --b "${b}" share ${xa.length} paired item; a paired interval needs at least 2`);
-  if (stat.name === 'median') return { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, ...(await comparePairedMedian(xa, xb, ids, clusterName, o)) };
-  const r = await comparePairedOnThreads(xa, xb, ids, clusterName, { level: o.level, seed: o.seed, resamples: o.resamples, method: o.method, threads: o.threads });
-  return { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, statistic: 'mean', ...r };
+  const budget = drawBudget(o.maxDraws);
+  const d = new Float64Array(xa.length);
+  for (let i = 0; i < d.length; i++) d[i] = xa[i] - xb[i];
+  const units = drawUnits(d, ids, stat.name === 'mean');
+  const B = boundedResamples(o.resamples, units, budget);
+  const ob = { ...o, resamples: B };
+  const r = stat.name === 'median' ? await comparePairedMedian(xa, xb, ids, clusterName, ob) : { statistic: 'mean' as const, ...(await comparePairedOnThreads(xa, xb, ids, clusterName, { level: o.level, seed: o.seed, resamples: B, method: o.method, threads: o.threads })) };
+  const bound = boundFields({ level: o.level, method: o.method, se: r.se_bootstrap, bca: null }, o.resamples, B, units, budget);
+  const out = { a, b, ...(metric ? { metric } : {}), dropped_unpaired: dropped, ...r, ...bound?.fields } as PairedCi;
+  if (bound) out.note = out.note ? `${out.note}; ${bound.note}` : bound.note;
+  return out;
 }
 
 const NO_CLUSTER_PAIRS = '--no-cluster: epochs repeat scenarios and this interval, p and MDE treat the pairs as independent, so they are too optimistic';
@@ -457,13 +436,31 @@ async function loadPairs(conn: DuckDBConnection, m: MetricDef, a: string, b: str
     if (!subjects.includes(s)) throw dataError('paired.noArm', `${flag} "${s}" has no ${m.name} values (subjects: ${[...subjects].sort().join(', ')})`);
   }
   const x = `(SELECT scenario_id, CAST(scenario_id AS VARCHAR) || '/' || coalesce(CAST(epoch AS VARCHAR), 'null') AS k, CAST(value AS DOUBLE) AS v, subject_model = $pair_a AS is_a, subject_model FROM ${measured} WHERE subject_model IN ($pair_a, $pair_b))`;
-  const dup = (await query(conn, `SELECT subject_model AS s, k FROM ${x} GROUP BY subject_model, k HAVING count(*) > 1 ORDER BY subject_model, k LIMIT 1`, params)).rows[0];
+  // One scan of the metric's rows: the two arms' rows per key (a's and b's count and value), kept in a temp table that the checks and the pairs read.
+  const pk = `standoff_pairs_${process.pid}`;
+  await query(conn, `DROP TABLE IF EXISTS ${pk}`);
+  await query(
+    conn,
+    `CREATE TEMP TABLE ${pk} AS SELECT k, max(scenario_id) AS scenario_id, max(v) FILTER (WHERE is_a) AS va, max(v) FILTER (WHERE NOT is_a) AS vb,
+            count(*) FILTER (WHERE is_a) AS ca, count(*) FILTER (WHERE NOT is_a) AS cb FROM ${x} GROUP BY k`,
+    params,
+  );
+  try {
+    return await pairsFromTable(conn, pk, m, { pair_a: a, pair_b: b }, clustered);
+  } finally {
+    await query(conn, `DROP TABLE IF EXISTS ${pk}`);
+  }
+}
+
+/** `loadPairs` once the keys are counted (table `pk`: k, scenario_id, va, vb, ca, cb): the duplicate check, the counts and the pairs streamed. */
+async function pairsFromTable(conn: DuckDBConnection, pk: string, m: MetricDef, params: SqlParams, clustered: boolean): Promise<{ xa: Float64Array; xb: Float64Array; ids: Float64Array | null; dropped: number; repeats: boolean }> {
+  const dup = (await query(conn, `SELECT s, k FROM (SELECT $pair_a AS s, k FROM ${pk} WHERE ca > 1 UNION ALL SELECT $pair_b AS s, k FROM ${pk} WHERE cb > 1) ORDER BY s, k LIMIT 1`, params)).rows[0];
   if (dup) throw dataError('paired.duplicateItem', `subject "${dup.s}" has two ${m.name} values for scenario x epoch ${dup.k} (several runs?): pick one with --run`);
-  const counts = (await query(conn, `SELECT count(DISTINCT k) AS keys, count(DISTINCT scenario_id) FILTER (WHERE is_a) AS sa, count(*) FILTER (WHERE is_a) AS na FROM ${x}`, params)).rows[0]!;
-  const pairs = `SELECT max(v) FILTER (WHERE is_a) AS va, max(v) FILTER (WHERE NOT is_a) AS vb, ${clustered ? 'dense_rank() OVER (ORDER BY max(scenario_id))' : '0'} AS c FROM ${x} GROUP BY k HAVING count(*) = 2 ORDER BY k`;
+  const counts = (await query(conn, `SELECT count(*) AS keys, count(DISTINCT scenario_id) FILTER (WHERE ca > 0) AS sa, sum(ca) AS na FROM ${pk}`)).rows[0]!;
+  const pairs = `SELECT va, vb, ${clustered ? 'dense_rank() OVER (ORDER BY scenario_id)' : '0'} AS c FROM ${pk} WHERE ca = 1 AND cb = 1 ORDER BY k`;
   const out: Record<'xa' | 'xb' | 'c', Float64Array> = { xa: new Float64Array(1024), xb: new Float64Array(1024), c: new Float64Array(1024) };
   let n = 0;
-  await forEachChunk(conn, pairs, params, (chunk, rows) => {
+  await forEachChunk(conn, pairs, undefined, (chunk, rows) => {
     if (n + rows > out.xa.length) for (const key of ['xa', 'xb', 'c'] as const) out[key] = grow(out[key], n + rows);
     const [A, B, C] = chunk as [number[], number[], (bigint | number)[]];
     for (let i = 0; i < rows; i++, n++) [out.xa[n], out.xb[n], out.c[n]] = [A[i]!, B[i]!, Number(C[i])];

@@ -76,7 +76,7 @@ export interface ResolvedMetric {
  * files), the reducer applied, and the kind inferred. A reducer needs observations of items, not
  * of epochs, so it cannot go with --by epoch or episode_id; at_least_one needs a 0/1 metric.
  */
-export async function resolveMetric(conn: DuckDBConnection, src: StoreSource, c: MetricChoice, by: string[] = []): Promise<ResolvedMetric> {
+export async function resolveMetric(conn: DuckDBConnection, src: StoreSource, c: MetricChoice, by: string[] = [], opts: { kind?: boolean } = {}): Promise<ResolvedMetric> {
   if (c.reduce !== undefined && !(REDUCERS as readonly string[]).includes(c.reduce)) throw usageError('ci.badReduce', `--reduce must be one of ${REDUCERS.join(', ')}, got "${c.reduce}"`);
   const reg = await storeMetrics(conn, { storeDir: src.traces, metricSql: c.metricSql ? [c.metricSql] : [] });
   const name = c.metric ?? (c.metricSql ? basename(c.metricSql).replace(/\.sql$/i, '') : undefined);
@@ -94,7 +94,8 @@ export async function resolveMetric(conn: DuckDBConnection, src: StoreSource, c:
     }
     def = reduceMetric(def, c.reduce);
   }
-  const { kind } = await metricStats(conn, def);
+  // `kind: false`: the caller infers the kind from its own aggregate (`kindFromAggregate`), saving a scan of the metric's rows.
+  const kind = opts.kind === false ? null : (await metricStats(conn, def)).kind;
   return { def, kind, ...(note ? { note } : {}) };
 }
 
@@ -196,23 +197,25 @@ export async function ciExactMetric(
       }
     } else {
       checkColumns(by, '--by');
-      resolved = await resolveMetric(conn, src, opts, by);
+      resolved = await resolveMetric(conn, src, opts, by, { kind: false });
       const m = resolved.def;
       noanswer = await countNoanswer(conn, m, by);
       const keys = by.map(quoteIdent);
       const sel = keys.length ? `${keys.join(', ')}, ` : '';
       const grp = keys.length ? `GROUP BY ${keys.join(', ')} ORDER BY ${keys.join(', ')}` : '';
+      // One scan of the metric's rows: the counts, and the kind's inputs (min, max), so no separate metricStats pass.
       rows = (
         await query(
           conn,
           `SELECT ${sel}CAST(sum(k) AS BIGINT) AS k, CAST(sum(n) AS BIGINT) AS n, CAST(sum(missing) AS BIGINT) AS missing,
-                  CAST(sum(nonbinary) AS BIGINT) AS nonbinary, CAST(max(n) AS BIGINT) AS max_k
+                  CAST(sum(nonbinary) AS BIGINT) AS nonbinary, CAST(max(n) AS BIGINT) AS max_k, min(lo) AS lo, max(hi) AS hi
            FROM (SELECT ${sel}scenario_id, sum(value) FILTER (WHERE value = 1) AS k, count(value) AS n, count(*) - count(value) AS missing,
-                        count(*) FILTER (WHERE value NOT IN (0, 1)) AS nonbinary
+                        count(*) FILTER (WHERE value NOT IN (0, 1)) AS nonbinary, min(value) AS lo, max(value) AS hi
                  FROM (${m.sql}) GROUP BY ALL) ${grp}`,
           m.params,
         )
       ).rows;
+      resolved = { ...resolved, kind: await kindFromAggregate(conn, m, rows) };
       if (rows.length === 0 || rows.every((r) => r.n === null || Number(r.n) + Number(r.missing) === 0)) throw dataError('metric.empty', `metric ${m.name} has no observations in this store`);
       const nonbinary = rows.reduce((a, r) => a + Number(r.nonbinary ?? 0), 0);
       if (rows.every((r) => Number(r.nonbinary ?? 0) > 0)) {
@@ -244,6 +247,21 @@ export async function ciExactMetric(
       return by.length ? { group, ...ci } : ci;
     });
   });
+}
+
+/**
+ * A metric's kind (`KIND_SQL`) from per-group counts already read: no measured value → null, no
+ * value other than 0/1 → binary, all in [0, 1] → bounded; otherwise (ordinal or continuous, which
+ * need the distinct values) one `metricStats` pass.
+ */
+export async function kindFromAggregate(conn: DuckDBConnection, m: MetricDef, rows: Record<string, unknown>[]): Promise<MetricKind | null> {
+  const n = rows.reduce((a, r) => a + Number(r.n ?? 0), 0);
+  if (n === 0) return null;
+  if (rows.every((r) => Number(r.nonbinary ?? 0) === 0)) return 'binary';
+  const lo = rows.reduce((a, r) => (r.lo === null ? a : Math.min(a, Number(r.lo))), Infinity);
+  const hi = rows.reduce((a, r) => (r.hi === null ? a : Math.max(a, Number(r.hi))), -Infinity);
+  if (lo >= 0 && hi <= 1) return 'bounded';
+  return (await metricStats(conn, m)).kind;
 }
 
 /* ----------------------------------------------------------------- agreement */

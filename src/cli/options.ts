@@ -124,6 +124,18 @@ export function statsOptions(cmd: Command, opts: { random?: boolean } = { random
 export const threadsOption = () =>
   new Option('--threads <n>', 'threads for resampling (default: available cores, at most 8); the result is identical for any number').argParser(parseIntArg('--threads'));
 
+/**
+ * `--max-draws N`: the work bound of `ci bootstrap` and `ci paired` (resamples x units drawn;
+ * default 200,000,000, `RESAMPLE_DRAWS` in src/analysis/ci-resample-bound.ts); `1e9` is read as
+ * 1000000000.
+ */
+export const maxDrawsOption = () =>
+  new Option('--max-draws <n>', 'work bound: above it (resamples x clusters drawn) fewer resamples run, at least 1,000, and the output gives their Monte-Carlo error (default 200000000; docs/scale.md)').argParser((value: string) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`--max-draws must be a positive integer, got ${JSON.stringify(value).slice(0, 40)}`);
+    return n;
+  });
+
 export const MISSING = ['error', 'drop'] as const;
 export type Missing = (typeof MISSING)[number];
 

@@ -4,6 +4,9 @@
  * quoting helpers. Connections are closed by the caller in `finally` (see `withConnection`).
  */
 import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBResultReader } from '@duckdb/node-api';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface DbOptions {
   /** DuckDB worker threads; pinned so results that depend on it are reproducible. Default 2. */
@@ -124,4 +127,57 @@ export async function forEachChunk(
     rows += chunk.rowCount;
   }
   return rows;
+}
+
+/** Spill directories are named `standoff-spill-<pid>-<random>`: the owning process is in the name. */
+export const SPILL_PREFIX = 'standoff-spill-';
+const SPILL_NAME = /^standoff-spill-(\d+)-[^/]+$/;
+
+/** Whether process `pid` exists (signal 0 only checks; EPERM means it exists but is not ours). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the spill directories under `dir` whose owning process no longer exists (a process that
+ * crashed or was killed never ran its `close()`); returns their names. Directories of live
+ * processes, of this process, and names without a pid (older versions) are left alone; a directory
+ * that cannot be removed (another user's) is skipped.
+ */
+export function removeStaleSpillDirectories(dir: string = tmpdir(), alive: (pid: number) => boolean = processAlive): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = SPILL_NAME.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || !Number.isSafeInteger(pid) || pid <= 0 || alive(pid)) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+      removed.push(name);
+    } catch {
+      // Not ours to remove (permissions): leave it.
+    }
+  }
+  return removed;
+}
+
+/**
+ * A fresh, private spill directory for one DuckDB instance under `dir` (the OS temp directory),
+ * named after this process; stale ones left by dead processes are removed first. The caller
+ * removes the new one when it closes the instance.
+ */
+export function createSpillDirectory(dir: string = tmpdir()): string {
+  removeStaleSpillDirectories(dir);
+  return mkdtempSync(join(dir, `${SPILL_PREFIX}${process.pid}-`));
 }

@@ -7,14 +7,13 @@
  * locked, so a query cannot read elsewhere, ATTACH, INSTALL, change settings or create a file.
  * Which statements run at all is the query gate's work (`sql-gate.ts`): only plain reads.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { TABLE_NAMES, sqlColumns, type SqlColumn, type TableName } from '../schema/tables.ts';
 import { oneLine, storeError, usageError } from '../errors.ts';
-import { createDb, quoteIdent, quoteLiteral } from './duckdb.ts';
+import { createDb, createSpillDirectory, quoteIdent, quoteLiteral } from './duckdb.ts';
 import { listCommittedRuns, partitionDir, storeExists } from './write-run.ts';
 import { metricsViewSql, sqlMetricFromFile, storeMetricFiles } from './metrics.ts';
 
@@ -44,9 +43,9 @@ export interface OpenStoreOptions {
  */
 export const ANALYSIS_DB = { threads: 2, memoryLimit: '1GB' } as const;
 
-/** A fresh spill directory for one DuckDB instance (the caller removes it). */
+/** A fresh spill directory for one DuckDB instance (the caller removes it); stale ones of dead processes are removed (`createSpillDirectory`). */
 export function spillDirectory(): string {
-  return mkdtempSync(join(tmpdir(), 'standoff-spill-'));
+  return createSpillDirectory();
 }
 
 export interface Store {

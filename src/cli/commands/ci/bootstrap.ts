@@ -4,7 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { action, collect, usageError, withExamples } from '../../program.ts';
-import { inputFileOptions, metricOptions, statsOptions, threadsOption, type InputShape, type Missing, type Reduce, type StatsCommon } from '../../options.ts';
+import { inputFileOptions, metricOptions, maxDrawsOption, statsOptions, threadsOption, type InputShape, type Missing, type Reduce, type StatsCommon } from '../../options.ts';
 import { printResult } from '../../output.ts';
 
 export function registerCiBootstrap(ci: Command): void {
@@ -13,6 +13,7 @@ export function registerCiBootstrap(ci: Command): void {
       .option('--metric <name>', 'a metric over the store (see ci --list-metrics)')
       .option('--statistic <s>', 'mean, median, trimmed-mean:P (P in [0, 0.5) cut from each end), quantile:P (P in (0, 1)), sd (n - 1) or proportion (mean of 0/1 values)', 'mean')
       .addOption(threadsOption())
+      .addOption(maxDrawsOption())
       .option('--by <cols>', 'group by these columns (comma-separated)', collect)
       .option('--cluster <col>', 'resample whole clusters of this column (over the store: scenario_id by default, a scenario with its epochs; with --input, comma-separated columns form one key)')
       .option('--no-cluster', 'treat every observation as independent (the output says so)')
@@ -24,7 +25,7 @@ export function registerCiBootstrap(ci: Command): void {
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
   metricOptions(boot)
     .action(
-      action(async (o: StatsCommon & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; item?: string; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number; fromAggregates?: string }) => {
+      action(async (o: StatsCommon & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; by?: string[]; cluster?: string | false; item?: string; input?: string; value?: string; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number; maxDraws?: number; fromAggregates?: string }) => {
         if (o.fromAggregates) {
           if (o.input || o.metricSql || o.reduce || o.value || o.item) throw usageError('ci.conflict', '--from-aggregates reads one file of per-cluster sums: --input, --value, --item, --metric-sql and --reduce do not apply (--metric only labels it)');
           if (o.cluster === false) throw usageError('ci.conflict', '--from-aggregates holds per-cluster sums: the interval is clustered (--no-cluster needs the observations)');

@@ -4,7 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { action, collect, usageError, withExamples } from '../../program.ts';
-import { inputFileOptions, metricOptions, statsOptions, threadsOption, type InputShape, type Missing, type Reduce, type StatsCommon } from '../../options.ts';
+import { inputFileOptions, metricOptions, maxDrawsOption, statsOptions, threadsOption, type InputShape, type Missing, type Reduce, type StatsCommon } from '../../options.ts';
 import { printResult } from '../../output.ts';
 
 export function registerCiPaired(ci: Command): void {
@@ -22,12 +22,13 @@ export function registerCiPaired(ci: Command): void {
       .option('--by <cols>', 'with --input: one comparison per group of these columns (comma-separated)', collect)
       .option('--statistic <s>', 'mean (mean of a - b, with p and MDE) or median (median of the per-pair differences a - b)', 'mean')
       .addOption(threadsOption())
+      .addOption(maxDrawsOption())
       .option('--from-aggregates <file>', 'per-cluster pair sums (n, sum_a, sum_b, sum_sq_a, sum_sq_b, sum_ab, only_a, only_b) that any SQL engine wrote with sql/paired-aggregates.sql (CSV or Parquet; docs/scale.md); --a and --b label the arms'),
   )
     .addOption(new Option('--method <m>', 'interval method').choices(['percentile', 'bca', 'basic']).default('percentile'));
   metricOptions(paired)
     .action(
-      action(async (o: StatsCommon & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number; fromAggregates?: string }) => {
+      action(async (o: StatsCommon & InputShape & { metric?: string; metricSql?: string; reduce?: Reduce; a?: string; b?: string; cluster?: string | false; input?: string; item?: string; arm?: string; value?: string; by?: string[]; missing: Missing; method: 'percentile' | 'bca' | 'basic'; statistic: string; threads?: number; maxDraws?: number; fromAggregates?: string }) => {
         if (o.fromAggregates) {
           if (o.input || o.metricSql || o.reduce || o.item || o.arm || o.value || o.by) throw usageError('ci.conflict', '--from-aggregates reads one file of per-cluster pair sums: --input, --item, --arm, --value, --by, --metric-sql and --reduce do not apply');
           if (o.cluster === false) throw usageError('ci.conflict', '--from-aggregates holds per-cluster sums: the interval is clustered (--no-cluster needs the pairs)');
