@@ -21,7 +21,7 @@ describe('the report spill directory', () => {
     const da = await dirOf(a);
     const db = await dirOf(b);
     try {
-      expect(da.startsWith(join(tmpdir(), 'standoff-report-spill-'))).toBe(true);
+      expect(da.startsWith(join(tmpdir(), `standoff-spill-${process.pid}-`))).toBe(true); // pid-named: a crashed build's is removed by the next open
       expect(db).not.toBe(da);
       expect(existsSync(da)).toBe(true);
     } finally {

@@ -11,12 +11,11 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Table } from 'apache-arrow';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { StandoffError, oneLine } from '../../errors.ts';
 import { openStore, type Store } from '../../store/open-store.ts';
-import { query, quoteLiteral, type Plain, type SqlParams } from '../../store/duckdb.ts';
+import { createSpillDirectory, query, quoteLiteral, type Plain, type SqlParams } from '../../store/duckdb.ts';
 import { queryArrow } from '../../store/arrow.ts';
 import { listCommittedRuns, storeExists } from '../../store/write-run.ts';
 import { metricSql } from '../../analysis/metrics.ts';
@@ -110,8 +109,9 @@ export async function openReportStore(traces: string, runs: string[] | undefined
     await store.conn.run(`SET memory_limit = ${quoteLiteral(REPORT_MEMORY_LIMIT)}`);
     await store.conn.run(`SET preserve_insertion_order = false`);
     // A spill directory of this build's own (DuckDB's default is ./.tmp, which two builds in one
-    // directory share, and the first to close deletes under the other), removed with the store.
-    const spill = mkdtempSync(join(tmpdir(), 'standoff-report-spill-'));
+    // directory share, and the first to close deletes under the other), removed with the store;
+    // named with the pid like every bounded store's, so a crashed build's is removed by the next open.
+    const spill = createSpillDirectory();
     await store.conn.run(`SET temp_directory = ${quoteLiteral(spill)}`);
     const close = store.close;
     return {
