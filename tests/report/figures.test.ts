@@ -5,7 +5,8 @@
  */
 import { describe, it, expect } from 'vitest';
 import { PALETTE } from '../../src/report/sections/context.ts';
-import { MAX_FIGURE_WIDTH, OUTCOME_COLOURS, groundedHeatmap, probeOutcomes } from '../../src/report/figures.ts';
+import { MAX_FIGURE_WIDTH, groundedHeatmap } from '../../src/report/figures.ts';
+import { OUTCOME_COLOURS, probeOutcomes } from '../../src/report/figure-probes.ts';
 import { pairedForest } from '../../src/report/core-figures.ts';
 import { O1_PAIRWISE_VIEW } from '../../src/report/suites/o1-pairwise.ts';
 import { renderFigure } from '../../src/report/render-figure.ts';

@@ -10,7 +10,7 @@ import { RESULTS_SCHEMA } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import { hashRun, type RunHash } from '../sections/summary.ts';
 import { probesSection, renderProbes, type ProbesSection } from '../sections/probes.ts';
-import { probeOutcomes } from '../figures.ts';
+import { probeOutcomes } from '../figure-probes.ts';
 import { ladderFigure } from '../figure-ladder.ts';
 import { concentrationFigure } from '../figure-concentration.ts';
 import { accuracyFormFigure } from '../probe-accuracy-form.ts';
