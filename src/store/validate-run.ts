@@ -520,7 +520,7 @@ async function acrossRunsChecks(conn: DuckDBConnection, suite: string, ids: stri
       name: `sample_counts (${label})`,
       ok: sizes.size <= 1,
       detail: sizes.size <= 1 ? `${counts.length} subject arms with ${fmt([...sizes][0] ?? 0)} samples each` : `sample counts differ: ${counts.map((r) => `${r.subject} ${fmt(r.n)}`).join(', ')}`,
-      failures: sizes.size <= 1 ? [] : counts.map((r) => `${r.subject}: ${fmt(r.n)} samples`),
+      failures: sizes.size <= 1 ? [] : counts.map((r) => `${r.subject}: ${fmt(r.n)} sample${Number(r.n) === 1 ? '' : 's'}`),
     },
     {
       suite,

@@ -106,6 +106,11 @@ describe('kinds from evidence', { timeout: 240_000 }, () => {
     expect(md).toMatch(/1 sample in all/);
     expect(md).toMatch(/; 1 sample;/);
     expect(md).not.toMatch(/\b1 samples\b/);
+    // The Inspect run note (written at ingest) of a one-sample log says so too.
+    ok(['ingest', 'inspect', join(ROOT, 'tests/fixtures/inspect/mmlu-summary-choices.eval'), '--traces', join(dir, 'ONEI')]);
+    const one = build(join(dir, 'ONEI'), 'ONEI-report').md;
+    expect(one).toMatch(/eval status success, 1 sample\b/);
+    expect(one).not.toMatch(/\b1 samples\b/);
   });
 
   it('the rule, case by case', () => {

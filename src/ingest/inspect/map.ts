@@ -381,7 +381,7 @@ export function mapRun(header: InspectHeader, facts: RunFacts): RunRow {
   const inspectVersion = e.packages?.inspect_ai;
   const notes = [
     `inspect ${facts.format} log${header.version ? ` v${header.version}` : ''}${typeof inspectVersion === 'string' ? ` (inspect_ai ${inspectVersion})` : ''}`,
-    `task ${e.task}, eval status ${header.status ?? 'unknown'}, ${facts.samples} samples`,
+    `task ${e.task}, eval status ${header.status ?? 'unknown'}, ${facts.samples} sample${facts.samples === 1 ? '' : 's'}`,
   ];
   if (facts.erroredSamples > 0) notes.push(`${facts.erroredSamples} errored`);
   if (facts.rebuiltFromJournal) {
