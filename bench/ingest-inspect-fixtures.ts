@@ -10,8 +10,8 @@
  * same run, on the same files: the floor under any reader of these logs (every sample member read
  * by offset, inflated, CRC-checked and JSON-parsed, nothing else; one thread). The ingest's time
  * over the floor's is the stable figure; 15,000/s needs it at or under floor rate / 15,000 (both
- * wall and CPU are printed, with the load average). The ingest runs with its default worker
- * threads (`defaultIngestWorkers()`), then again with none (`workers: 0`) for comparison; from the
+ * wall and CPU are printed, with the load average). The ingest runs with its default (one
+ * thread), then again with `availableIngestWorkers()` worker threads for comparison; from the
  * sources each worker also pays for registering tsx and compiling its modules (~0.5-1.5 s of CPU
  * here), which the compiled CLI does not. Run alone:
  * `npx tsx bench/ingest-inspect-fixtures.ts [samples-per-log]` (default 4,000 per log, 20,000 in all).
@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { strToU8, strFromU8, unzipSync, zipSync, type Zippable } from 'fflate';
 import { loadavg } from 'node:os';
 import { ingestInspect } from '../src/ingest/ingest-inspect.ts';
-import { defaultIngestWorkers } from '../src/ingest/inspect/pool.ts';
+import { availableIngestWorkers } from '../src/ingest/inspect/pool.ts';
 import { ZipReader } from '../src/ingest/inspect/zip.ts';
 import { parseJsonTolerant } from '../src/ingest/inspect/json.ts';
 
@@ -44,10 +44,10 @@ export interface IngestInspectFixturesBench {
   /** The ratio at which the ingest would run 15,000 samples/s on this machine: floor rate / 15,000. */
   floorRatioLimit: number;
   load: { before: number; after: number };
-  /** Worker threads of the measured ingest (`defaultIngestWorkers()`). */
+  /** Worker threads of the comparison ingest (`availableIngestWorkers()`). */
   workers: number;
-  /** The same ingest with every log read in the calling thread (`workers: 0`), same run. */
-  inThread: { seconds: number; cpuSeconds: number; samplesPerSecond: number; samplesPerCpuSecond: number };
+  /** The same ingest with `workers` worker threads, same run. */
+  withWorkers: { seconds: number; cpuSeconds: number; samplesPerSecond: number; samplesPerCpuSecond: number };
 }
 
 /** One ingest of `files` into a fresh store under `dir`: wall and CPU seconds (workers' CPU included: the process's). */
@@ -129,12 +129,12 @@ export async function benchIngestInspectFixtures(perLog = 4000): Promise<IngestI
     }
     const before = loadavg()[0]!;
     readFloor(files); // warm: the files in the page cache for both
-    const workers = defaultIngestWorkers();
+    const workers = availableIngestWorkers();
     const run = await timedIngest(files, join(dir, 'traces'), undefined);
     const { seconds, cpuSeconds } = run;
     if (run.samples !== samples) throw new Error(`ingested ${run.samples} samples, expected ${samples}`);
-    const one = await timedIngest(files, join(dir, 'traces-in-thread'), 0);
-    if (one.samples !== samples) throw new Error(`ingested ${one.samples} samples in one thread, expected ${samples}`);
+    const one = await timedIngest(files, join(dir, 'traces-workers'), workers);
+    if (one.samples !== samples) throw new Error(`ingested ${one.samples} samples with ${workers} workers, expected ${samples}`);
     const f = readFloor(files);
     if (f.samples !== samples) throw new Error(`the floor read ${f.samples} samples, expected ${samples}`);
     const samplesPerSecond = Math.round(samples / seconds);
@@ -155,7 +155,7 @@ export async function benchIngestInspectFixtures(perLog = 4000): Promise<IngestI
       floorRatioLimit: Number((floorRate / 15000).toFixed(2)),
       load: { before, after: loadavg()[0]! },
       workers,
-      inThread: {
+      withWorkers: {
         seconds: Number(one.seconds.toFixed(3)),
         cpuSeconds: Number(one.cpuSeconds.toFixed(3)),
         samplesPerSecond: Math.round(samples / one.seconds),

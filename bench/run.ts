@@ -35,7 +35,7 @@ const SUMMARIES: Record<string, (r: any) => string[]> = {
   'ingest-inspect-fixtures': (r) => [
     `ingest inspect, the shared real logs replicated (${r.logs} logs, ${r.samples} samples): ${r.seconds} s = ${r.samplesPerSecond} samples/s, ${r.samplesPerCpuSecond} per CPU second [target >= ${r.target}: ${yesNo(r.samplesPerSecond >= r.target)}]; peak RSS ${r.peakRssMb} MB`,
     `  floor (same files, same run: inflate + CRC + JSON.parse of every sample, one thread): ${r.floor.seconds} s = ${r.floor.samplesPerSecond}/s, ${r.floor.samplesPerCpuSecond} per CPU second; ingest / floor ${r.floorRatio}x wall, ${r.floorCpuRatio}x CPU [15,000/s here needs <= ${r.floorRatioLimit}x: ${yesNo(r.floorRatio <= r.floorRatioLimit)}]; load ${r.load.before.toFixed(1)} -> ${r.load.after.toFixed(1)} (2 cores, shared)`,
-    `  ${r.workers} worker threads; the same ingest in one thread (workers 0): ${r.inThread.seconds} s = ${r.inThread.samplesPerSecond} samples/s, ${r.inThread.samplesPerCpuSecond} per CPU second`,
+    `  the default (one thread) above; the same ingest with --workers ${r.workers}: ${r.withWorkers.seconds} s = ${r.withWorkers.samplesPerSecond} samples/s, ${r.withWorkers.samplesPerCpuSecond} per CPU second`,
   ],
   runner: (r) => [
     `runner demo preset (270 episodes + probes + 3 judges, zero-latency sim): ${(r.demo.wallMs / 1000).toFixed(1)} s [target < 20 s: ${yesNo(r.demo.wallMs < 20000)}]`,

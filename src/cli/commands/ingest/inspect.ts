@@ -18,7 +18,7 @@ export function registerIngestInspect(ingest: Command): void {
     .option('--dry-run', 'validate and print what would be written; write nothing')
     .option('--replace', 'replace runs that already exist')
     .option('--max-member-size <size>', 'largest a .eval member may inflate to, e.g. 512MB or 1GiB (default 256MiB; zip-bomb guard)', parseByteSize('--max-member-size'))
-    .option('--workers <n>', 'worker threads reading the logs (default: available cores, at most 4; 0: none); the store is identical for any number', parseCount('--workers'))
+    .option('--workers <n>', 'worker threads reading the logs (default 0: none, the faster on 2 cores; try N on more cores); the store is identical for any number', parseCount('--workers'))
     .option('--max-ratio <n>', 'largest inflated/compressed ratio of a .eval member over 1 MiB (default 1000; zip-bomb guard)', parsePositiveNumber('--max-ratio'))
     .action(
       action(async (paths: string[], o: { runId?: string; traces: string; dryRun?: boolean; replace?: boolean; format: Format; maxMemberSize?: number; maxRatio?: number; workers?: number }) => {
