@@ -31,6 +31,7 @@ import { comparePairedFromTotals } from './paired-comparison.ts';
 import { DEGENERATE } from './rates.ts';
 import { quoteIdent, forEachChunk } from '../store/duckdb.ts';
 import { withAggregateFile, type AggCheck, type AggColumn } from './aggregate-file.ts';
+import { GrowableFloat64 } from '../growable-array.ts';
 
 /** The SQL files, by engine: DuckDB's are what the test runs; Spark SQL and Trino differ only where listed in docs/scale.md. */
 export const AGGREGATE_SQL = { cluster: 'cluster-aggregates.sql', paired: 'paired-aggregates.sql' } as const;
@@ -99,22 +100,6 @@ function momentChecks(n: string, sum: string, sumSq: string): AggCheck[] {
   ];
 }
 
-/** A Float64Array that grows as values are appended. */
-class Growing {
-  private data = new Float64Array(1024);
-  private size = 0;
-  push(x: number): void {
-    if (this.size === this.data.length) {
-      const next = new Float64Array(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
-    this.data[this.size++] = x;
-  }
-  done(): Float64Array {
-    return this.data.slice(0, this.size);
-  }
-}
 
 /** The columns of a one-sample file (see the module comment). */
 function clusterColumns(cluster: string, by: string[], needBinary: boolean): AggColumn[] {
@@ -155,7 +140,7 @@ async function readClusterFile(o: AggregateFileOptions, by: string[], needBinary
     );
     const notMeasured = present.has('not_measured') ? 'sum(not_measured)' : 'NULL';
     const heads = (await conn.runAndReadAll(`SELECT ${cols}${notMeasured} AS nm FROM agg GROUP BY ALL ORDER BY ${order}1`)).getRowObjectsJS();
-    const groups = heads.map((h): AggGroup & { grow: [Growing, Growing] } => ({
+    const groups = heads.map((h): AggGroup & { grow: [GrowableFloat64, GrowableFloat64] } => ({
       group: Object.fromEntries(by.map((c) => [c, (h[c] ?? null) as string | null])),
       sizes: new Float64Array(),
       sums: new Float64Array(),
@@ -165,7 +150,7 @@ async function readClusterFile(o: AggregateFileOptions, by: string[], needBinary
       nonbinary: 0,
       maxN: 0,
       notMeasured: h.nm === null ? null : Number(h.nm),
-      grow: [new Growing(), new Growing()],
+      grow: [new GrowableFloat64(), new GrowableFloat64()],
     }));
     if (!arrays) {
       // Totals only (exact): counts and 0/1 sums are integers, exact in any order.
@@ -189,7 +174,7 @@ async function readClusterFile(o: AggregateFileOptions, by: string[], needBinary
         g.grow[1].push(S[i]!);
       }
     });
-    return groups.map(({ grow, ...g }) => ({ ...g, sizes: grow[0].done(), sums: grow[1].done() }));
+    return groups.map(({ grow, ...g }) => ({ ...g, sizes: grow[0].toArray(), sums: grow[1].toArray() }));
   });
 }
 
@@ -288,7 +273,7 @@ export async function ciPairedAggregates(o: AggregateFileOptions & PairedCiOptio
     const sums = PAIRED_COLUMNS.map((k) => `fsum(${quoteIdent(k)}) AS ${quoteIdent(k)}`).join(', ');
     const sql = `SELECT ${sums} FROM agg GROUP BY CAST(${quoteIdent(cluster)} AS VARCHAR) ORDER BY CAST(${quoteIdent(cluster)} AS VARCHAR) || '/'`;
     const totals = Object.fromEntries(PAIRED_COLUMNS.map((k) => [k, 0])) as Record<(typeof PAIRED_COLUMNS)[number], number>;
-    const [sz, diff] = [new Growing(), new Growing()];
+    const [sz, diff] = [new GrowableFloat64(), new GrowableFloat64()];
     await forEachChunk(conn, sql, undefined, (cols, rows) => {
       const c = Object.fromEntries(PAIRED_COLUMNS.map((k, j) => [k, cols[j] as number[]])) as Record<(typeof PAIRED_COLUMNS)[number], number[]>;
       for (let i = 0; i < rows; i++) {
@@ -297,7 +282,7 @@ export async function ciPairedAggregates(o: AggregateFileOptions & PairedCiOptio
         diff.push(c.sum_a[i]! - c.sum_b[i]!);
       }
     });
-    return { sizes: sz.done(), sumsDiff: diff.done(), totals };
+    return { sizes: sz.toArray(), sumsDiff: diff.toArray(), totals };
   });
   const total = (k: (typeof PAIRED_COLUMNS)[number]) => totals[k];
   const n = total('n');

@@ -18,6 +18,7 @@ import { usageError } from '../errors.ts';
 import { probeStateSql, type ProbeSufficiencyReport, type ProbeTableOptions } from './probe-tables.ts';
 import { pct } from '../report/markdown.ts';
 import { pointsAtDecision } from './probe-sufficiency-text.ts';
+import { GrowableInt32 } from '../growable-array.ts';
 
 export interface ConcentrationOptions {
   /** k (default: half the subjects, rounded up). */
@@ -70,12 +71,12 @@ type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
  */
 export class ConcentrationCollector {
   private readonly index = new Map<string, number>();
-  private readonly bySubject = new Map<string, { right: GrowInt; errors: GrowInt; state: string | null; facts: boolean; failed: boolean }>();
+  private readonly bySubject = new Map<string, { right: GrowableInt32; errors: GrowableInt32; state: string | null; facts: boolean; failed: boolean }>();
 
   /** One state row of `subject`: facts right (every probe right) and failed (facts right, action wrong). */
   add(subject: string, state: string, factsRight: boolean, failed: boolean): void {
     let x = this.bySubject.get(subject);
-    if (!x) this.bySubject.set(subject, (x = { right: new GrowInt(), errors: new GrowInt(), state: null, facts: false, failed: false }));
+    if (!x) this.bySubject.set(subject, (x = { right: new GrowableInt32(), errors: new GrowableInt32(), state: null, facts: false, failed: false }));
     if (x.state !== state) {
       this.flush(x);
       x.state = state;
@@ -84,7 +85,7 @@ export class ConcentrationCollector {
     x.failed ||= failed;
   }
 
-  private flush(x: { right: GrowInt; errors: GrowInt; state: string | null; facts: boolean; failed: boolean }): void {
+  private flush(x: { right: GrowableInt32; errors: GrowableInt32; state: string | null; facts: boolean; failed: boolean }): void {
     if (x.state !== null && x.facts) {
       let j = this.index.get(x.state);
       if (j === undefined) this.index.set(x.state, (j = this.index.size));
@@ -108,22 +109,6 @@ export class ConcentrationCollector {
   }
 }
 
-/** A growable Int32Array. */
-class GrowInt {
-  private a = new Int32Array(1024);
-  length = 0;
-  push(x: number): void {
-    if (this.length === this.a.length) {
-      const b = new Int32Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.length++] = x;
-  }
-  toArray(): Int32Array {
-    return this.a.slice(0, this.length);
-  }
-}
 
 /**
  * The concentration of the store behind `src` (a function returning rows, or a connection to

@@ -21,6 +21,7 @@
 import { createReadStream } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
+import { GrowableInt32 } from '../growable-array.ts';
 
 /** Largest field in bytes (1 MiB); a longer one is a `fieldTooLarge` problem. */
 export const MAX_FIELD_BYTES = 1024 * 1024;
@@ -50,25 +51,6 @@ export interface CsvProblem {
   fatal: boolean;
 }
 
-/** A growable Int32Array. */
-class IntList {
-  length = 0;
-  private a = new Int32Array(64);
-  push(x: number): void {
-    if (this.length === this.a.length) {
-      const b = new Int32Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.length++] = x;
-  }
-  at(i: number): number {
-    return this.a[i]!;
-  }
-  get last(): number {
-    return this.a[this.length - 1]!;
-  }
-}
 
 /**
  * Where each record starts: its physical line, and DuckDB's line (which counts line breaks outside
@@ -76,9 +58,9 @@ class IntList {
  * blank lines or multi-line fields holds one entry.
  */
 export class LineMap {
-  private readonly rec = new IntList();
-  private readonly phys = new IntList();
-  private readonly duck = new IntList();
+  private readonly rec = new GrowableInt32(64);
+  private readonly phys = new GrowableInt32(64);
+  private readonly duck = new GrowableInt32(64);
 
   /** Registers record `record` starting at `phys` / `duck` (records in increasing order). */
   add(record: number, phys: number, duck: number): void {
@@ -93,7 +75,7 @@ export class LineMap {
   }
 
   /** Index of the last entry with `list[i] <= x` (entries are increasing), or -1. */
-  private static floor(list: IntList, x: number): number {
+  private static floor(list: GrowableInt32, x: number): number {
     let lo = 0;
     let hi = list.length - 1;
     let best = -1;

@@ -13,6 +13,7 @@ import { clusteredPairedFromTotals, pairedZTest } from '../../stats/index.ts';
 import { cell, fixed, pct, pctInterval, table } from '../markdown.ts';
 import { baseConfig, type FigureSpec } from '../figures.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
+import { GrowableFloat64 } from '../../growable-array.ts';
 
 export const RANK_METRICS: MainMetric[] = ['gathered_evidence', 'policy_action'];
 
@@ -32,19 +33,6 @@ export async function rankingSection(ctx: ReportContext): Promise<RankingSection
   return rankings.length ? { rankings } : null;
 }
 
-/** A growable Float64Array. */
-class Column {
-  data = new Float64Array(1024);
-  length = 0;
-  push(x: number): void {
-    if (this.length === this.data.length) {
-      const d = new Float64Array(this.data.length * 2);
-      d.set(this.data);
-      this.data = d;
-    }
-    this.data[this.length++] = x;
-  }
-}
 
 /**
  * One metric's ranking input from per-cluster totals. SQL pivots the observations to one row per
@@ -74,12 +62,12 @@ export async function loadRankTotals(ctx: ReportContext, metric: MainMetric): Pr
   const sql = `WITH it AS (SELECT sid, coalesce(CAST(epoch AS VARCHAR), 'NaN') AS ek, ${pivot} FROM obs_t WHERE mk = $mk AND value IS NOT NULL GROUP BY sid, epoch)
     SELECT CAST(row_number() OVER (ORDER BY CAST(sid AS VARCHAR)) - 1 AS INTEGER) AS pos, ${cols.join(', ')}
     FROM it GROUP BY sid ORDER BY ${first}, sid`;
-  const pos = new Column();
-  const n = ctx.subjects.map(() => new Column());
-  const sum = ctx.subjects.map(() => new Column());
-  const pn = pq.map(() => new Column());
-  const ps = pq.map(() => new Column());
-  const pf = pq.map(() => new Column());
+  const pos = new GrowableFloat64();
+  const n = ctx.subjects.map(() => new GrowableFloat64());
+  const sum = ctx.subjects.map(() => new GrowableFloat64());
+  const pn = pq.map(() => new GrowableFloat64());
+  const ps = pq.map(() => new GrowableFloat64());
+  const pf = pq.map(() => new GrowableFloat64());
   await forEachChunk(ctx.conn, sql, { mk: MAIN_METRICS.indexOf(metric) }, (c, rows) => {
     for (let i = 0; i < rows; i++) {
       pos.push(c[0][i] as number);
@@ -99,13 +87,13 @@ export async function loadRankTotals(ctx: ReportContext, metric: MainMetric): Pr
 }
 
 interface RankColumns {
-  pos: Column;
-  n: Column[];
-  sum: Column[];
+  pos: GrowableFloat64;
+  n: GrowableFloat64[];
+  sum: GrowableFloat64[];
   pq: [number, number][];
-  pn: Column[];
-  ps: Column[];
-  pf: Column[];
+  pn: GrowableFloat64[];
+  ps: GrowableFloat64[];
+  pf: GrowableFloat64[];
 }
 
 /** The subjects with observations (sorted) and the task: bootstrap totals, and pairs re-ordered by item key. */
