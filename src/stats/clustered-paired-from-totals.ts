@@ -1,5 +1,4 @@
-import { dataError } from '../errors.ts';
-import { show } from './arg-checks.ts';
+import { totalsMoments } from './clustered-standard-error.ts';
 
 export interface ClusteredPairedTotals {
   /** Pairs N. */
@@ -32,31 +31,6 @@ export interface ClusteredPairedTotals {
  * clusteredPairedFromTotals([1, 1, 1], [2, 2, 2], 1); // { n: 6, clusters: 3, meanDiff: 0.5, se: 0 }
  */
 export function clusteredPairedFromTotals(sums: ArrayLike<number>, counts: ArrayLike<number>, shift: number): ClusteredPairedTotals {
-  const fn = 'clusteredPairedFromTotals';
-  if (sums.length !== counts.length) throw dataError('stats.lengthMismatch', `${fn} requires sums and counts of the same length, got ${sums.length} and ${counts.length}`);
-  if (!Number.isFinite(shift)) throw dataError('stats.badValue', `${fn} requires a finite shift, got ${show(shift)}`);
-  let C = 0;
-  let N = 0;
-  let total = 0;
-  let shifted = 0;
-  for (let c = 0; c < sums.length; c++) {
-    const w = counts[c];
-    if (!Number.isInteger(w) || w < 0) throw dataError('stats.badCount', `${fn} requires counts[${c}] to be an integer >= 0, got ${show(w)}`);
-    if (!Number.isFinite(sums[c])) throw dataError('stats.badValue', `${fn} requires sums[${c}] to be finite, got ${show(sums[c])}`);
-    if (w === 0) continue;
-    C++;
-    N += w;
-    total += sums[c];
-    shifted += sums[c] - w * shift;
-  }
-  if (C < 2) throw dataError('stats.tooFewClusters', `${fn} requires at least 2 clusters, got ${C}`);
-  const m = shifted / N;
-  let s = 0;
-  for (let c = 0; c < sums.length; c++) {
-    if (counts[c] === 0) continue;
-    const e = sums[c] - counts[c] * shift - counts[c] * m;
-    s += e * e;
-  }
-  const cr0sq = s / (N * N);
+  const { clusters: C, n: N, total, cr0sq } = totalsMoments('clusteredPairedFromTotals', sums, counts, 'counts', shift);
   return { n: N, clusters: C, meanDiff: total / N, se: Math.sqrt((cr0sq * C) / (C - 1)) };
 }

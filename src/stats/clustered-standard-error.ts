@@ -1,5 +1,5 @@
 import { dataError } from '../errors.ts';
-import { checkChoice, checkOptions } from './arg-checks.ts';
+import { checkChoice, checkOptions, show } from './arg-checks.ts';
 import { meanOf, sumSquaredDeviations, toFiniteArray } from './bootstrap-internals.ts';
 import { clusterTotals, type ClusterId } from './cluster-totals.ts';
 
@@ -88,34 +88,54 @@ export function clusteredStandardErrorFromTotals(
   const fn = 'clusteredStandardErrorFromTotals';
   const opts = checkOptions(fn, options);
   const variant = checkChoice(fn, 'variant', opts.variant ?? 'cr1', ['cr0', 'cr1', 'miller'] as const);
-  if (sums.length !== sizes.length) throw dataError('stats.lengthMismatch', `${fn} requires sums and sizes of the same length, got ${sums.length} and ${sizes.length}`);
+  const { clusters: C, n: N, total, cr0sq } = totalsMoments(fn, sums, sizes, 'sizes');
+  if (variant === 'cr0') return Math.sqrt(cr0sq);
+  if (variant === 'cr1') return Math.sqrt((cr0sq * C) / (C - 1));
+  if (sumSq === undefined || !Number.isFinite(sumSq)) throw dataError('stats.badValue', `${fn} variant 'miller' requires the sum of squares, got ${sumSq}`);
+  return Math.sqrt(cr0sq + Math.max(0, sumSq - (total * total) / N) / (N * N * (N - 1)));
+}
+
+/** What `totalsMoments` returns: clusters with values C, values N, their total and CR0² = Σ_c e_c² / N². */
+export interface TotalsMoments {
+  clusters: number;
+  n: number;
+  total: number;
+  cr0sq: number;
+}
+
+/**
+ * The one CR0 kernel of the from-totals standard errors (`clusteredStandardErrorFromTotals`,
+ * `clusteredPairedFromTotals`): checks the totals, then sums e_c = s'_c − n_c·m' over clusters in
+ * their order, with s'_c = s_c − n_c·shift and m' = Σ_c s'_c / N. `shift` defaults to the first
+ * cluster's mean; `sizeName` names the sizes in messages. Clusters of size 0 are left out; fewer
+ * than 2 clusters, mismatched lengths, bad sizes or non-finite sums or shift throw (`dataError`).
+ */
+export function totalsMoments(fn: string, sums: ArrayLike<number>, sizes: ArrayLike<number>, sizeName: string, shift?: number): TotalsMoments {
+  if (sums.length !== sizes.length) throw dataError('stats.lengthMismatch', `${fn} requires sums and ${sizeName} of the same length, got ${sums.length} and ${sizes.length}`);
+  if (shift !== undefined && !Number.isFinite(shift)) throw dataError('stats.badValue', `${fn} requires a finite shift, got ${show(shift)}`);
   let C = 0;
   let N = 0;
   let total = 0;
-  let shift = NaN;
+  let h = shift ?? NaN;
   let shifted = 0;
   for (let c = 0; c < sums.length; c++) {
     const w = sizes[c];
-    if (!Number.isInteger(w) || w < 0) throw dataError('stats.badCount', `${fn} requires sizes[${c}] to be an integer >= 0, got ${w}`);
-    if (!Number.isFinite(sums[c])) throw dataError('stats.badValue', `${fn} requires sums[${c}] to be finite, got ${sums[c]}`);
+    if (!Number.isInteger(w) || w < 0) throw dataError('stats.badCount', `${fn} requires ${sizeName}[${c}] to be an integer >= 0, got ${show(w)}`);
+    if (!Number.isFinite(sums[c])) throw dataError('stats.badValue', `${fn} requires sums[${c}] to be finite, got ${show(sums[c])}`);
     if (w === 0) continue;
-    if (C === 0) shift = sums[c] / w;
+    if (C === 0 && shift === undefined) h = sums[c] / w;
     C++;
     N += w;
     total += sums[c];
-    shifted += sums[c] - w * shift;
+    shifted += sums[c] - w * h;
   }
   if (C < 2) throw dataError('stats.tooFewClusters', `${fn} requires at least 2 clusters, got ${C}`);
   const m = shifted / N;
   let s = 0;
   for (let c = 0; c < sums.length; c++) {
     if (sizes[c] === 0) continue;
-    const e = sums[c] - sizes[c] * shift - sizes[c] * m;
+    const e = sums[c] - sizes[c] * h - sizes[c] * m;
     s += e * e;
   }
-  const cr0sq = s / (N * N);
-  if (variant === 'cr0') return Math.sqrt(cr0sq);
-  if (variant === 'cr1') return Math.sqrt((cr0sq * C) / (C - 1));
-  if (sumSq === undefined || !Number.isFinite(sumSq)) throw dataError('stats.badValue', `${fn} variant 'miller' requires the sum of squares, got ${sumSq}`);
-  return Math.sqrt(cr0sq + Math.max(0, sumSq - (total * total) / N) / (N * N * (N - 1)));
+  return { clusters: C, n: N, total, cr0sq: s / (N * N) };
 }
