@@ -160,6 +160,18 @@ export function metricSql(name: string): string {
 }
 
 /**
+ * A built-in episode metric's rows with more columns of its episode (`extra`, e.g.
+ * `e.gathered_evidence AS g`; the metric's episode is `e`): the same rows, read in the same scan,
+ * so a consumer needs no join back to `episodes`. Only for the metrics over `episodes e`.
+ */
+export function metricSqlWith(name: string, extra: string): string {
+  const sql = getMetric(name).sql;
+  const head = `SELECT ${EPISODE_COLS}`;
+  if (!sql.startsWith(head)) throw new Error(`metricSqlWith: ${name} is not a metric over episodes e`);
+  return `(SELECT ${extra}, ${sql.slice('SELECT '.length)})`;
+}
+
+/**
  * Every scorer's rows, one per score of a completed episode (errored episodes left out, as in the
  * built-in metrics), with the scorer's name and its NOANSWER flag.
  */

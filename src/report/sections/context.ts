@@ -18,7 +18,7 @@ import { openStore, type Store } from '../../store/open-store.ts';
 import { createSpillDirectory, query, quoteLiteral, type Plain, type SqlParams } from '../../store/duckdb.ts';
 import { queryArrow } from '../../store/arrow.ts';
 import { listCommittedRuns, storeExists } from '../../store/write-run.ts';
-import { metricSql } from '../../analysis/metrics.ts';
+import { metricSql, metricSqlWith } from '../../analysis/metrics.ts';
 import type { LoadedPrices } from '../../analysis/price-table.ts';
 import { byText } from '../markdown.ts';
 
@@ -230,8 +230,8 @@ export async function buildContext(
 const materialized = new WeakSet<ReportContext>();
 
 /**
- * Materializes the observations every section aggregates (temp tables r_scn, r_dims, obs_t, and
- * the view obs), once per context. Done after the structural gate, so the gate's own queries never
+ * Materializes the observations every section aggregates (temp tables r_scn, r_dims, obs_t, obs_agg,
+ * and the view obs), once per context. Done after the structural gate, so the gate's own queries never
  * share memory with these tables.
  */
 export async function materializeObservations(ctx: ReportContext): Promise<void> {
@@ -246,13 +246,18 @@ export async function materializeObservations(ctx: ReportContext): Promise<void>
     FROM (SELECT DISTINCT domain, decision_type, variant FROM episodes)`);
   // One narrow row per (metric, observation), integers only (4 bytes a column: a million episodes
   // x 4 metrics stay ~100 MB); the view \`obs\` joins the names back. Episode ids stay in
-  // \`episodes\` (listings join back).
+  // \`episodes\` (listings join back). Policy-action rows carry their episode's gathered_evidence
+  // (\`g\`, read in the same scan: grounded vs lucky needs no join back to episodes); other rows NULL.
   const parts = MAIN_METRICS.map(
-    (m, k) => `SELECT CAST(${k} AS TINYINT) AS mk, CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, d.dim, o.value
-            FROM ${metricSql(m)} o JOIN r_subject s USING (run_id, subject_model) JOIN r_scn c USING (scenario_id)
+    (m, k) => `SELECT CAST(${k} AS TINYINT) AS mk, CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, d.dim, o.value, ${m === 'policy_action' ? 'o.g' : 'CAST(NULL AS BOOLEAN) AS g'}
+            FROM ${m === 'policy_action' ? metricSqlWith(m, 'e.gathered_evidence AS g') : metricSql(m)} o JOIN r_subject s USING (run_id, subject_model) JOIN r_scn c USING (scenario_id)
             JOIN r_dims d ON d.domain IS NOT DISTINCT FROM o.domain AND d.decision_type IS NOT DISTINCT FROM o.decision_type AND d.variant IS NOT DISTINCT FROM o.variant`,
   );
   await ctx.conn.run(`CREATE TEMP TABLE obs_t AS ${parts.join(' UNION ALL ')}`);
+  // The observations counted once per (metric, subject, scenario, slice dimensions, evidence,
+  // value): what results, slices and grounded vs lucky fold (each a weighted read of this table:
+  // the same (group, cluster, value, count) rows as from obs_t, without re-aggregating it).
+  await ctx.conn.run(`CREATE TEMP TABLE obs_agg AS SELECT mk, subj, sid, dim, g, value, CAST(count(*) AS INTEGER) AS n FROM obs_t GROUP BY ALL`);
   await ctx.conn.run(`CREATE TEMP TABLE r_metric AS SELECT * FROM (VALUES ${MAIN_METRICS.map((m, k) => `(CAST(${k} AS TINYINT), '${m}')`).join(', ')}) t(mk, metric)`);
   await ctx.conn.run(`CREATE TEMP TABLE r_subj AS SELECT DISTINCT CAST(subj AS SMALLINT) AS subj, subject FROM r_subject`);
   await ctx.conn.run(`CREATE TEMP VIEW obs AS

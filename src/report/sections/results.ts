@@ -82,14 +82,16 @@ const O1_KIND: Record<MainMetric, MetricKind> = { gathered_evidence: 'binary', p
 
 /**
  * O1's four metrics as the observations of the one results computation (`computeResults`,
- * generic.ts): the report's narrow table `obs_t` (integer subject, metric and scenario indexes,
- * so a large store's aggregation and its sort stay cheap; `label` maps them back to names). Every
+ * generic.ts): the report's counted observations `obs_agg` (integer subject, metric and scenario
+ * indexes, a row per distinct value with its count `n`, so a large store's aggregation and its
+ * sort stay cheap; `label` maps them back to names). Every
  * subject gets each metric; NOANSWER samples are not in policy_action's rows (the metric's SQL
  * leaves them out; the table's footnote counts them per subject).
  */
 export const O1_SOURCE: ObservationSource = {
   prepare: materializeObservations,
-  rows: `SELECT CAST(0 AS TINYINT) AS suite, mk AS scorer, subj AS subject, sid AS cluster, value, false AS noanswer FROM obs_t`,
+  rows: `SELECT CAST(0 AS TINYINT) AS suite, mk AS scorer, subj AS subject, sid AS cluster, value, false AS noanswer, n FROM obs_agg`,
+  weight: 'n',
   label: (k, ctx) => ({ suite: ctx.suite, scorer: MAIN_METRICS[Number(k.scorer)], subject: ctx.subjects[Number(k.subject)] }),
   scorers: async (ctx) => MAIN_METRICS.map((m) => ({ suite: ctx.suite, scorer: m, metric: m, kind: O1_KIND[m], kind_reason: 'the O1 metric\'s definition' })),
   subjects: async (ctx) => ctx.subjects.map((subject) => ({ suite: ctx.suite, subject })),
