@@ -56,11 +56,13 @@ export interface CostReport {
 /**
  * Per-subject token, latency and accuracy aggregates over completed episodes. `label` is the SQL of
  * the subject label and `join` what it needs: the model for `standoff costs`, the report's
- * `r_subject` labels (`model @ run` when a model is in several runs) in the report.
+ * `r_subject` labels (`model @ run` when a model is in several runs) in the report. `accuracy`: SQL
+ * of the policy-action counts per (subject, subject_model) as `k` (sum) and `n` (measured), when
+ * the caller has them already (the report's counted observations); default: from the store.
  */
-export function costsSql(label = 'e.subject_model', join = ''): string {
+export function costsSql(label = 'e.subject_model', join = '', accuracy?: string): string {
   return `WITH ep AS (SELECT ${label} AS subject, e.subject_model, e.input_tokens, e.output_tokens, e.latency_ms FROM episodes e ${join} WHERE e.status <> 'error'),
-  acc AS (SELECT ${label} AS subject, e.subject_model, CAST(sum(e.value) AS BIGINT) AS k, CAST(count(e.value) AS BIGINT) AS n FROM ${metricSql('policy_action')} e ${join} GROUP BY ALL)
+  acc AS (${accuracy ?? `SELECT ${label} AS subject, e.subject_model, CAST(sum(e.value) AS BIGINT) AS k, CAST(count(e.value) AS BIGINT) AS n FROM ${metricSql('policy_action')} e ${join} GROUP BY ALL`})
 SELECT ep.subject, ep.subject_model, CAST(count(*) AS BIGINT) AS episodes,
        CAST(count(*) FILTER (WHERE ep.input_tokens IS NOT NULL AND ep.output_tokens IS NOT NULL) AS BIGINT) AS with_tokens,
        avg(ep.input_tokens) AS mi, avg(ep.output_tokens) AS mo,

@@ -20,7 +20,7 @@
 import { addClusterMoments, clopperPearson, clusterBootstrapTotals, clusteredCltInterval, CLT_MIN_CLUSTERS, CLT_MIN_EVENTS, emptyClusterMoments, type ClusterMoments } from '../stats/index.ts';
 import { StandoffError } from '../errors.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { forEachChunk, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
+import { forEachRow, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
 
 export type Sampling = 'independent' | 'clustered';
 
@@ -63,6 +63,8 @@ export interface RateOptions {
   method?: 'percentile' | 'bca' | 'basic';
   /** Name of the cluster column in the output (default: the column's own name). */
   clusterLabel?: string;
+  /** A column of `source` holding how many observations each row stands for (rows pre-counted in SQL); default: every row is one. */
+  weight?: string;
 }
 
 export interface Rate {
@@ -179,7 +181,8 @@ const keyOf = (v: unknown): unknown => (v !== null && typeof v === 'object' ? JS
 
 /**
  * Rates of `value` in `source`, one per group of `groupCols`, clustered on `clusterCol` (null: no
- * clustering, every observation independent). Groups come back in the order of their columns.
+ * clustering, every observation independent); with `o.weight`, each row of `source` counts that
+ * many observations (the same (group, cluster, value, count) rows, so the same rates). Groups come back in the order of their columns.
  * With a connection (`{ conn }`) the (group, cluster, value, count) rows are streamed a chunk at a
  * time and folded into per-cluster sums and sizes: memory grows with the clusters of one group,
  * never with the observations.
@@ -188,7 +191,9 @@ export async function metricRates(src: RowSource, source: string, groupCols: rea
   const g = groupCols.map(quoteIdent);
   const c = clusterCol ? quoteIdent(clusterCol) : 'NULL';
   const keys = [...g, `${c} AS "__cluster"`, 'value'];
-  const sql = `SELECT ${keys.join(', ')}, CAST(count(*) AS BIGINT) AS "__n" FROM (${source}) GROUP BY ALL
+  const n = o.weight ? `sum(${quoteIdent(o.weight)})` : 'count(*)';
+  // A count as DOUBLE (exact below 2^53): no BigInt per row.
+  const sql = `SELECT ${keys.join(', ')}, CAST(${n} AS DOUBLE) AS "__n" FROM (${source}) GROUP BY ALL
      ORDER BY ${[...g, '"__cluster"', 'value'].map((x) => `${x} NULLS LAST`).join(', ')}`;
   const out: Rate[] = [];
   let acc: RateAccumulator | null = null;
@@ -205,8 +210,13 @@ export async function metricRates(src: RowSource, source: string, groupCols: rea
     for (const r of await src(sql)) add(groupCols.map((col) => keyOf(r[col])), r.__cluster, r.value, Number(r.__n));
   } else {
     const G = groupCols.length;
-    await forEachChunk(src.conn, sql, undefined, (cols, rows) => {
-      for (let i = 0; i < rows; i++) add(cols.slice(0, G).map((col) => keyOf(col[i])), cols[G][i], cols[G + 1][i], Number(cols[G + 2][i]));
+    await forEachRow(src.conn, sql, undefined, (cols, rows) => {
+      for (let i = 0; i < rows; i++) {
+        // The group's values are gathered only where the group changes (rows come sorted by group).
+        let same = acc !== null;
+        for (let k = 0; same && k < G; k++) same = keyOf(cols[k](i)) === key[k];
+        add(same ? key : cols.slice(0, G).map((col) => keyOf(col(i))), cols[G](i), cols[G + 1](i), Number(cols[G + 2](i)));
+      }
     });
   }
   if (acc) out.push((acc as RateAccumulator).finish(clusterCol, o));

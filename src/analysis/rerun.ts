@@ -67,6 +67,10 @@ const manifestRoot = (config: Record<string, unknown> | null | undefined): strin
  * with agreement and whether the runs sealed the same states. Empty when no model is in two runs.
  */
 export async function findReruns(conn: DuckDBConnection, configs: Readonly<Record<string, Record<string, unknown> | null>>, level: number): Promise<RerunPair[]> {
+  // Pairs join episodes of one subject model in two runs: with no model in two runs there are none,
+  // and the self-join of every episode (a hash of the whole table at 1e7) is skipped.
+  const shared = await query(conn, `SELECT subject_model FROM (SELECT DISTINCT run_id, subject_model FROM episodes WHERE status <> 'error') GROUP BY subject_model HAVING count(*) > 1 LIMIT 1`);
+  if (shared.rows.length === 0) return [];
   const rows = buildRerunRows((await query(conn, rerunSql(false))).rows, level);
   return rows.map((r) => {
     const ra = manifestRoot(configs[r.a]);

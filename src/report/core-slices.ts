@@ -35,6 +35,8 @@ export interface SliceSource {
    * dimension: a large store's sort stays that of one dimension.
    */
   rows(k: number): string;
+  /** A column of `rows` holding how many samples the row stands for (rows counted in SQL beforehand); default: a row is one sample. */
+  weight?: string;
   /** The labels of a row's group keys. */
   label(keys: Record<string, Plain>, ctx: ReportContext): SliceLabels;
 }
@@ -50,11 +52,13 @@ export async function computeSlices(ctx: ReportContext, src: SliceSource, forced
   if (dimensions.length === 0) return { dimensions, cells: [] };
   const cells: SliceCell[] = [];
   for (let k = 0; k < dimensions.length; k++) {
-    const rates = await metricRates(ctx, `SELECT dim, level, suite, scorer, subject, cluster, value FROM (${src.rows(k)}) WHERE NOT noanswer`, ['dim', 'level', 'suite', 'scorer', 'subject'], 'cluster', {
+    const w = src.weight ? `, ${src.weight}` : '';
+    const rates = await metricRates(ctx, `SELECT dim, level, suite, scorer, subject, cluster, value${w} FROM (${src.rows(k)}) WHERE NOT noanswer`, ['dim', 'level', 'suite', 'scorer', 'subject'], 'cluster', {
       level: ctx.level,
       seed: ctx.seed,
       resamples: ctx.resamples,
       clusterLabel: 'scenario_id',
+      weight: src.weight,
     });
     for (const r of rates) cells.push({ ...src.label(r.group, ctx), rate: r });
   }

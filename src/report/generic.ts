@@ -224,6 +224,8 @@ export interface ObservationSource {
    * (BOOLEAN: a sample with no single correct answer, in no denominator and counted).
    */
   rows: string;
+  /** A column of `rows` holding how many samples the row stands for (rows counted in SQL beforehand); default: a row is one sample. */
+  weight?: string;
   /** The labels of a row's group keys. */
   label(keys: Record<string, Plain>, ctx: ReportContext): CellLabels;
   /** The scorers per task, in column order, with their kinds and why. */
@@ -255,14 +257,17 @@ const cellKey = (l: CellLabels) => `${l.suite}\u0000${l.scorer}\u0000${l.subject
 export async function computeResults(ctx: ReportContext, src: ObservationSource): Promise<{ scorers: ScorerInfo[]; cells: ResultCell[] }> {
   await src.prepare(ctx);
   const scorers = await src.scorers(ctx);
-  const rates = await metricRates(ctx, `SELECT suite, scorer, subject, cluster, value FROM (${src.rows}) WHERE NOT noanswer`, ['suite', 'scorer', 'subject'], 'cluster', {
+  const w = src.weight ? `, ${src.weight}` : '';
+  const rates = await metricRates(ctx, `SELECT suite, scorer, subject, cluster, value${w} FROM (${src.rows}) WHERE NOT noanswer`, ['suite', 'scorer', 'subject'], 'cluster', {
     level: ctx.level,
     seed: ctx.seed,
     resamples: ctx.resamples,
     clusterLabel: 'scenario_id',
+    weight: src.weight,
   });
   const rateBy = new Map(rates.map((r) => [cellKey(src.label(r.group, ctx)), r]));
-  const counts = async (where: string) => new Map((await ctx.q(`SELECT suite, scorer, subject, CAST(count(*) AS BIGINT) AS n FROM (${src.rows}) ${where} GROUP BY ALL`)).map((r) => [cellKey(src.label(r, ctx)), Number(r.n)]));
+  const n = src.weight ? `sum(${src.weight})` : 'count(*)';
+  const counts = async (where: string) => new Map((await ctx.q(`SELECT suite, scorer, subject, CAST(${n} AS BIGINT) AS n FROM (${src.rows}) ${where} GROUP BY ALL`)).map((r) => [cellKey(src.label(r, ctx)), Number(r.n)]));
   const noans = await counts('WHERE noanswer');
   const subjects = await src.subjects(ctx);
   // A completed sample without a row for a scorer its task has was not measured on it.

@@ -127,11 +127,17 @@ export async function checkSampleCounts(g: GateContext): Promise<ValidationCheck
   return { name: 'sample_counts', ok: problems.length === 0, detail: problems.length ? problems.join('; ') : `${g.counts.length} subject(s): ${countText}` };
 }
 
-/**
- * ERROR verdicts of the run, and the completed episodes whose required score is NULL because of
- * them (no eligible verdict left).
- */
-async function judgeErrorCounts(g: GateContext): Promise<{ total: number; errors: number; byJudge: string }> {
+/** Each gate context's judge counts, read once (three callers: `required_scorers`, `judge_errors`, the result's verdicts). */
+const judgeCounts = new WeakMap<GateContext, Promise<{ total: number; errors: number; byJudge: string }>>();
+
+/** ERROR verdicts of the run (and all its verdicts, and the ERRORs per judge), read once per gate context. */
+function judgeErrorCounts(g: GateContext): Promise<{ total: number; errors: number; byJudge: string }> {
+  let p = judgeCounts.get(g);
+  if (!p) judgeCounts.set(g, (p = readJudgeErrorCounts(g)));
+  return p;
+}
+
+async function readJudgeErrorCounts(g: GateContext): Promise<{ total: number; errors: number; byJudge: string }> {
   const r = await rows(
     g,
     `SELECT judge_model, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE verdict = 'ERROR') AS BIGINT) AS e

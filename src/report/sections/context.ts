@@ -18,7 +18,7 @@ import { openStore, type Store } from '../../store/open-store.ts';
 import { createSpillDirectory, query, quoteLiteral, type Plain, type SqlParams } from '../../store/duckdb.ts';
 import { queryArrow } from '../../store/arrow.ts';
 import { listCommittedRuns, storeExists } from '../../store/write-run.ts';
-import { metricSql } from '../../analysis/metrics.ts';
+import { ALIGNMENT_FROM, alignmentValue, metricSql, metricSqlWith } from '../../analysis/metrics.ts';
 import type { LoadedPrices } from '../../analysis/price-table.ts';
 import { byText } from '../markdown.ts';
 
@@ -230,8 +230,8 @@ export async function buildContext(
 const materialized = new WeakSet<ReportContext>();
 
 /**
- * Materializes the observations every section aggregates (temp tables r_scn, r_dims, obs_t, and
- * the view obs), once per context. Done after the structural gate, so the gate's own queries never
+ * Materializes the observations every section aggregates (temp tables r_scn, r_dims, obs_t, obs_agg,
+ * and the view obs), once per context. Done after the structural gate, so the gate's own queries never
  * share memory with these tables.
  */
 export async function materializeObservations(ctx: ReportContext): Promise<void> {
@@ -246,13 +246,28 @@ export async function materializeObservations(ctx: ReportContext): Promise<void>
     FROM (SELECT DISTINCT domain, decision_type, variant FROM episodes)`);
   // One narrow row per (metric, observation), integers only (4 bytes a column: a million episodes
   // x 4 metrics stay ~100 MB); the view \`obs\` joins the names back. Episode ids stay in
-  // \`episodes\` (listings join back).
-  const parts = MAIN_METRICS.map(
-    (m, k) => `SELECT CAST(${k} AS TINYINT) AS mk, CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, d.dim, o.value
-            FROM ${metricSql(m)} o JOIN r_subject s USING (run_id, subject_model) JOIN r_scn c USING (scenario_id)
-            JOIN r_dims d ON d.domain IS NOT DISTINCT FROM o.domain AND d.decision_type IS NOT DISTINCT FROM o.decision_type AND d.variant IS NOT DISTINCT FROM o.variant`,
-  );
+  // \`episodes\` (listings join back). Policy-action rows carry their episode's gathered_evidence
+  // (\`g\`, read in the same scan: grounded vs lucky needs no join back to episodes); other rows NULL.
+  const keys = (rows: string, cols: string, scenario = 'JOIN') => `SELECT CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, d.dim, ${cols}
+            FROM ${rows} o JOIN r_subject s USING (run_id, subject_model) ${scenario} r_scn c USING (scenario_id)
+            JOIN r_dims d ON d.domain IS NOT DISTINCT FROM o.domain AND d.decision_type IS NOT DISTINCT FROM o.decision_type AND d.variant IS NOT DISTINCT FROM o.variant`;
+  const parts = MAIN_METRICS.map((m, k) => {
+    const head = `SELECT CAST(${k} AS TINYINT) AS mk, subj, sid, epoch, dim`;
+    if (m === 'policy_action') return `${head}, value, g FROM (${keys(metricSqlWith(m, 'e.gathered_evidence AS g'), 'o.value, o.g')})`;
+    // Alignment's rule (a window over each subject of a run) over the narrow keyed rows, partitioned
+    // by subj (one per run and subject model), not over the wide rows of the metric's own SQL. Rows
+    // without a scenario are in the window (as in the metric) and left out after it (as for every metric).
+    if (m === 'alignment') {
+      const rows = `(SELECT e.run_id, e.subject_model, e.scenario_id, e.epoch, e.domain, e.decision_type, e.variant, e.status = 'valid' AS valid, s.value AS raw ${ALIGNMENT_FROM})`;
+      return `SELECT * FROM (${head}, ${alignmentValue('valid', 'raw', 'subj')} AS value, CAST(NULL AS BOOLEAN) AS g FROM (${keys(rows, 'o.valid, o.raw', 'LEFT JOIN')})) WHERE sid IS NOT NULL`;
+    }
+    return `${head}, value, CAST(NULL AS BOOLEAN) AS g FROM (${keys(metricSql(m), 'o.value')})`;
+  });
   await ctx.conn.run(`CREATE TEMP TABLE obs_t AS ${parts.join(' UNION ALL ')}`);
+  // The observations counted once per (metric, subject, scenario, slice dimensions, evidence,
+  // value): what results, slices and grounded vs lucky fold (each a weighted read of this table:
+  // the same (group, cluster, value, count) rows as from obs_t, without re-aggregating it).
+  await ctx.conn.run(`CREATE TEMP TABLE obs_agg AS SELECT mk, subj, sid, dim, g, value, CAST(count(*) AS INTEGER) AS n FROM obs_t GROUP BY ALL`);
   await ctx.conn.run(`CREATE TEMP TABLE r_metric AS SELECT * FROM (VALUES ${MAIN_METRICS.map((m, k) => `(CAST(${k} AS TINYINT), '${m}')`).join(', ')}) t(mk, metric)`);
   await ctx.conn.run(`CREATE TEMP TABLE r_subj AS SELECT DISTINCT CAST(subj AS SMALLINT) AS subj, subject FROM r_subject`);
   await ctx.conn.run(`CREATE TEMP VIEW obs AS

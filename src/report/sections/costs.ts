@@ -9,7 +9,7 @@
 import { buildCostReport, costsSql, type CostReport, type CostRow } from '../../analysis/costs.ts';
 import { findReruns, type RerunPair } from '../../analysis/rerun.ts';
 import { cell, code, fixed, fmtCount, pct, pctInterval, table } from '../markdown.ts';
-import type { ReportContext } from './context.ts';
+import { MAIN_METRICS, materializeObservations, type ReportContext } from './context.ts';
 
 export interface CostsSection extends CostReport {
   /** Two runs of the same subject in the store, paired on (scenario, epoch). */
@@ -18,9 +18,16 @@ export interface CostsSection extends CostReport {
 }
 
 /** The report labels subjects as every section does (`model @ run` when a model is in several runs). */
-const REPORT_COSTS_SQL = costsSql('s.subject', 'JOIN r_subject s USING (run_id, subject_model)');
+const REPORT_COSTS_SQL = costsSql(
+  's.subject',
+  'JOIN r_subject s USING (run_id, subject_model)',
+  // Policy action per subject from the counted observations (`obs_agg`), not a second join of scores to episodes.
+  `SELECT s.subject, s.subject_model, CAST(sum(o.value * o.n) AS BIGINT) AS k, CAST(coalesce(sum(o.n) FILTER (WHERE o.value IS NOT NULL), 0) AS BIGINT) AS n
+   FROM obs_agg o JOIN r_subject s USING (subj) WHERE o.mk = ${MAIN_METRICS.indexOf('policy_action')} GROUP BY ALL`,
+);
 
 export async function costsSection(ctx: ReportContext): Promise<CostsSection> {
+  await materializeObservations(ctx);
   const report = buildCostReport(await ctx.q(REPORT_COSTS_SQL), ctx.prices ?? null);
   const configs = Object.fromEntries(ctx.runs.map((r) => [r.run_id, r.config]));
   return { ...report, reruns: await findReruns(ctx.conn, configs, ctx.level), level: ctx.level };

@@ -7,9 +7,9 @@
  * the transcript grounds them. Each share comes from `metricRates`: the cluster bootstrap over
  * scenarios where epochs repeat them, and the exact interval (independent samples) beside it.
  */
-import { metricSql } from '../../analysis/metrics.ts';
+import { metricSqlWith } from '../../analysis/metrics.ts';
 import { cell, code, fmtCount, pctInterval, rateCell, table } from '../markdown.ts';
-import type { ReportContext } from './context.ts';
+import { MAIN_METRICS, materializeObservations, type ReportContext } from './context.ts';
 import { CLT_METHOD, metricRates, type Interval, type Rate } from '../../analysis/rates.ts';
 
 /** Episodes listed per subject in REPORT.md; results.json keeps up to LIST_JSON. */
@@ -65,29 +65,27 @@ const share = (r: Rate | undefined, level: number): GroundedShare =>
     ? { successes: r.successes, trials: r.trials, estimate: r.estimate, interval: r.interval, exact: r.exact, cluster: r.cluster }
     : { successes: 0, trials: 0, estimate: null, interval: { lower: null, upper: null, level, method: 'clopper-pearson', sampling: 'independent', note: 'no observations' }, exact: null, cluster: null };
 
+/**
+ * From the report's counted observations (`obs_agg`, `materializeObservations`): the policy-action
+ * rows (metric index 1) with their episode's gathered_evidence (`g`), so the cross-tab and both
+ * rates need no join back to episodes; only the listed episodes are read from the store.
+ */
 export async function groundedSection(ctx: ReportContext): Promise<GroundedSection> {
-  const base = `SELECT s.subject, p.run_id, p.episode_id, p.scenario_id, p.epoch, p.value, e.gathered_evidence, e.decision_tool, e.log_reads
-                FROM ${metricSql('policy_action')} p JOIN episodes e USING (run_id, episode_id) JOIN r_subject s ON s.run_id = p.run_id AND s.subject_model = p.subject_model
-                WHERE p.value IS NOT NULL`;
-  // Joined once, read four times below (the join of the policy metric with episodes is the costly part at scale).
-  await ctx.conn.run(`CREATE OR REPLACE TEMP TABLE r_grounded AS ${base}`);
-  const counts = await ctx.q(`SELECT subject, gathered_evidence AS g, value = 1 AS c, CAST(count(*) AS BIGINT) AS n FROM r_grounded GROUP BY ALL`);
-  const opts = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples };
+  await materializeObservations(ctx);
+  const policy = `FROM obs_agg WHERE mk = ${MAIN_METRICS.indexOf('policy_action')} AND value IS NOT NULL`;
+  const counts = (await ctx.q(`SELECT subj, g, value = 1 AS c, CAST(sum(n) AS BIGINT) AS n ${policy} GROUP BY ALL`)).map((r) => ({ subject: ctx.subjects[Number(r.subj)], g: r.g, c: r.c, n: r.n }));
+  const opts = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, clusterLabel: 'scenario_id', weight: 'n' };
+  const named = (rates: Rate[]): Rate[] => rates.map((r) => ({ ...r, group: { ...r.group, subject: ctx.subjects[Number(r.group.subject)] } }));
   // Accuracy given evidence (g true / false), and the share of correct actions taken without evidence.
-  const accuracy = await metricRates(ctx, `SELECT subject, gathered_evidence AS g, scenario_id, value FROM r_grounded WHERE gathered_evidence IS NOT NULL`, ['subject', 'g'], 'scenario_id', opts);
-  const lucky = await metricRates(
-    ctx,
-    `SELECT subject, scenario_id, CAST(NOT gathered_evidence AS DOUBLE) AS value FROM r_grounded WHERE value = 1 AND gathered_evidence IS NOT NULL`,
-    ['subject'],
-    'scenario_id',
-    opts,
-  );
+  const accuracy = named(await metricRates(ctx, `SELECT subj AS subject, g, sid, value, n ${policy} AND g IS NOT NULL`, ['subject', 'g'], 'sid', opts));
+  const lucky = named(await metricRates(ctx, `SELECT subj AS subject, sid, CAST(NOT g AS DOUBLE) AS value, n FROM (SELECT subj, sid, g, n ${policy} AND value = 1 AND g IS NOT NULL)`, ['subject'], 'sid', opts));
   // The listed episodes of every subject in one pass (the first LIST_JSON per subject).
   const listedRows = await ctx.q(`
-    SELECT subject, run_id, episode_id, scenario_id, epoch, decision_tool, log_reads FROM r_grounded
-    WHERE value = 1 AND NOT gathered_evidence
-    QUALIFY row_number() OVER (PARTITION BY subject ORDER BY scenario_id, epoch, run_id, episode_id) <= ${LIST_JSON}
-    ORDER BY subject, scenario_id, epoch, run_id, episode_id`);
+    SELECT s.subject, p.run_id, p.episode_id, p.scenario_id, p.epoch, p.decision_tool, p.log_reads
+    FROM ${metricSqlWith('policy_action', 'e.gathered_evidence AS g, e.decision_tool, e.log_reads')} p JOIN r_subject s USING (run_id, subject_model)
+    WHERE p.value = 1 AND NOT p.g
+    QUALIFY row_number() OVER (PARTITION BY s.subject ORDER BY p.scenario_id, p.epoch, p.run_id, p.episode_id) <= ${LIST_JSON}
+    ORDER BY s.subject, p.scenario_id, p.epoch, p.run_id, p.episode_id`);
   const subjects: GroundedSubject[] = [];
   let total = 0;
   for (const subject of ctx.subjects) {

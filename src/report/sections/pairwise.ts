@@ -24,7 +24,7 @@ import { MDE_POWER, tryComparePaired } from '../../analysis/paired-comparison.ts
 import type { Sampling } from '../../analysis/rates.ts';
 import type { MetricKind } from '../../analysis/metrics.ts';
 import { fourCellCounts, renderFourCells, type FourCellCounts } from '../four-cell.ts';
-import { forEachChunk } from '../../store/duckdb.ts';
+import { forEachRow } from '../../store/duckdb.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
 export { MDE_POWER };
@@ -288,7 +288,7 @@ export async function pivotColumns(conn: DuckDBConnection, sql: string, subjects
   let sid = new Int32Array(cap);
   let col = Array.from({ length: subjects }, () => new Float64Array(cap));
   let n = 0;
-  await forEachChunk(conn, sql, undefined, (cols, rows) => {
+  await forEachRow(conn, sql, undefined, (cols, rows) => {
     if (n + rows > cap) {
       while (n + rows > cap) cap *= 2;
       const grow = <T extends Int32Array | Float64Array>(x: T, make: (k: number) => T): T => {
@@ -300,9 +300,9 @@ export async function pivotColumns(conn: DuckDBConnection, sql: string, subjects
       col = col.map((c) => grow(c, (k) => new Float64Array(k)));
     }
     for (let r = 0; r < rows; r++) {
-      sid[n + r] = Number(cols[0][r]);
+      sid[n + r] = Number(cols[0](r));
       for (let s = 0; s < subjects; s++) {
-        const v = cols[2 + s][r];
+        const v = cols[2 + s](r);
         col[s][n + r] = v === null ? Number.NaN : Number(v);
       }
     }

@@ -8,7 +8,7 @@
  */
 import { rankFromTotals, type PairTestResult, type RankResult, type RankTaskTotals } from '../../decide/rank.ts';
 import { getMetric } from '../../store/metrics.ts';
-import { forEachChunk } from '../../store/duckdb.ts';
+import { forEachRow } from '../../store/duckdb.ts';
 import { clusteredPairedFromTotals, pairedZTest } from '../../stats/index.ts';
 import { cell, fixed, pct, pctInterval, table } from '../markdown.ts';
 import { baseConfig, type FigureSpec } from '../figures.ts';
@@ -68,18 +68,18 @@ export async function loadRankTotals(ctx: ReportContext, metric: MainMetric): Pr
   const pn = pq.map(() => new GrowableFloat64());
   const ps = pq.map(() => new GrowableFloat64());
   const pf = pq.map(() => new GrowableFloat64());
-  await forEachChunk(ctx.conn, sql, { mk: MAIN_METRICS.indexOf(metric) }, (c, rows) => {
+  await forEachRow(ctx.conn, sql, { mk: MAIN_METRICS.indexOf(metric) }, (c, rows) => {
     for (let i = 0; i < rows; i++) {
-      pos.push(c[0][i] as number);
+      pos.push(c[0](i) as number);
       for (let k = 0; k < S; k++) {
-        n[k].push(c[1 + 2 * k][i] as number);
-        sum[k].push(Number(c[2 + 2 * k][i] ?? 0));
+        n[k].push(c[1 + 2 * k](i) as number);
+        sum[k].push(Number(c[2 + 2 * k](i) ?? 0));
       }
       for (let x = 0; x < pq.length; x++) {
         const o = 1 + 2 * S + 3 * x;
-        pn[x].push(c[o][i] as number);
-        ps[x].push(Number(c[o + 1][i] ?? 0));
-        pf[x].push(c[o + 2][i] === null ? NaN : Number(c[o + 2][i]));
+        pn[x].push(c[o](i) as number);
+        ps[x].push(Number(c[o + 1](i) ?? 0));
+        pf[x].push(c[o + 2](i) === null ? NaN : Number(c[o + 2](i)));
       }
     }
   });

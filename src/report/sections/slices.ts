@@ -34,21 +34,40 @@ export interface SlicesSection {
 
 const NO_DATA = (level: number): Interval => ({ lower: null, upper: null, level, method: 'clopper-pearson', sampling: 'independent', note: 'no observations' });
 
+/** Per context, each dimension's level names by their integer code (`r_levels`). */
+const LEVELS = new WeakMap<ReportContext, string[][]>();
+
 /**
  * O1's observations for the one slices computation (`computeSlices`, core-slices.ts): the report's
- * narrow table `obs_t` (integer dimension, subject, metric and scenario keys, so a large store's
- * aggregation and its sort stay cheap; `label` maps them back to names), one dimension at a time, with
- * the level of each observation's domain, decision type or variant ('(none)' where unset).
+ * counted observations `obs_agg` (a row per distinct value with its count `n`), one dimension at a
+ * time, keyed by integers only (dimension, level code, metric, subject, scenario), so a large
+ * store's aggregation and its sort stay cheap and no string crosses into JavaScript per row;
+ * `label` maps them back to names. A level is the observation's domain, decision type or variant
+ * ('(none)' where unset); `r_levels` codes each dimension's levels (the slice-dimension
+ * combinations `r_dims` to their level's code).
  */
 export const O1_SLICES: SliceSource = {
   dimensions: async (ctx) => {
     await materializeObservations(ctx);
+    const levels = SLICE_DIMENSIONS.map((d, k) => `SELECT CAST(${k} AS TINYINT) AS k, dim, coalesce(${d}, '(none)') AS level FROM r_dims`).join(' UNION ALL ');
+    await ctx.conn.run(`CREATE OR REPLACE TEMP TABLE r_levels AS
+      SELECT k, dim, level, CAST(dense_rank() OVER (PARTITION BY k ORDER BY level) - 1 AS INTEGER) AS code FROM (${levels})`);
+    const names: string[][] = SLICE_DIMENSIONS.map(() => []);
+    for (const r of await ctx.q(`SELECT DISTINCT k, code, level FROM r_levels`)) names[Number(r.k)][Number(r.code)] = String(r.level);
+    LEVELS.set(ctx, names);
     return [...SLICE_DIMENSIONS];
   },
   rows: (k) =>
-    `SELECT CAST(${Math.floor(k)} AS TINYINT) AS dim, coalesce(d.${SLICE_DIMENSIONS[k]}, '(none)') AS level, CAST(0 AS TINYINT) AS suite, o.mk AS scorer, o.subj AS subject, o.sid AS cluster, o.value, false AS noanswer
-     FROM obs_t o JOIN r_dims d USING (dim) WHERE o.mk IN (${SLICE_METRICS.map((m) => MAIN_METRICS.indexOf(m)).join(', ')})`,
-  label: (k, ctx) => ({ dimension: SLICE_DIMENSIONS[Number(k.dim)], level: String(k.level), suite: ctx.suite, scorer: MAIN_METRICS[Number(k.scorer)], subject: ctx.subjects[Number(k.subject)] }),
+    `SELECT l.k AS dim, l.code AS level, CAST(0 AS TINYINT) AS suite, o.mk AS scorer, o.subj AS subject, o.sid AS cluster, o.value, false AS noanswer, o.n
+     FROM obs_agg o JOIN r_levels l ON l.dim = o.dim AND l.k = ${Math.floor(k)} WHERE o.mk IN (${SLICE_METRICS.map((m) => MAIN_METRICS.indexOf(m)).join(', ')})`,
+  weight: 'n',
+  label: (k, ctx) => ({
+    dimension: SLICE_DIMENSIONS[Number(k.dim)],
+    level: LEVELS.get(ctx)![Number(k.dim)][Number(k.level)],
+    suite: ctx.suite,
+    scorer: MAIN_METRICS[Number(k.scorer)],
+    subject: ctx.subjects[Number(k.subject)],
+  }),
 };
 
 /** Section 4 from O1's observations (`O1_SLICES`). */

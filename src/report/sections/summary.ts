@@ -177,7 +177,8 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
       states_root: statesRoot(r.config),
     };
   });
-  const [tot] = await ctx.q(`SELECT CAST(count(DISTINCT scenario_id) AS BIGINT) AS scenarios, CAST(count(*) AS BIGINT) AS samples FROM episodes`);
+  // With at most one group (one run), that group is every episode: the totals are its counts, not another scan.
+  const [tot] = per.length <= 1 ? [per[0] ?? { scenarios: 0, samples: 0 }] : await ctx.q(`SELECT CAST(count(DISTINCT scenario_id) AS BIGINT) AS scenarios, CAST(count(*) AS BIGINT) AS samples FROM episodes`);
   const judges = [...new Set(runs.flatMap((r) => r.judges))].sort(byText);
   const epochs = [...new Set(runs.map((r) => r.epochs ?? r.epochs_observed))].sort((a, b) => a - b);
   const suites = [...new Set(runs.map((r) => r.suite))].sort(byText);

@@ -1,0 +1,88 @@
+/**
+ * The report's observations (`materializeObservations`, src/report/sections/context.ts): `obs_t`
+ * holds, per metric, exactly the rows of the metric's own SQL (`METRICS` in src/store/metrics.ts)
+ * that have a subject and a scenario, with their values, and `obs_agg` counts them. Checked on
+ * hand-made tables where alignment's rule matters: a subject none of whose valid episodes was
+ * judged is not measured at all, and a subject whose only judged valid episode has no scenario is
+ * measured (the rule sees that episode, as the metric's SQL does, though obs_t leaves it out).
+ * Policy-action rows carry their episode's gathered_evidence.
+ */
+import { describe, expect, it } from 'vitest';
+import { createDb } from '../../src/store/duckdb.ts';
+import { MAIN_METRICS, materializeObservations, type ReportContext } from '../../src/report/sections/context.ts';
+import { metricSql } from '../../src/analysis/metrics.ts';
+
+const EPISODES = `SELECT * FROM (VALUES
+  ('r', 'a1', 'm:a', 's1', 1, 'valid', true),  ('r', 'a2', 'm:a', 's1', 2, 'valid', false), ('r', 'a3', 'm:a', 's2', 1, 'invalid', false),
+  ('r', 'b1', 'm:b', NULL, 1, 'valid', true),  ('r', 'b2', 'm:b', 's1', 1, 'valid', true),  ('r', 'b3', 'm:b', 's2', 1, 'invalid', false),
+  ('r', 'c1', 'm:c', 's1', 1, 'valid', true),  ('r', 'c2', 'm:c', 's2', 1, 'error', NULL)
+) t(run_id, episode_id, subject_model, scenario_id, epoch, status, gathered_evidence)`;
+// Alignment: m:a's valid episodes unjudged (NULL), its invalid one 0; m:b judged only on b1 (no scenario); m:c judged.
+const SCORES = `SELECT * FROM (VALUES
+  ('r', 'a1', 'reasoning_action_alignment', NULL, false), ('r', 'a2', 'reasoning_action_alignment', NULL, false), ('r', 'a3', 'reasoning_action_alignment', 0.0, false),
+  ('r', 'b1', 'reasoning_action_alignment', 1.0, false), ('r', 'b2', 'reasoning_action_alignment', NULL, false), ('r', 'b3', 'reasoning_action_alignment', 0.0, false),
+  ('r', 'c1', 'reasoning_action_alignment', 0.5, false),
+  ('r', 'a1', 'policy_compliant_action', 1.0, false), ('r', 'a2', 'policy_compliant_action', 1.0, false), ('r', 'a3', 'policy_compliant_action', 0.0, false),
+  ('r', 'b1', 'policy_compliant_action', 1.0, false), ('r', 'b2', 'policy_compliant_action', 0.0, false), ('r', 'b3', 'policy_compliant_action', NULL, true),
+  ('r', 'c1', 'policy_compliant_action', 1.0, false)
+) t(run_id, episode_id, scorer, value, noanswer)`;
+
+async function withObservations<T>(f: (ctx: ReportContext) => Promise<T>): Promise<T> {
+  const db = await createDb();
+  const conn = await db.connect();
+  try {
+    await conn.run(`CREATE TABLE episodes AS SELECT *, 'ops' AS domain, 'act' AS decision_type, CAST(NULL AS VARCHAR) AS variant FROM (${EPISODES})`);
+    await conn.run(`CREATE TABLE scores AS SELECT run_id, episode_id, scorer, CAST(value AS DOUBLE) AS value, noanswer FROM (${SCORES})`);
+    await conn.run(`CREATE TABLE runs AS SELECT 'r' AS run_id, 'standoff' AS source, '{}' AS config`);
+    await conn.run(`CREATE TABLE r_subject AS SELECT * FROM (VALUES ('r', 'm:a', 'm:a', 0), ('r', 'm:b', 'm:b', 1), ('r', 'm:c', 'm:c', 2)) t(run_id, subject_model, subject, subj)`);
+    const ctx = { conn, subjects: ['m:a', 'm:b', 'm:c'] } as unknown as ReportContext;
+    await materializeObservations(ctx);
+    return await f(ctx);
+  } finally {
+    conn.closeSync();
+  }
+}
+
+const rows = async (ctx: ReportContext, sql: string) => (await ctx.conn.runAndReadAll(sql)).getRowObjectsJson();
+
+describe('the report observations (obs_t, obs_agg)', () => {
+  it('holds each metric\'s rows with a scenario, values as the metric\'s SQL gives them', async () => {
+    await withObservations(async (ctx) => {
+      for (const [k, m] of MAIN_METRICS.entries()) {
+        const mine = await rows(ctx, `SELECT subj, sid, epoch, value FROM obs_t WHERE mk = ${k} ORDER BY ALL`);
+        const theirs = await rows(ctx, `SELECT CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, o.value FROM ${metricSql(m)} o JOIN r_subject s USING (run_id, subject_model) JOIN r_scn c USING (scenario_id) ORDER BY ALL`);
+        expect([m, mine]).toEqual([m, theirs]);
+      }
+    });
+  });
+
+  it('alignment: a subject with no judged valid episode is not measured; one judged only on an episode without a scenario is', async () => {
+    await withObservations(async (ctx) => {
+      const a = await rows(ctx, `SELECT subj, value FROM obs_t WHERE mk = ${MAIN_METRICS.indexOf('alignment')} ORDER BY subj, sid`);
+      expect(a).toEqual([
+        { subj: 0, value: null },
+        { subj: 0, value: null },
+        { subj: 0, value: null },
+        { subj: 1, value: null },
+        { subj: 1, value: 0 },
+        { subj: 2, value: 0.5 },
+      ]);
+    });
+  });
+
+  it('obs_agg counts obs_t, and policy-action rows carry gathered_evidence', async () => {
+    await withObservations(async (ctx) => {
+      const counted = await rows(ctx, `SELECT mk, subj, sid, value, CAST(sum(n) AS INTEGER) AS n FROM obs_agg GROUP BY ALL ORDER BY ALL`);
+      const direct = await rows(ctx, `SELECT mk, subj, sid, value, CAST(count(*) AS INTEGER) AS n FROM obs_t GROUP BY ALL ORDER BY ALL`);
+      expect(counted).toEqual(direct);
+      const g = await rows(ctx, `SELECT subj, g, value FROM obs_agg WHERE mk = ${MAIN_METRICS.indexOf('policy_action')} ORDER BY subj, sid, g`);
+      expect(g).toEqual([
+        { subj: 0, g: false, value: 1 },
+        { subj: 0, g: true, value: 1 },
+        { subj: 0, g: false, value: 0 },
+        { subj: 1, g: true, value: 0 },
+        { subj: 2, g: true, value: 1 },
+      ]);
+    });
+  });
+});
