@@ -48,6 +48,12 @@ describe('sets sharing a definition are answered in one pass', () => {
       // Four-cell sets (they count items too), judge pairs and disagreements stay one query each.
       for (const g of groups.filter((x) => /^(four:|judges-differ:|disagree\/)/.test(defs[x[0]].key))) expect(g.length).toBe(1);
       expect(batchGroups(defs, false).length).toBe(defs.length);
+      // A group with more rows than the bound goes one query per set (arg_min has no early cut-off).
+      const cut = batchGroups(defs, true, 100);
+      expect(cut.flat().sort((a, b) => a - b)).toEqual(defs.map((_, i) => i));
+      for (const g of cut.filter((x) => x.length > 1)) expect(g.reduce((s, i) => s + defs[i].count, 0)).toBeLessThanOrEqual(100);
+      expect(cut.length).toBeGreaterThan(groups.length);
+      expect(cut.find((g) => g.includes(grounded[0]))).toEqual(grounded.reduce((s, i) => s + defs[i].count, 0) > 100 ? [grounded[0]] : grounded);
     });
   }, 120_000);
 

@@ -184,8 +184,22 @@ export async function readAllMembers(conn: Conn, defs: EpisodeSetDef[], cap: num
 /** The parameter names and types of a set, sorted: sets batch together only with the same ones. */
 const paramShape = (d: EpisodeSetDef) => Object.keys(d.params).sort().map((k) => `${k}:${typeof d.params[k]}`).join(',');
 
-/** Indices of `defs` by batch (each group in page order, groups in order of their first set); a set without one (or counting items) alone. */
-export function batchGroups(defs: EpisodeSetDef[], batch = true): number[][] {
+/**
+ * Rows a batched query handles at most (its sets' counts summed), else its sets go one query each.
+ * A batch joins every row of its definition (all subjects) to the sets' values, and keeps each
+ * set's first members by `arg_min(..., cap)`, which has no early cut-off like ORDER BY ... LIMIT;
+ * one set's own query reads only its subject's rows. So batching wins on many small sets (the 16
+ * grounded-vs-lucky cells at 1e6, 667,000 rows: 2.0 -> 0.7 s of CPU) and loses on large ones (at
+ * 1e7 two subjects' every-episode sets, 5M rows: 12 -> 40 s; a batch of half the subjects' measured
+ * sets at 1e6: 2.8 -> 4.7 s).
+ */
+export const BATCH_MAX_ROWS = 750_000;
+
+/**
+ * Indices of `defs` by batch (each group in page order, groups in order of their first set); a
+ * set without a batch (or counting items), or of a group whose counts pass `maxRows`, alone.
+ */
+export function batchGroups(defs: EpisodeSetDef[], batch = true, maxRows = BATCH_MAX_ROWS): number[][] {
   const groups = new Map<string, number[]>();
   defs.forEach((d, i) => {
     const key = batch && d.batch !== undefined && d.items === undefined ? `${d.batch}\u0000${paramShape(d)}` : `#${i}`;
@@ -193,7 +207,7 @@ export function batchGroups(defs: EpisodeSetDef[], batch = true): number[][] {
     if (g) g.push(i);
     else groups.set(key, [i]);
   });
-  return [...groups.values()];
+  return [...groups.values()].flatMap((g) => (g.reduce((s, i) => s + defs[i].count, 0) > maxRows ? g.map((i) => [i]) : [g]));
 }
 
 /**
