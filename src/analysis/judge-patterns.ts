@@ -55,19 +55,42 @@ export interface AgreementResult {
   note?: string;
 }
 
-/** Judgments per hash partition of the samples when judgments are pivoted per sample: each GROUP BY then holds a bounded share of the samples (at 1e7 one pass needed ~7 GB). */
-export const JUDGMENTS_PER_PART = 3_000_000;
+/**
+ * Judgments per hash partition of the samples when judgments are pivoted per sample: each GROUP BY
+ * then holds a bounded share of the samples (at 1e7 one pass needed ~7 GB). Every partition scans
+ * all the judgments again (~2.6 s of CPU at 1e7), so the parts are as large as the 1 GB DuckDB
+ * limit allows: 3 at 1e7 (29.8M judgments), 1 at 1e6.
+ */
+export const JUDGMENTS_PER_PART = 10_000_000;
 
 /** How many hash partitions keep each within `perPart` judgments. */
 export const partitionsFor = (judgments: number, perPart = JUDGMENTS_PER_PART): number => Math.max(1, Math.ceil(judgments / perPart));
 
-/** The predicate keeping partition `index` of `of` (judgments aliased `j`; a sample is in exactly one); '' when there is one. */
-export const samplePartitionSql = (of: number, index: number): string => (of > 1 ? `AND hash(j.run_id, j.episode_id) % ${of} = ${index}` : '');
+/** The predicate keeping partition `index` of `of` (judgments aliased `j`, or `alias`; a sample is in exactly one); '' when there is one. */
+export const samplePartitionSql = (of: number, index: number, alias = 'j'): string => (of > 1 ? `AND hash(${alias}.run_id, ${alias}.episode_id) % ${of} = ${index}` : '');
+
+/**
+ * One row per judged sample that has an episode, as `SELECT ... FROM judgments j JOIN episodes e
+ * ... GROUP BY j.run_id, j.episode_id` gives it, but cheaper: the judgments are aggregated per
+ * sample first (`agg`: `run_id, episode_id` and the per-sample columns), then joined to the
+ * partition's episodes and grouped again, so the join sees one row per sample instead of one per
+ * judgment. `keep(k)` is a column of `agg` as the one-pass query has it (`any_value`), `count(k)` a
+ * count of judgments, multiplied by the sample's episode rows as the one-pass join multiplies it
+ * (a store with an episode twice: `standoff judges` then reports the duplicate). `select` is
+ * evaluated over episodes `e` (and `join`).
+ */
+export function perSampleSql(o: { agg: string; from: string; part: { of: number; index: number }; select: string; join?: string; keep: string[]; counts: string[] }): string {
+  const cols = [...o.keep.map((k) => `any_value(a.${k}) AS ${k}`), ...o.counts.map((k) => `CAST(any_value(a.${k}) * count(*) AS INTEGER) AS ${k}`)].join(', ');
+  return `WITH a AS (SELECT j.run_id, j.episode_id, ${o.agg} ${o.from} ${samplePartitionSql(o.part.of, o.part.index)} GROUP BY j.run_id, j.episode_id)
+    SELECT a.run_id, a.episode_id, ${o.select}, ${cols}
+    FROM a JOIN episodes e ON e.run_id = a.run_id AND e.episode_id = a.episode_id ${o.join ?? ''} WHERE true ${samplePartitionSql(o.part.of, o.part.index, 'e')}
+    GROUP BY a.run_id, a.episode_id`;
+}
 
 /**
  * The scorer's judgments as patterns. `subject` is the SQL expression naming a sample's subject
  * and `join` the joins that make it available (the report's `r_subject` labels; the CLI's model
- * names), with the judgments aliased `j` and episodes `e`.
+ * names), over episodes aliased `e`.
  */
 export async function loadJudgePatterns(
   q: (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>,
@@ -91,6 +114,8 @@ export async function loadJudgePatterns(
       return `max(j.value) ${f} AS v${i}, bool_or(j.excluded_self) ${f} AS x${i}, CAST(count(*) ${f} AS INTEGER) AS c${i}`;
     })
     .join(', ');
+  const keep = judges.flatMap((_, i) => [`v${i}`, `x${i}`]);
+  const counts = judges.map((_, i) => `c${i}`);
   const sel = judges.map((_, i) => `v${i}, x${i}, c${i}`).join(', ');
   // Counted per hash partition of the samples (a sample is in exactly one), then merged: each
   // GROUP BY holds a bounded share of the samples (at 1e7 one pass ran DuckDB out of memory).
@@ -100,10 +125,7 @@ export async function loadJudgePatterns(
   const parts: Record<string, Plain>[][] = [];
   for (let index = 0; index < of; index++) {
     parts.push(await q(`
-    WITH p AS (
-      SELECT j.run_id, j.episode_id, any_value(${subject}) AS subject, ${cols}
-      FROM judgments j JOIN episodes e ON e.run_id = j.run_id AND e.episode_id = j.episode_id ${join}
-      WHERE j.scorer = $scorer ${samplePartitionSql(of, index)} GROUP BY j.run_id, j.episode_id)
+    WITH p AS (${perSampleSql({ agg: cols, from: 'FROM judgments j WHERE j.scorer = $scorer', part: { of, index }, select: `any_value(${subject}) AS subject`, join, keep, counts })})
     SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`, params));
   }
   const rows = of === 1 ? parts[0] : mergePatternRows(parts, judges.length);

@@ -44,15 +44,27 @@ WHERE s.scorer = 'policy_compliant_action' AND NOT s.noanswer AND e.status <> 'e
   AND e.run_id = $run AND e.subject_model = $model AND e.gathered_evidence = $gathered AND (s.value = 1) = $correct
 ${ORDER}`;
 
+/** {@link GROUNDED_SQL} for every row of `p` (run, model, gathered, correct) in one pass. */
+const GROUNDED_BATCH = `SELECT p.set_idx, e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e JOIN scores s ON s.run_id = e.run_id AND s.episode_id = e.episode_id
+JOIN p ON e.run_id = p.run AND e.subject_model = p.model AND e.gathered_evidence = p.gathered AND (s.value = 1) = p.correct
+WHERE s.scorer = 'policy_compliant_action' AND NOT s.noanswer AND e.status <> 'error' AND s.value IS NOT NULL`;
+
 /** Episodes of a subject with a status (section 8; `invalid` is also section 2's "Invalid episodes"). */
 const STATUS_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
 WHERE e.run_id = $run AND e.subject_model = $model AND e.status = $status
 ${ORDER}`;
 
+/** {@link STATUS_SQL} for every row of `p` (run, model, status). */
+const STATUS_BATCH = `SELECT p.set_idx, e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e JOIN p ON e.run_id = p.run AND e.subject_model = p.model AND e.status = p.status`;
+
 /** Episodes with a status and reason (section 8's reason table; the reason as section 8 words it). */
 const REASON_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
 WHERE e.status = $status AND coalesce(CASE WHEN e.status = 'invalid' THEN e.invalid_reason ELSE e.error END, '(no reason recorded)') = $reason
 ${ORDER}`;
+
+/** {@link REASON_SQL} for every row of `p` (status, reason). */
+const REASON_BATCH = `SELECT p.set_idx, e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
+JOIN p ON e.status = p.status AND coalesce(CASE WHEN e.status = 'invalid' THEN e.invalid_reason ELSE e.error END, '(no reason recorded)') = p.reason`;
 
 /**
  * Judged episodes whose eligible verdicts (not excluded as self, not ERROR) differ (section 6's
@@ -71,10 +83,17 @@ const ALL_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM epis
 WHERE e.run_id = $run AND e.subject_model = $model
 ${ORDER}`;
 
+/** {@link ALL_SQL} for every row of `p` (run, model). */
+const ALL_BATCH = `SELECT p.set_idx, e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e JOIN p ON e.run_id = p.run AND e.subject_model = p.model`;
+
 /** A rate's denominator (section 2): the subject's episodes on which the metric was measured. */
 const metricMeasuredSql = (m: MainMetric) => `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM ${metricSql(m)} o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
 WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL
 ${ORDER}`;
+
+/** {@link metricMeasuredSql} for every row of `p` (run, model). */
+const metricMeasuredBatch = (m: MainMetric) => `SELECT p.set_idx, e.run_id, e.episode_id, e.scenario_id, e.epoch FROM ${metricSql(m)} o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
+JOIN p ON o.run_id = p.run AND o.subject_model = p.model WHERE o.value IS NOT NULL`;
 
 /** The scorer whose value a list of a rate's episodes shows. */
 const METRIC_SCORER: Record<(typeof LINKED_METRICS)[number], (typeof SCORER_NAMES)[number]> = { gathered_evidence: 'gathered_evidence', policy_action: 'policy_compliant_action', alignment: 'reasoning_action_alignment' };
@@ -109,6 +128,10 @@ const sliceSql = (m: MainMetric, dim: SliceDimension) => `SELECT e.run_id, e.epi
 WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL AND coalesce(o.${dim}, '(none)') = $slice
 ${ORDER}`;
 
+/** {@link sliceSql} for every row of `p` (run, model, slice). */
+const sliceBatch = (m: MainMetric, dim: SliceDimension) => `SELECT p.set_idx, e.run_id, e.episode_id, e.scenario_id, e.epoch FROM ${metricSql(m)} o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
+JOIN p ON o.run_id = p.run AND o.subject_model = p.model AND coalesce(o.${dim}, '(none)') = p.slice WHERE o.value IS NOT NULL`;
+
 /** The sets of section 4's cells: one per dimension, value, metric and subject with trials. */
 function buildSliceSets(r: ReportResults, src: (subject: string) => SubjectSource | undefined): EpisodeSetDef[] {
   const sets: EpisodeSetDef[] = [];
@@ -117,7 +140,7 @@ function buildSliceSets(r: ReportResults, src: (subject: string) => SubjectSourc
     if (!s || !x.measured || x.trials === 0 || !(SLICE_DIMENSIONS as readonly string[]).includes(x.dimension)) continue;
     const title = `${x.subject} · ${DIM_LABEL[x.dimension]} ${x.value} · ${METRIC_LABEL[x.metric]}: the ${x.trials} measured episode${x.trials === 1 ? '' : 's'}`;
     const params = { run: s.run_id, model: s.subject_model, slice: x.value };
-    sets.push({ key: sliceKey(x.dimension, x.value, x.metric, x.subject), title, count: x.trials, shows: x.trials, sql: sliceSql(x.metric, x.dimension), params, scorer: METRIC_SCORER[x.metric as (typeof LINKED_METRICS)[number]] });
+    sets.push({ key: sliceKey(x.dimension, x.value, x.metric, x.subject), title, count: x.trials, shows: x.trials, sql: sliceSql(x.metric, x.dimension), batch: sliceBatch(x.metric, x.dimension), params, scorer: METRIC_SCORER[x.metric as (typeof LINKED_METRICS)[number]] });
   }
   return sets;
 }
@@ -129,27 +152,27 @@ export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): Ep
   for (const x of r.results.subjects) {
     const s = src(x.subject);
     if (!s) continue;
-    sets.push({ key: allKey(x.subject), title: `${x.subject} · every episode`, count: x.samples, sql: ALL_SQL, params: { run: s.run_id, model: s.subject_model } });
+    sets.push({ key: allKey(x.subject), title: `${x.subject} · every episode`, count: x.samples, sql: ALL_SQL, batch: ALL_BATCH, params: { run: s.run_id, model: s.subject_model } });
     for (const m of LINKED_METRICS) {
       const t = x.metrics[m].trials;
-      sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), params: { run: s.run_id, model: s.subject_model }, scorer: METRIC_SCORER[m] });
+      sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), batch: metricMeasuredBatch(m), params: { run: s.run_id, model: s.subject_model }, scorer: METRIC_SCORER[m] });
     }
   }
   for (const g of r.grounded.subjects) {
     const s = src(g.subject);
     if (!s) continue;
     for (const [cell, gathered, correct, label] of GROUNDED_CELLS) {
-      sets.push({ key: groundedKey(g.subject, cell), title: `${g.subject} · ${label}`, count: g.table[cell], sql: GROUNDED_SQL, params: { run: s.run_id, model: s.subject_model, gathered, correct }, scorer: 'policy_compliant_action' });
+      sets.push({ key: groundedKey(g.subject, cell), title: `${g.subject} · ${label}`, count: g.table[cell], sql: GROUNDED_SQL, batch: GROUNDED_BATCH, params: { run: s.run_id, model: s.subject_model, gathered, correct }, scorer: 'policy_compliant_action' });
     }
   }
   for (const e of r.episodes.subjects) {
     const s = src(e.subject);
     if (!s) continue;
-    sets.push({ key: statusKey(e.subject, 'invalid'), title: `${e.subject} · invalid episodes`, count: e.invalid, sql: STATUS_SQL, params: { run: s.run_id, model: s.subject_model, status: 'invalid' } });
-    sets.push({ key: statusKey(e.subject, 'error'), title: `${e.subject} · errored episodes`, count: e.errored, sql: STATUS_SQL, params: { run: s.run_id, model: s.subject_model, status: 'error' } });
+    sets.push({ key: statusKey(e.subject, 'invalid'), title: `${e.subject} · invalid episodes`, count: e.invalid, sql: STATUS_SQL, batch: STATUS_BATCH, params: { run: s.run_id, model: s.subject_model, status: 'invalid' } });
+    sets.push({ key: statusKey(e.subject, 'error'), title: `${e.subject} · errored episodes`, count: e.errored, sql: STATUS_SQL, batch: STATUS_BATCH, params: { run: s.run_id, model: s.subject_model, status: 'error' } });
   }
   for (const x of r.episodes.reasons) {
-    sets.push({ key: reasonKey(x.status, x.reason), title: `${x.status} · ${x.reason}`, count: x.count, sql: REASON_SQL, params: { status: x.status, reason: x.reason } });
+    sets.push({ key: reasonKey(x.status, x.reason), title: `${x.status} · ${x.reason}`, count: x.count, sql: REASON_SQL, batch: REASON_BATCH, params: { status: x.status, reason: x.reason } });
   }
   if (r.judges.available) {
     for (const p of r.judges.per_subject) {

@@ -26,6 +26,13 @@ export interface EpisodeSetDef {
   /** SELECT run_id, episode_id, scenario_id, epoch ... with `$name` parameters; ordered. */
   sql: string;
   params: Record<string, SetParam>;
+  /**
+   * The same sets answered together (`load-episodes.ts`): a query over the relation `p` (a row per
+   * set: `set_idx` and a column per parameter, named as the parameter) that returns `set_idx, run_id,
+   * episode_id, scenario_id, epoch`, for each row of `p` exactly the rows `sql` returns with that
+   * row's values. Sets with the same `batch` (and the same parameter names and types) cost one pass.
+   */
+  batch?: string;
   /** The scorer the set is about: its list shows that scorer's value and answer (default: the `scorer` parameter, if any). */
   scorer?: string;
 }

@@ -1,0 +1,76 @@
+/**
+ * The judge pivots aggregate the judgments per sample before joining the episodes (`perSampleSql`,
+ * issue 28: at 1e7 the join of 29.8M judgments to the episodes was most of the judges section and
+ * of `standoff agreement`), and `standoff judges` reads its judges without that join when every
+ * judge has one family. Held here to the one-pass query they replaced (judgments joined to
+ * episodes, then grouped per sample) on a store with what changes the join: an episode stored
+ * twice, judgments without an episode, a judge that judged only those, ERROR verdicts (NULL),
+ * self-excluded verdicts; in one pass and in hash partitions.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { createDb, query, type Plain } from '../../src/store/duckdb.ts';
+import { loadJudgePatterns } from '../../src/analysis/judge-patterns.ts';
+import { loadJudgeMedians } from '../../src/analysis/judge-medians.ts';
+
+let db: DuckDBInstance;
+let conn: DuckDBConnection;
+const q = async (sql: string, params?: Record<string, string | number | boolean | null>) => (await query(conn, sql, params)).rows;
+const JUDGES = ['j-a', 'j-b', 'j-c'];
+
+beforeAll(async () => {
+  db = await createDb();
+  conn = await db.connect();
+  await q(`CREATE TABLE episodes AS SELECT 'run-1' AS run_id, 'ep-' || lpad(CAST(i AS VARCHAR), 3, '0') AS episode_id, 'm' || (i % 3) AS subject_model, 'f' || (i % 2) AS subject_family FROM range(300) t(i)`);
+  // Judge k on sample i: a value 0/1, ERROR (NULL) on some, absent on others, self-excluded on some.
+  await q(`CREATE TABLE judgments AS SELECT 'run-1' AS run_id, 'ep-' || lpad(CAST(i AS VARCHAR), 3, '0') AS episode_id, 'align' AS scorer, 'j-' || chr(CAST(97 + k AS INTEGER)) AS judge_model,
+      'fam-' || k AS judge_family, CASE WHEN (i * 7 + k) % 11 = 0 THEN NULL ELSE CAST(((i * 13 + k * 5) % 7) < 4 AS INTEGER) END AS value,
+      CASE WHEN (i * 7 + k) % 11 = 0 THEN 'ERROR' WHEN ((i * 13 + k * 5) % 7) < 4 THEN 'ALIGNED' ELSE 'MISALIGNED' END AS verdict, CAST(NULL AS VARCHAR) AS raw,
+      (i + k) % 9 = 0 AS excluded_self
+    FROM range(320) t(i), range(3) u(k) WHERE (i * 3 + k) % 10 <> 0`);
+  // An episode stored twice, and a judge that judged only samples without an episode (ep-300.. have none).
+  await q(`INSERT INTO episodes SELECT * FROM episodes WHERE episode_id = 'ep-004'`);
+  await q(`INSERT INTO judgments VALUES ('run-1', 'ep-310', 'align', 'j-ghost', 'fam-g', 1, 'ALIGNED', NULL, false)`);
+});
+afterAll(() => conn?.closeSync());
+
+/** The one-pass pivot the patterns were counted with before (judgments joined to episodes, grouped per sample). */
+async function onePass(judges: string[]) {
+  const cols = judges.map((_, i) => `max(j.value) FILTER (WHERE j.judge_model = $j${i}) AS v${i}, bool_or(j.excluded_self) FILTER (WHERE j.judge_model = $j${i}) AS x${i}, CAST(count(*) FILTER (WHERE j.judge_model = $j${i}) AS INTEGER) AS c${i}`).join(', ');
+  const sel = judges.map((_, i) => `v${i}, x${i}, c${i}`).join(', ');
+  const rows = await q(`WITH p AS (SELECT j.run_id, j.episode_id, any_value(e.subject_model) AS subject, ${cols} FROM judgments j JOIN episodes e ON e.run_id = j.run_id AND e.episode_id = j.episode_id
+    WHERE j.scorer = $scorer GROUP BY j.run_id, j.episode_id) SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`, { scorer: 'align', ...Object.fromEntries(judges.map((j, i) => [`j${i}`, j])) });
+  return rows.map((r: Record<string, Plain>) => ({ subject: String(r.subject), cells: judges.map((_, i) => ({ value: r[`v${i}`] === null ? null : Number(r[`v${i}`]), present: Number(r[`c${i}`]) > 0, excluded: r[`x${i}`] === true })), count: Number(r.n) }));
+}
+
+describe('judge pivots aggregated per sample before the join to episodes', () => {
+  it('loadJudgePatterns: the patterns of the one-pass join, in one pass and in 3 and 40 partitions', async () => {
+    const one = await loadJudgePatterns(q, 'align');
+    expect(one.judges).toEqual([...JUDGES, 'j-ghost']);
+    const want = await onePass(one.judges);
+    expect(one.patterns).toEqual(want);
+    expect(want.reduce((s, p) => s + p.count, 0)).toBe(300); // ep-004 twice is one sample; ep-300.. have no episode
+    for (const parts of [3, 40]) expect((await loadJudgePatterns(q, 'align', 'e.subject_model', '', Math.ceil(960 / parts))).patterns).toEqual(want);
+  });
+
+  it('loadJudgeMedians: a judge with no judged episode is left out, as the exact judge query leaves it out', async () => {
+    await q(`DELETE FROM episodes WHERE episode_id = 'ep-004' AND rowid = (SELECT max(rowid) FROM episodes WHERE episode_id = 'ep-004')`);
+    try {
+      const withGhost = (await loadJudgeMedians(conn, { scorer: 'align' }))!.totals;
+      await q(`DELETE FROM judgments WHERE judge_model = 'j-ghost'`);
+      const without = (await loadJudgeMedians(conn, { scorer: 'align' }))!.totals;
+      expect(withGhost).toEqual(without);
+      expect(without.samples).toBe(300);
+      expect(without.missing_verdicts).toBeGreaterThan(0);
+      const parts = (await loadJudgeMedians(conn, { scorer: 'align', judgmentsPerPart: 50 }))!.totals;
+      expect(parts).toEqual(without);
+    } finally {
+      await q(`INSERT INTO judgments VALUES ('run-1', 'ep-310', 'align', 'j-ghost', 'fam-g', 1, 'ALIGNED', NULL, false)`);
+      await q(`INSERT INTO episodes SELECT * FROM episodes WHERE episode_id = 'ep-004'`);
+    }
+  });
+
+  it('loadJudgeMedians: an episode stored twice still counts its judgments twice, and is refused as before', async () => {
+    await expect(loadJudgeMedians(conn, { scorer: 'align' })).rejects.toThrow(/scored sample "run-1\/ep-004" twice/);
+  });
+});

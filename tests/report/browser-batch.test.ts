@@ -1,0 +1,103 @@
+/**
+ * The episode browser answers sets that share a definition in one pass (`batch`, issue 28): the
+ * 16 grounded-vs-lucky cells, the subjects' every-episode sets, each measured rate's sets, the
+ * statuses, the reasons and each slice kind's cells cost one query instead of one per set. Each set must still find exactly its own rows, in the same order, with the same first
+ * members: checked against the per-set queries on the demo store (real Parquet, real DuckDB),
+ * with a list cap that cuts most sets, and on a table with NULL epochs (ORDER BY puts them last).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildReport, type ReportResults } from '../../src/report/index.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { createDb, query } from '../../src/store/duckdb.ts';
+import { buildEpisodeSets } from '../../src/report/html/episode-sets.ts';
+import { batchGroups, loadEpisodeBrowser, readAllMembers } from '../../src/report/html/load-episodes.ts';
+import type { EpisodeSetDef, SubjectSource } from '../../src/report/html/set-types.ts';
+import { ROOT } from '../helpers/cli.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'standoff-browser-batch-'));
+const traces = join(ROOT, 'traces');
+let r: ReportResults;
+
+beforeAll(async () => {
+  r = (await buildReport({ traces, out: join(dir, 'demo'), resamples: 200 })).results;
+}, 300_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function withDemo<T>(fn: (conn: Parameters<typeof loadEpisodeBrowser>[0], defs: EpisodeSetDef[], sources: SubjectSource[]) => Promise<T>): Promise<T> {
+  const store = await openStore(traces);
+  try {
+    const sources = (await query(store.conn, 'SELECT DISTINCT subject_model AS subject, run_id, subject_model FROM episodes ORDER BY ALL')).rows.map((x) => ({ subject: String(x.subject), run_id: String(x.run_id), subject_model: String(x.subject_model) }));
+    return await fn(store.conn, buildEpisodeSets(r, sources), sources);
+  } finally {
+    store.close();
+  }
+}
+
+describe('sets sharing a definition are answered in one pass', () => {
+  it('groups the demo sets by definition: one group of 12 grounded cells, one per rate, one per slice kind', async () => {
+    await withDemo(async (_conn, defs) => {
+      const groups = batchGroups(defs);
+      expect(groups.length).toBeLessThan(defs.length / 2);
+      const keys = (g: number[]) => g.map((i) => defs[i].key);
+      const grounded = groups.find((g) => defs[g[0]].key.startsWith('grounded/'))!;
+      expect(keys(grounded)).toEqual(defs.filter((d) => d.key.startsWith('grounded/')).map((d) => d.key));
+      expect(grounded.length).toBe(12); // 3 subjects x 4 cells
+      // Four-cell sets (they count items too), judge pairs and disagreements stay one query each.
+      for (const g of groups.filter((x) => /^(four:|judges-differ:|disagree\/)/.test(defs[x[0]].key))) expect(g.length).toBe(1);
+      expect(batchGroups(defs, false).length).toBe(defs.length);
+      // A group with more rows than the bound goes one query per set (arg_min has no early cut-off).
+      const cut = batchGroups(defs, true, 100);
+      expect(cut.flat().sort((a, b) => a - b)).toEqual(defs.map((_, i) => i));
+      for (const g of cut.filter((x) => x.length > 1)) expect(g.reduce((s, i) => s + defs[i].count, 0)).toBeLessThanOrEqual(100);
+      expect(cut.length).toBeGreaterThan(groups.length);
+      expect(cut.find((g) => g.includes(grounded[0]))).toEqual(grounded.reduce((s, i) => s + defs[i].count, 0) > 100 ? [grounded[0]] : grounded);
+    });
+  }, 120_000);
+
+  it('finds the same members and counts as one query per set, with a list cap that cuts the sets and without', async () => {
+    await withDemo(async (conn, defs, sources) => {
+      for (const listCap of [2, 7, 1000]) {
+        const one = await readAllMembers(conn, defs, listCap, false);
+        const batched = await readAllMembers(conn, defs, listCap, true);
+        expect(batched).toEqual(one);
+        expect(one.some((m, i) => m.length < defs[i].count)).toBe(listCap < 1000);
+      }
+      const a = await loadEpisodeBrowser(conn, defs, sources, { listCap: 3, batch: false });
+      const b = await loadEpisodeBrowser(conn, defs, sources, { listCap: 3 });
+      expect(b).toEqual(a);
+    });
+  }, 120_000);
+
+  it("a batched set whose count is not the report's stops the build, naming the set", async () => {
+    await withDemo(async (conn, defs, sources) => {
+      const i = defs.findIndex((d) => d.key.startsWith('grounded/') && d.count > 0);
+      const bad = defs.map((d, k) => (k === i ? { ...d, count: d.count + 1 } : d));
+      expect(batchGroups(bad).find((g) => g.includes(i))!.length).toBeGreaterThan(1);
+      await expect(loadEpisodeBrowser(conn, bad, sources)).rejects.toThrow(new RegExp(`"${defs[i].key}" finds ${defs[i].count} episodes but the report counts ${defs[i].count + 1}`));
+    });
+  }, 120_000);
+
+  it('keeps the first members in SET_ORDER with NULL epochs last, as the per-set ORDER BY does', async () => {
+    const db = await createDb();
+    const conn = await db.connect();
+    try {
+      await conn.run(`CREATE TABLE episodes AS SELECT 'r' || (i % 2) AS run_id, 'ep' || lpad(CAST(i AS VARCHAR), 3, '0') AS episode_id, 'm' || (i % 3) AS subject_model,
+        's' || (i % 4) AS scenario_id, CASE WHEN i % 5 = 0 THEN NULL ELSE i % 7 END AS epoch FROM range(120) t(i)`);
+      const sql = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e WHERE e.run_id = $run AND e.subject_model = $model
+ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
+      const batch = `SELECT p.set_idx, e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e JOIN p ON e.run_id = p.run AND e.subject_model = p.model`;
+      const defs: EpisodeSetDef[] = [];
+      for (const run of ['r0', 'r1']) for (const model of ['m0', 'm1', 'm2', 'mx']) defs.push({ key: `${run}/${model}`, title: '', count: model === 'mx' ? 0 : 20, sql, batch, params: { run, model } });
+      for (const cap of [1, 6, 19, 50]) expect(await readAllMembers(conn, defs, cap, true)).toEqual(await readAllMembers(conn, defs, cap, false));
+      const [first] = await readAllMembers(conn, defs.slice(0, 2), 20, true);
+      const rows = (await query(conn, `SELECT episode_id FROM episodes WHERE run_id = 'r0' AND subject_model = 'm0' ORDER BY run_id, scenario_id, epoch, episode_id`)).rows.map((x) => String(x.episode_id));
+      expect(first.map((m) => m[1])).toEqual(rows);
+      expect((await query(conn, `SELECT count(*) AS n FROM episodes WHERE run_id = 'r0' AND subject_model = 'm0' AND epoch IS NULL`)).rows[0].n).toBeGreaterThan(0);
+    } finally {
+      conn.closeSync();
+    }
+  });
+});
