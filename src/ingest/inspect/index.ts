@@ -56,7 +56,10 @@ export interface LoadInspectOptions {
   parallelMinUnits?: number;
 }
 
-/** What the scan hands its sink: the mapped rows (`keepMapped`), the rows staged for a run writer (`stage`). */
+/**
+ * What the scan hands its sink: the mapped rows (`keepMapped`); rows for a run writer (`stage`):
+ * staged as JSON lines when workers read the log, else the mapped rows.
+ */
 interface ScanOutput {
   keepMapped?: boolean;
   stage?: boolean;
@@ -221,9 +224,11 @@ export async function scanInspectLog(path: string, sink: InspectRowSink, opts: L
     const model = header?.eval.model ?? '';
     if (header && problems.length === 0) await sink.begin(runId);
     const t: ScanTally = { keys: [], seen: new Map(), maxEpoch: null, errored: 0, counts: { episodes: 0, messages: 0, scores: 0 }, sums: new Map() };
-    const ctx: UnitContext = { file: path, runId, model, map: header !== null, keepMapped: opts.keepMapped === true, stage: opts.stage === true };
     const pool = opts.pool;
-    const parallel = pool && reader.format === 'eval' && reader.sampleUnits >= (opts.parallelMinUnits ?? PARALLEL_MIN_UNITS);
+    const parallel = pool !== undefined && reader.format === 'eval' && reader.sampleUnits >= (opts.parallelMinUnits ?? PARALLEL_MIN_UNITS);
+    // Rows for a writer: staged as JSON lines by workers; read in this thread, the mapped rows go to the writer's appender.
+    const stage = opts.stage === true;
+    const ctx: UnitContext = { file: path, runId, model, map: header !== null, keepMapped: opts.keepMapped === true || (stage && !parallel), stage: stage && parallel };
     const units = parallel ? pool().scan(path, opts.zipLimits, reader.sampleUnits, ctx) : unitsInThread(reader, ctx);
     const truncated = await scanSamples(units, { header: header !== null, path, sink, problems, max }, t);
     if (!header || problems.length > 0) return { log: null, problems: problems.slice(0, max), truncated };
