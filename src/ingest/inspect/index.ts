@@ -187,8 +187,16 @@ async function scanSamples(
 
 /** Each unit's rank in the run's order (by sample id, numbers numerically, then epoch). */
 export function unitRanks(keys: readonly { id: string; epoch: number }[]): Int32Array {
-  const order = Array.from(keys.keys()).sort((a, b) => naturalCompare(keys[a]!.id, keys[b]!.id) || keys[a]!.epoch - keys[b]!.epoch);
+  const compare = (a: number, b: number) => naturalCompare(keys[a]!.id, keys[b]!.id) || keys[a]!.epoch - keys[b]!.epoch;
   const rank = new Int32Array(keys.length);
+  // Units read in the run's order (as `.eval` samples are listed): the stable sort would keep them as they are.
+  let inOrder = true;
+  for (let u = 1; u < keys.length && inOrder; u++) inOrder = compare(u - 1, u) <= 0;
+  if (inOrder) {
+    for (let u = 0; u < keys.length; u++) rank[u] = u;
+    return rank;
+  }
+  const order = Array.from(keys.keys()).sort(compare);
   order.forEach((unit, i) => (rank[unit] = i));
   return rank;
 }
