@@ -183,10 +183,15 @@ export class RunWriter {
   private async appendRows(s: Stage, rows: readonly object[], unit: number): Promise<void> {
     if (s.pending.length > 0) await this.writePart(s); // JSON lines staged earlier go first
     const a = s.appending ?? (await this.startPart(s));
-    for (const row of rows) {
-      const chars = appendRow(a.ap, s.cols, s.puts!, row as Record<string, unknown>, unit, s.rows++);
-      s.textChars += chars;
-      a.bytes += chars + 8 * s.cols.length;
+    try {
+      for (const row of rows) {
+        const chars = appendRow(a.ap, s.cols, s.puts!, row as Record<string, unknown>, unit, s.rows++);
+        s.textChars += chars;
+        a.bytes += chars + 8 * s.cols.length;
+      }
+    } catch (err) {
+      // A value DuckDB refuses (an INTEGER beyond 32 bits): the run cannot be written.
+      throw writeFailed(this.runId, this.store, err, 'stage');
     }
     if (a.bytes >= PART_BYTES) await this.writePart(s);
   }

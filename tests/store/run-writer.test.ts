@@ -166,6 +166,18 @@ describe('RunWriter', () => {
     expect(hashTree(store)).toBe(before);
   });
 
+  it('a value DuckDB refuses (an INTEGER beyond 32 bits) is a store error at append, and abort leaves the store as it was', async () => {
+    await writeRun(store, sampleBundle('keep'));
+    const before = hashTree(store);
+    const b = sampleBundle('rw-12', 1);
+    const w = await RunWriter.open(store, 'rw-12', { trusted: true });
+    const err = await w.append('episodes', [{ ...b.episodes[0]!, input_tokens: 3_000_000_000 }], 0).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'store.writeFailed', exitCode: 4 });
+    expect((err as StandoffError).message).toMatch(/^could not stage run "rw-12" in .*: number out of int32 range$/);
+    await w.abort();
+    expect(hashTree(store)).toBe(before);
+  });
+
   it('checks appended rows against the schema unless trusted', async () => {
     const b = sampleBundle('rw-6');
     const w = await RunWriter.open(store, 'rw-6');
