@@ -240,9 +240,18 @@ async function checkKeys(conn: DuckDBConnection, sources: { key: KeySource; file
   if (sources.length === 0) return;
   const union = sources.map((s, i) => `SELECT ${s.file.plan.fileIndex} AS f, ${i} AS src, r, k FROM (${s.key.sql})`).join(' UNION ALL ');
   // Repeated 64-bit hashes first (a hash collision only costs the exact query below, which finds
-  // nothing); a GROUP BY, which spills under the memory limit, where count(DISTINCT) would not.
-  const d = await conn.runAndReadAll(`SELECT count(*) AS d FROM (SELECT hash(k) AS h FROM (${union}) GROUP BY h HAVING count(*) > 1)`);
-  if (Number(d.getRowObjectsJS()[0]!.d) === 0) return;
+  // nothing): the hashes sorted, each compared with the one before. A sort spills under the memory
+  // limit (count(DISTINCT) would not) and costs a quarter less CPU than GROUP BY h HAVING count(*) > 1
+  // (1e7 rows: 2.2 against 2.9 s); one thread, which spends 0.2 s less CPU than two on it.
+  await conn.run('SET threads = 1');
+  let repeated: number;
+  try {
+    const d = await conn.runAndReadAll(`SELECT count(*) AS d FROM (SELECT h, lag(h) OVER (ORDER BY h) AS p FROM (SELECT hash(k) AS h FROM (${union}))) WHERE h = p`);
+    repeated = Number(d.getRowObjectsJS()[0]!.d);
+  } finally {
+    await conn.run('SET threads = 2');
+  }
+  if (repeated === 0) return;
   const rows = (
     await conn.runAndReadAll(
       `SELECT f, src, r, k, ff, fr FROM (SELECT f, src, r, k, first_value(f) OVER w AS ff, first_value(r) OVER w AS fr, row_number() OVER w AS n FROM (${union}) WINDOW w AS (PARTITION BY k ORDER BY f, r, src)) WHERE n > 1 ORDER BY f, r, src LIMIT ${limit}`,

@@ -139,7 +139,15 @@ async function scanLogs(files: string[], staged: StagedRuns, opts: IngestInspect
     if (staged.full()) break;
     // A duplicate run is reported below, not opened twice.
     const sink = staged.sink((runId) => logs.some((l) => l.run.run_id === runId));
-    const rows: InspectRowSink = { begin: sink.begin, rows: async (unit, s) => (s.staged ? sink.stagedRows(unit, s.staged) : undefined), block: sink.stagedBlock, end: sink.end };
+    const rows: InspectRowSink = {
+      begin: sink.begin,
+      rows: async (unit, s) => {
+        if (s.staged) await sink.stagedRows(unit, s.staged);
+        else if (s.mapped) await sink.rows(unit, { episodes: [s.mapped.episode], messages: s.mapped.messages, scores: s.mapped.scores });
+      },
+      block: sink.stagedBlock,
+      end: sink.end,
+    };
     const r = await scanInspectLog(file, rows, {
       runId: opts.runId,
       maxProblems: staged.max - staged.problems.length,

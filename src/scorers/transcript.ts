@@ -103,6 +103,25 @@ export function assistantTurns<R extends TranscriptRow>(rows: readonly R[]): R[]
 }
 
 /**
+ * `assistantTurns(rows without the discarded ones).length` (`analyzeTranscript`'s `turns`), in one
+ * pass when the rows come in `seq` order, as mapped rows do.
+ */
+export function countTurns(rows: readonly TranscriptRow[]): number {
+  let turns = 0;
+  let inTurn = false;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    if (i > 0 && r.seq <= rows[i - 1]!.seq) return assistantTurns(rows.filter((x) => x.discarded !== true)).length;
+    if (r.discarded === true) continue;
+    if (r.role === 'assistant') {
+      if (!inTurn) turns++;
+      inTurn = true;
+    } else inTurn = false;
+  }
+  return turns;
+}
+
+/**
  * Whether a transcript belongs to the read_system_log protocol: it calls the information tool or
  * a decision tool, or its target is a decision tool or NOANSWER (so a sample whose model never
  * called a tool still counts, as `no terminal decision`).

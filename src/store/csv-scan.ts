@@ -19,6 +19,7 @@
  * `indexOf` and `isUtf8`); the others are walked byte by byte with RFC 4180's state machine.
  */
 import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { GrowableInt32 } from '../growable-array.ts';
@@ -481,13 +482,25 @@ export class CsvScanner {
   }
 }
 
-/** Scans a whole file (hashing it); see `CsvScanner`. */
+/**
+ * Scans a whole file (hashing it); see `CsvScanner`. One 1 MiB buffer, read into again and again
+ * (the scanner copies what it keeps): a read stream's fresh buffer per chunk cost a fifth more CPU.
+ */
 export async function scanCsvFile(file: string, delimiter = ','): Promise<CsvScan> {
   const scanner = new CsvScanner({ delimiter });
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
-    hash.update(chunk as Buffer);
-    scanner.push(chunk as Buffer);
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      const chunk = buf.subarray(0, bytesRead);
+      hash.update(chunk);
+      scanner.push(chunk);
+    }
+  } finally {
+    await fh.close();
   }
   scanner.end();
   return scanner.result(hash.digest('hex'));

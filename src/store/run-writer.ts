@@ -27,12 +27,13 @@
 import { writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { z } from 'zod';
 import { RUN_ID_PATTERN, TABLES, TABLE_NAMES, fileColumns, type RunRow, type SqlColumn, type TableName } from '../schema/tables.ts';
 import { dataError, usageError } from '../errors.ts';
-import { createDb, quoteLiteral } from './duckdb.ts';
+import { createDb, quoteIdent, quoteLiteral } from './duckdb.ts';
 import { stagedRow, type StagedRow } from './staged-row.ts';
+import { appendable, appendRow } from './stage-appender.ts';
 
 export { stagedRow, type StagedRow } from './staged-row.ts';
 import {
@@ -82,6 +83,10 @@ interface Stage {
   rows: number;
   /** Characters of text appended (to size row groups). */
   textChars: number;
+  /** The appender's column writers (null: the table is staged as JSON lines only). */
+  puts: ReturnType<typeof appendable>;
+  /** The part being appended to in DuckDB, if any: its table, appender and size so far. */
+  appending: { table: string; ap: DuckDBAppender; bytes: number } | null;
 }
 
 function isIdentity(rank: ArrayLike<number>): boolean {
@@ -97,6 +102,8 @@ export class RunWriter {
   /** The part conversion DuckDB is running, if any. */
   private converting: Promise<unknown> | null = null;
   private counts: Partial<Record<TableName, number>> = {};
+  /** The connection parts are appended on (the first one converts parts meanwhile). */
+  private apConn: DuckDBConnection | null = null;
 
   private constructor(
     readonly store: string,
@@ -138,7 +145,8 @@ export class RunWriter {
   private stage(table: TableName): Stage {
     let s = this.stages.get(table);
     if (!s) {
-      s = { table, cols: fileColumns(table), pending: [], pendingBytes: 0, longest: 0, parts: [], rows: 0, textChars: 0 };
+      const cols = fileColumns(table);
+      s = { table, cols, pending: [], pendingBytes: 0, longest: 0, parts: [], rows: 0, textChars: 0, puts: appendable(cols), appending: null };
       this.stages.set(table, s);
     }
     return s;
@@ -167,7 +175,40 @@ export class RunWriter {
       }
     }
     const s = this.stage(table);
+    if (s.puts) return this.appendRows(s, rows, unit);
     for (const row of rows) if (this.push(s, stagedRow(s.cols, row as Record<string, unknown>), unit)) await this.writePart(s);
+  }
+
+  /** Appends rows through DuckDB's appender into the stage's current part (see `./stage-appender.ts`). */
+  private async appendRows(s: Stage, rows: readonly object[], unit: number): Promise<void> {
+    if (s.pending.length > 0) await this.writePart(s); // JSON lines staged earlier go first
+    const a = s.appending ?? (await this.startPart(s));
+    try {
+      for (const row of rows) {
+        const chars = appendRow(a.ap, s.cols, s.puts!, row as Record<string, unknown>, unit, s.rows++);
+        s.textChars += chars;
+        a.bytes += chars + 8 * s.cols.length;
+      }
+    } catch (err) {
+      // A value DuckDB refuses (an INTEGER beyond 32 bits): the run cannot be written.
+      throw writeFailed(this.runId, this.store, err, 'stage');
+    }
+    if (a.bytes >= PART_BYTES) await this.writePart(s);
+  }
+
+  /** A new DuckDB table for the stage's next part, with an appender on the writer's second connection. */
+  private async startPart(s: Stage): Promise<NonNullable<Stage['appending']>> {
+    this.check('append');
+    try {
+      this.apConn ??= await this.db!.connect();
+      const table = `part_${s.table}_${s.parts.length}`;
+      const cols = [...s.cols.map((c) => `${quoteIdent(c.name)} ${stagingType(c)}`), '"_unit" INTEGER', '"_seq" INTEGER'];
+      await this.apConn.run(`CREATE TABLE ${quoteIdent(table)} (${cols.join(', ')})`);
+      s.appending = { table, ap: await this.apConn.createAppender(table), bytes: 0 };
+      return s.appending;
+    } catch (err) {
+      throw writeFailed(this.runId, this.store, err, 'stage');
+    }
   }
 
   /**
@@ -179,6 +220,7 @@ export class RunWriter {
     this.check('append');
     if (rows.length === 0) return;
     const s = this.stage(table);
+    if (s.appending) await this.writePart(s); // rows appended earlier go first
     for (const r of rows) if (this.push(s, r, unit)) await this.writePart(s);
   }
 
@@ -193,6 +235,7 @@ export class RunWriter {
     this.check('append');
     if (block.rows === 0) return;
     const s = this.stage(table);
+    if (s.appending) await this.writePart(s); // rows appended earlier go first
     s.pending.push(block.text);
     s.rows += block.rows;
     s.textChars += block.chars;
@@ -213,32 +256,46 @@ export class RunWriter {
   }
 
   /**
-   * Writes a table's pending rows as a JSON-lines part and has DuckDB convert it to a Parquet part
-   * in the background (its threads work while this one reads on); one conversion at a time.
+   * Writes a table's pending rows as a Parquet part: DuckDB converts them in the background (its
+   * thread works while this one reads on); one conversion at a time. The rows are a DuckDB table
+   * filled by the appender, or JSON lines written to a file.
    */
   private async writePart(s: Stage): Promise<void> {
-    if (s.pending.length === 0) return;
+    if (s.pending.length === 0 && !s.appending) return;
     const conn = this.check('append');
     try {
       if (this.converting) await this.converting;
       const base = join(this.tmp, '.parts', `${s.table}-${String(s.parts.length).padStart(6, '0')}`);
-      writeFileSync(`${base}.jsonl`, s.pending.join('\n') + '\n');
-      const columns = `{${[...s.cols.map((c) => `${quoteLiteral(c.name)}: ${quoteLiteral(stagingType(c))}`), `'_unit': 'INTEGER'`, `'_seq': 'INTEGER'`].join(', ')}}`;
-      const maxObject = Math.max(16 * 1024 * 1024, 4 * s.longest);
-      const job = conn
-        .run(
-          `COPY (SELECT * FROM read_json(${quoteLiteral(`${base}.jsonl`)}, format = 'newline_delimited', records = true, auto_detect = false, columns = ${columns}, maximum_object_size = ${maxObject})) TO ${quoteLiteral(`${base}.parquet`)} (FORMAT parquet, COMPRESSION snappy)`,
-        )
-        .then(() => rm(`${base}.jsonl`, { force: true }));
+      const job = s.appending ? this.convertTable(conn, s.appending, base) : this.convertLines(conn, s, base);
       job.catch(() => undefined); // awaited later; this only keeps an early failure from going unhandled
       this.converting = job;
       s.parts.push(`${base}.parquet`);
+      s.appending = null;
       s.pending = [];
       s.pendingBytes = 0;
     } catch (err) {
       this.converting = null; // it failed: nothing left to wait for
       throw writeFailed(this.runId, this.store, err, 'stage');
     }
+  }
+
+  /** Closes the part's appender and has DuckDB copy its table to `<base>.parquet`, then drop it. */
+  private convertTable(conn: DuckDBConnection, part: NonNullable<Stage['appending']>, base: string): Promise<unknown> {
+    part.ap.closeSync(); // flushes the rows into the table
+    const table = quoteIdent(part.table);
+    return conn.run(`COPY ${table} TO ${quoteLiteral(`${base}.parquet`)} (FORMAT parquet, COMPRESSION snappy)`).then(() => conn.run(`DROP TABLE ${table}`));
+  }
+
+  /** Writes the stage's JSON lines to `<base>.jsonl` and has DuckDB convert them to `<base>.parquet`. */
+  private convertLines(conn: DuckDBConnection, s: Stage, base: string): Promise<unknown> {
+    writeFileSync(`${base}.jsonl`, s.pending.join('\n') + '\n');
+    const columns = `{${[...s.cols.map((c) => `${quoteLiteral(c.name)}: ${quoteLiteral(stagingType(c))}`), `'_unit': 'INTEGER'`, `'_seq': 'INTEGER'`].join(', ')}}`;
+    const maxObject = Math.max(16 * 1024 * 1024, 4 * s.longest);
+    return conn
+      .run(
+        `COPY (SELECT * FROM read_json(${quoteLiteral(`${base}.jsonl`)}, format = 'newline_delimited', records = true, auto_detect = false, columns = ${columns}, maximum_object_size = ${maxObject})) TO ${quoteLiteral(`${base}.parquet`)} (FORMAT parquet, COMPRESSION snappy)`,
+      )
+      .then(() => rm(`${base}.jsonl`, { force: true }));
   }
 
   /** Rows appended so far, per table. */
@@ -337,6 +394,16 @@ export class RunWriter {
   }
 
   private close(): void {
+    for (const st of this.stages.values()) {
+      try {
+        st.appending?.ap.closeSync();
+      } catch {
+        // closing after a failure: the database goes next anyway
+      }
+      st.appending = null;
+    }
+    this.apConn?.closeSync();
+    this.apConn = null;
     this.conn?.closeSync();
     this.conn = null;
     this.db?.closeSync();

@@ -126,6 +126,10 @@ describe('inspect/eval-log: the .eval reader in steps', () => {
 describe('run order of units', () => {
   it('ranks Inspect units by sample id (numbers numerically) then epoch', () => {
     expect([...unitRanks([{ id: '10', epoch: 1 }, { id: '2', epoch: 2 }, { id: '2', epoch: 1 }, { id: 'a', epoch: 1 }])]).toEqual([2, 1, 0, 3]);
+    // Units already in order (the shortcut) and one out of place at the end.
+    const keys = ['1', '2', '9', '10', 'a', 'b'].map((id) => ({ id, epoch: 1 }));
+    expect([...unitRanks(keys)]).toEqual([0, 1, 2, 3, 4, 5]);
+    expect([...unitRanks([...keys, { id: '3', epoch: 1 }])]).toEqual([0, 1, 3, 4, 5, 6, 2]);
   });
   it('ranks lm-eval documents by doc_id', () => {
     expect([...docRanks(new Map([['10', 0], ['9', 1], ['x', 2]]))]).toEqual([1, 0, 2]);

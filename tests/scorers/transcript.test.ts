@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/runner/run.ts';
 import { scoreEpisode } from '../../src/runner/scorers.ts';
 import { loadInspectLog } from '../../src/ingest/inspect/index.ts';
-import { analyzeTranscript, episodeEvidence, usesLogProtocol, type TranscriptRow } from '../../src/scorers/transcript.ts';
+import { analyzeTranscript, countTurns, episodeEvidence, usesLogProtocol, type TranscriptRow } from '../../src/scorers/transcript.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
 import { shapedEvalMembers, writeZip } from '../fixtures/inspect/make-logs.ts';
@@ -182,6 +182,28 @@ describe('not measured is not false', () => {
     for (const e of bundle.episodes) {
       expect(e.gathered_evidence).toBeNull();
       expect(e.log_reads).toBeNull();
+    }
+  });
+});
+
+describe('countTurns', () => {
+  it("equals analyzeTranscript's turns on generated transcripts: in seq order or not, with discarded rows", () => {
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const roles = ['assistant', 'tool', 'user', 'system'] as const;
+    for (let t = 0; t < 500; t++) {
+      const n = Math.floor(next() * 9);
+      const rows: TranscriptRow[] = Array.from({ length: n }, (_, i) => ({
+        seq: t % 3 === 0 ? Math.floor(next() * n) : i,
+        role: roles[Math.floor(next() * 4)]!,
+        content: null,
+        tool_call_id: null,
+        tool_name: null,
+        tool_args: null,
+        tool_ok: null,
+        discarded: t % 2 === 0 ? next() < 0.3 : undefined,
+      }));
+      expect(countTurns(rows), JSON.stringify(rows)).toBe(analyzeTranscript(rows).turns);
     }
   });
 });

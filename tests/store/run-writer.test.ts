@@ -1,12 +1,12 @@
 import { describe, it, expect, beforeEach } from 'vitest';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunWriter } from '../../src/store/run-writer.ts';
+import { RunWriter, stagedRow } from '../../src/store/run-writer.ts';
 import { writeRun, listCommittedRuns } from '../../src/store/write-run.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { query } from '../../src/store/duckdb.ts';
-import { TABLE_NAMES, sqlColumns, type RunBundle, type TableName } from '../../src/schema/tables.ts';
+import { TABLE_NAMES, fileColumns, sqlColumns, type RunBundle, type TableName } from '../../src/schema/tables.ts';
 import { StandoffError } from '../../src/errors.ts';
 import { sampleBundle as anyBundle, hashTree } from '../helpers/fixtures.ts';
 
@@ -144,10 +144,36 @@ describe('RunWriter', () => {
     const tmp = readdirSync(store).find((n) => n.startsWith('.tmp-'))!;
     rmSync(join(store, tmp, '.parts'), { recursive: true }); // the staging directory vanishes
     const big = Array.from({ length: 80 }, (_, i) => ({ ...b.messages[0]!, seq: i, content: 'y'.repeat(65536) }));
-    const err = await w.append('messages', big, 0).catch((e: unknown) => e);
+    // Row objects go to DuckDB's appender and the part is converted in the background: the
+    // failure surfaces when the writer next waits for it (here at finish). Staged JSON lines fail
+    // as they are written.
+    const err = await w
+      .append('messages', big, 0)
+      .then(() => w.finish(b.run))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StandoffError);
     expect(err).toMatchObject({ code: 'store.writeFailed', exitCode: 4 });
-    expect((err as StandoffError).message).toMatch(/^could not stage run "rw-9" in .*: ENOENT/);
+    expect((err as StandoffError).message).toMatch(/^could not write run "rw-9" to .*: IO Error: .*No such file or directory/);
+    const lines = Array.from({ length: 80 }, (_, i) => stagedRow(fileColumns('messages'), big[i]!));
+    const w2 = await RunWriter.open(store, 'rw-10', { trusted: true });
+    const tmp2 = readdirSync(store).find((n) => n.startsWith('.tmp-') && n !== tmp)!;
+    rmSync(join(store, tmp2, '.parts'), { recursive: true });
+    const err2 = await w2.appendStaged('messages', lines, 0).catch((e: unknown) => e);
+    expect(err2).toMatchObject({ code: 'store.writeFailed', exitCode: 4 });
+    expect((err2 as StandoffError).message).toMatch(/^could not stage run "rw-10" in .*: ENOENT/);
+    await w2.abort();
+    await w.abort();
+    expect(hashTree(store)).toBe(before);
+  });
+
+  it('a value DuckDB refuses (an INTEGER beyond 32 bits) is a store error at append, and abort leaves the store as it was', async () => {
+    await writeRun(store, sampleBundle('keep'));
+    const before = hashTree(store);
+    const b = sampleBundle('rw-12', 1);
+    const w = await RunWriter.open(store, 'rw-12', { trusted: true });
+    const err = await w.append('episodes', [{ ...b.episodes[0]!, input_tokens: 3_000_000_000 }], 0).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'store.writeFailed', exitCode: 4 });
+    expect((err as StandoffError).message).toMatch(/^could not stage run "rw-12" in .*: number out of int32 range$/);
     await w.abort();
     expect(hashTree(store)).toBe(before);
   });
@@ -226,5 +252,34 @@ describe('RunWriter', () => {
     expect((got.messages![3] as { content: string }).content).toBe('lone surrogate \ufffd here');
     expect((got.messages![5] as { content: string }).content).toHaveLength(20 * 1024 * 1024);
     expect((got.episodes! as { latency_ms: number }[]).map((e) => e.latency_ms)).toEqual(doubles);
+  });
+  it('row objects (DuckDB appender) and staged JSON lines give byte-identical Parquet files, edge values included', async () => {
+    const b = sampleBundle('rw-11', 2);
+    const texts = ['quote " backslash \\ newline \n', 'nul \u0000 inside', 'ünïcode ✓ 𝛼 😀', 'lone surrogate \ud800 here', '', 'x'.repeat(300_000)];
+    const messages = texts.map((content, seq) => ({ ...b.messages[0]!, seq, content, reasoning: seq % 2 ? undefined : content.slice(0, 7), tool_ok: seq % 3 === 0 ? null : seq % 2 === 0 }));
+    // -0 and non-finite doubles: JSON writes 0 and null, and so must the appender path.
+    const doubles = [0.1 + 0.2, -0, 5e-324, 1.7976931348623157e308, Number.NaN, Number.POSITIVE_INFINITY, -2.5e-8];
+    const episodes = doubles.map((latency_ms, i) => ({ ...b.episodes[0]!, episode_id: `e/${i}`, epoch: i, latency_ms, started_at: i % 2 ? null : '2026-11-29T10:00:01.123Z' }));
+    const scores = b.scores.map((r, i) => ({ ...r, value: i % 2 ? -0 : 0.75 }));
+    const tables = { episodes, messages, scores } as const;
+    const rank = [1, 0, 2];
+    const direct = await RunWriter.open(store, 'rw-11', { trusted: true });
+    const staged = await RunWriter.open(join(store, 'other'), 'rw-11', { trusted: true });
+    for (const [u, table] of (['episodes', 'messages', 'scores'] as const).entries()) {
+      const rows = tables[table] as readonly Record<string, unknown>[];
+      await direct.append(table, rows.slice(0, 2), u);
+      await staged.appendStaged(table, rows.slice(0, 2).map((r) => stagedRow(fileColumns(table), r)), u);
+      await direct.append(table, rows.slice(2), u); // mixed with the other path in one writer too
+      await direct.appendStaged(table, [], u);
+      await staged.appendStaged(table, rows.slice(2).map((r) => stagedRow(fileColumns(table), r)), u);
+    }
+    await direct.finish(b.run, rank);
+    await staged.finish(b.run, rank);
+    await direct.commit();
+    await staged.commit();
+    for (const table of ['episodes', 'messages', 'scores'] as const) {
+      const file = (root: string) => readFileSync(join(root, table, 'run_id=rw-11', 'data.parquet'));
+      expect(file(store).equals(file(join(store, 'other'))), table).toBe(true);
+    }
   });
 });

@@ -56,7 +56,10 @@ export interface LoadInspectOptions {
   parallelMinUnits?: number;
 }
 
-/** What the scan hands its sink: the mapped rows (`keepMapped`), the rows staged for a run writer (`stage`). */
+/**
+ * What the scan hands its sink: the mapped rows (`keepMapped`); rows for a run writer (`stage`):
+ * staged as JSON lines when workers read the log, else the mapped rows.
+ */
 interface ScanOutput {
   keepMapped?: boolean;
   stage?: boolean;
@@ -184,8 +187,16 @@ async function scanSamples(
 
 /** Each unit's rank in the run's order (by sample id, numbers numerically, then epoch). */
 export function unitRanks(keys: readonly { id: string; epoch: number }[]): Int32Array {
-  const order = Array.from(keys.keys()).sort((a, b) => naturalCompare(keys[a]!.id, keys[b]!.id) || keys[a]!.epoch - keys[b]!.epoch);
+  const compare = (a: number, b: number) => naturalCompare(keys[a]!.id, keys[b]!.id) || keys[a]!.epoch - keys[b]!.epoch;
   const rank = new Int32Array(keys.length);
+  // Units read in the run's order (as `.eval` samples are listed): the stable sort would keep them as they are.
+  let inOrder = true;
+  for (let u = 1; u < keys.length && inOrder; u++) inOrder = compare(u - 1, u) <= 0;
+  if (inOrder) {
+    for (let u = 0; u < keys.length; u++) rank[u] = u;
+    return rank;
+  }
+  const order = Array.from(keys.keys()).sort(compare);
   order.forEach((unit, i) => (rank[unit] = i));
   return rank;
 }
@@ -221,9 +232,11 @@ export async function scanInspectLog(path: string, sink: InspectRowSink, opts: L
     const model = header?.eval.model ?? '';
     if (header && problems.length === 0) await sink.begin(runId);
     const t: ScanTally = { keys: [], seen: new Map(), maxEpoch: null, errored: 0, counts: { episodes: 0, messages: 0, scores: 0 }, sums: new Map() };
-    const ctx: UnitContext = { file: path, runId, model, map: header !== null, keepMapped: opts.keepMapped === true, stage: opts.stage === true };
     const pool = opts.pool;
-    const parallel = pool && reader.format === 'eval' && reader.sampleUnits >= (opts.parallelMinUnits ?? PARALLEL_MIN_UNITS);
+    const parallel = pool !== undefined && reader.format === 'eval' && reader.sampleUnits >= (opts.parallelMinUnits ?? PARALLEL_MIN_UNITS);
+    // Rows for a writer: staged as JSON lines by workers; read in this thread, the mapped rows go to the writer's appender.
+    const stage = opts.stage === true;
+    const ctx: UnitContext = { file: path, runId, model, map: header !== null, keepMapped: opts.keepMapped === true || (stage && !parallel), stage: stage && parallel };
     const units = parallel ? pool().scan(path, opts.zipLimits, reader.sampleUnits, ctx) : unitsInThread(reader, ctx);
     const truncated = await scanSamples(units, { header: header !== null, path, sink, problems, max }, t);
     if (!header || problems.length > 0) return { log: null, problems: problems.slice(0, max), truncated };

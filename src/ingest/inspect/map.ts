@@ -23,7 +23,7 @@
  */
 import { type EpisodeRow, type MessageRow, type RunRow, type ScoreRow } from '../../schema/tables.ts';
 import { DECISION_TOOLS as SCHEMA_DECISION_TOOLS, INFORMATION_TOOL as SCHEMA_INFORMATION_TOOL } from '../../schema/scenario.ts';
-import { analyzeTranscript, episodeEvidence, usesLogProtocol } from '../../scorers/transcript.ts';
+import { analyzeTranscript, countTurns, episodeEvidence, usesLogProtocol } from '../../scorers/transcript.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import { maskSecretPatterns } from '../../redact.ts';
 import type { InspectHeader, InspectMessage, InspectSample, InspectScore } from './read-eval.ts';
@@ -177,10 +177,11 @@ export interface DecisionFacts {
  * never called a tool still counts as `no terminal decision`.
  */
 export function decisionFactsOfRows(rows: readonly MessageRow[], target?: unknown): DecisionFacts {
-  const a = analyzeTranscript(rows);
   if (!usesLogProtocol(rows, target)) {
-    return { shaped: false, decisionTool: null, decisionArgs: null, invalidReason: null, gatheredEvidence: null, logReads: null, turns: a.turns };
+    // Only the turns are read: counted without the full analysis (most Inspect logs are not this protocol).
+    return { shaped: false, decisionTool: null, decisionArgs: null, invalidReason: null, gatheredEvidence: null, logReads: null, turns: countTurns(rows) };
   }
+  const a = analyzeTranscript(rows);
   return {
     shaped: true,
     decisionTool: a.decision_tool,
