@@ -278,7 +278,7 @@ describe('real Inspect and lm-eval scorers', () => {
       }
     }
     expect(scored).toBeGreaterThanOrEqual(5);
-  });
+  }, 300_000); // one ingest and several CLI processes per fixture: minutes on a loaded machine
 
   it('lm-eval gsm8k: exact_match per filter is a metric', () => {
     const T = join(dir, 'gsm8k');

@@ -500,6 +500,12 @@ describe('sim profiles: rates over many synthetic episodes', () => {
 });
 
 describe('sim probe mode', () => {
+  // ~3,000 concurrent requests: on a loaded machine a keep-alive socket can close under one, so
+  // connection errors are retried (the sim answers a request by its model, messages and seed).
+  let client: OpenAI;
+  beforeAll(() => {
+    client = new OpenAI({ baseURL: sim.baseURL, apiKey: 'sim-key', maxRetries: 3, timeout: 30_000 });
+  });
   async function probeState(model: string, s: Scenario, seed: number) {
     const d = await client.chat.completions.create({ model, messages: buildDecisionQuestionMessages(s), logprobs: true, top_logprobs: 4, seed });
     const chosen = parseDecisionReply(d.choices[0].message.content);
