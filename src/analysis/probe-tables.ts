@@ -152,40 +152,34 @@ export interface ProbeTables {
 type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
 
 /**
- * Per state (run, subject, state id), its probe answers of one part: how many, answered, right,
- * and the sufficiency fingerprint of its correct answers (two order-free sums of 64-bit hashes of
- * (probe, expected)). `loadProbeTables` materializes it once per part (`STATE_ANSWERS`) for both
- * the tables and the sufficiency check, so the answers are aggregated once per part.
- */
-export function stateAnswersSql(part: ProbePart = ALL_PARTS[0]): string {
-  return `SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_,
-                 sum(hash(probe_id, expected)) AS h1, sum(hash(expected, probe_id, 'x')) AS h2
-          FROM probe_answers WHERE true${partFilterSql('', part)} GROUP BY ALL`;
-}
-
-/** The temporary table holding one part's `stateAnswersSql` while `loadProbeTables` reads it. */
-export const STATE_ANSWERS = 'probe_state_answers_part';
-
-/**
  * One row per state answer with everything the tables need (`d` = probe_decisions); `part` keeps
- * one scenario range (`partFilterSql`). `answers`: a table already holding the part's
- * `stateAnswersSql` (else the answers are aggregated here).
+ * one scenario range (`partFilterSql`). With `sufficiency`, also what the sufficiency check reads:
+ * the sorted gold set and the fingerprint of the state's correct answers (`h1`, `h2`: two
+ * order-free sums of 64-bit hashes of (probe, expected); `k`: its answers, NULL without any).
  */
-export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false, part: ProbePart = ALL_PARTS[0], answers?: string): string {
-  const a = answers ?? `(SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_
-               FROM probe_answers WHERE true${partFilterSql('', part)} GROUP BY ALL)`;
+export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false, part: ProbePart = ALL_PARTS[0], sufficiency = false): string {
+  const fingerprint = sufficiency ? `, sum(hash(probe_id, expected)) AS h1, sum(hash(expected, probe_id, 'x')) AS h2` : '';
   return `
     SELECT d.run_id, d.subject_model, d.scenario_id, d.epoch, d.state_id, m.domain, m.decision_type, m.variant,
            ${subject ? `${subject.expr} AS subject,` : ''}
            coalesce(m.target = 'NOANSWER', false) AS ambiguous,
            CAST(coalesce(a.total, 0) AS INTEGER) AS total, CAST(coalesce(a.answered, 0) AS INTEGER) AS answered, CAST(coalesce(a.right_, 0) AS INTEGER) AS right_,
            d.correct AS action, d.composed_correct AS composed, coalesce(d.composed_action = 'NOANSWER', false) AS composed_noanswer
+           ${sufficiency ? ', list_sort(d.gold_actions) AS gold, a.h1, a.h2, a.total AS k' : ''}
     FROM probe_decisions d
-    LEFT JOIN ${a} a USING (run_id, subject_model, state_id)
+    LEFT JOIN (SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_${fingerprint}
+               FROM probe_answers WHERE true${partFilterSql('', part)} GROUP BY ALL) a USING (run_id, subject_model, state_id)
     LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes WHERE true${partFilterSql('', part)}) m USING (run_id, scenario_id)
     ${subject?.join ?? ''}
     WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}${partFilterSql('d', part)}`;
 }
+
+/**
+ * The temporary table holding one part's state rows (`probeStateSql` with the sufficiency
+ * columns) while `loadProbeTables` reads it: the answers are aggregated and joined to the
+ * decisions once per part, for both the tables and the sufficiency check.
+ */
+export const STATE_ROWS = 'probe_state_rows_part';
 
 /** A part's parameters, or none for the unbounded part. */
 const paramsOf = (part: ProbePart): SqlParams | undefined => (part.lo === null && part.hi === null ? undefined : partParams(part));
@@ -219,20 +213,20 @@ export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): P
   const row: StateRow = { cluster: '', ambiguous: false, total: 0, answered: 0, right: 0, action: false, composed: null, composedNoanswer: false, weight: 0 };
   const suffRows: Record<string, Plain>[] = [];
   for (const part of parts) {
-    // The part's answers aggregated per state once, for the tables and the sufficiency check.
-    await q(`CREATE OR REPLACE TEMP TABLE ${STATE_ANSWERS} AS ${stateAnswersSql(part)}`, paramsOf(part));
+    // The part's state rows materialized once, for the tables and the sufficiency check.
+    await q(`CREATE OR REPLACE TEMP TABLE ${STATE_ROWS} AS ${probeStateSql(o.subject, o.excludeStates, part, true)}`, paramsOf(part));
     const sql = `
     SELECT ${g.length ? `${g.join(', ')}, ` : ''}scenario_id, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
-    FROM (${probeStateSql(o.subject, o.excludeStates, part, STATE_ANSWERS)}) GROUP BY ALL ORDER BY ALL`;
+    FROM ${STATE_ROWS} GROUP BY ALL ORDER BY ALL`;
     if (typeof src === 'function') {
-      for (const r of await src(sql, paramsOf(part))) {
+      for (const r of await src(sql)) {
         const values = by.map((c) => r[c]);
         if (!cur || values.some((v, k) => !samePlain(v, cur!.values[k]))) switchGroup(values);
         add(readStateRow(row, r.scenario_id, r.ambiguous, r.total, r.answered, r.right_, r.action, r.composed, r.composed_noanswer, r.n));
       }
     } else {
       const G = by.length;
-      await forEachChunk(src.conn, sql, paramsOf(part), (columns, rows) => {
+      await forEachChunk(src.conn, sql, undefined, (columns, rows) => {
         const [sc, amb, tot, ans, rt, act, comp, cna, n] = columns.slice(G);
         for (let i = 0; i < rows; i++) {
           let same = cur !== null;
@@ -242,9 +236,9 @@ export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): P
         }
       });
     }
-    for (const r of await sufficiencyRows(q, o.excludeStates, part)) suffRows.push(r);
+    for (const r of await sufficiencyRows(q, part)) suffRows.push(r);
   }
-  await q(`DROP TABLE IF EXISTS ${STATE_ANSWERS}`);
+  await q(`DROP TABLE IF EXISTS ${STATE_ROWS}`);
   const entries = [...accs.values()];
   // One part returns the groups in ORDER BY order; several, each in its own: sort them as one pass would.
   if (parts.length > 1) entries.sort((x, y) => compareGroupValues(x.values, y.values));
@@ -501,22 +495,18 @@ export function shareInterval(count: number, n: number, perState: { count: reado
 }
 
 /**
- * One part's rows of the sufficiency check (`STATE_ANSWERS` holds the part's answers per state):
- * within a family (the episodes' domain), states grouped by their correct probe answers alone.
- * The fingerprint of a state's correct answers keeps the DISTINCT over a million states cheap;
- * the answers are then spelled out for one representative state of each distinct (scenario,
- * family, gold, fingerprint). A scenario's rows are all in one part, so the rows of all parts in
- * turn are the rows of one pass, in its order.
+ * One part's rows of the sufficiency check, from its state rows (`STATE_ROWS`): within a family
+ * (the episodes' domain), states grouped by their correct probe answers alone. The fingerprint of
+ * a state's correct answers keeps the DISTINCT over a million states cheap; the answers are then
+ * spelled out for one representative state of each distinct (scenario, family, gold,
+ * fingerprint). A scenario's rows are all in one part, so the rows of all parts in turn are the
+ * rows of one pass, in its order.
  */
-async function sufficiencyRows(q: Q, excludeStates = false, part: ProbePart = ALL_PARTS[0]): Promise<Record<string, Plain>[]> {
+async function sufficiencyRows(q: Q, part: ProbePart = ALL_PARTS[0]): Promise<Record<string, Plain>[]> {
   return q(
     `
-    WITH fam AS (SELECT DISTINCT run_id, scenario_id, domain FROM episodes WHERE true${partFilterSql('', part)}),
-    st AS (SELECT d.scenario_id, fm.domain AS family, list_sort(d.gold_actions) AS gold, f.h1, f.h2, f.total AS k,
-                  min({'r': d.run_id, 's': d.subject_model, 't': d.state_id}) AS rep
-           FROM probe_decisions d LEFT JOIN ${STATE_ANSWERS} f USING (run_id, subject_model, state_id) LEFT JOIN fam fm USING (run_id, scenario_id)
-           WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}${partFilterSql('d', part)}
-           GROUP BY ALL),
+    WITH st AS (SELECT scenario_id, domain AS family, gold, h1, h2, k, min({'r': run_id, 's': subject_model, 't': state_id}) AS rep
+                FROM ${STATE_ROWS} GROUP BY ALL),
     ans AS (SELECT st.rep, string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id) AS answers
             FROM st JOIN probe_answers p ON p.run_id = st.rep.r AND p.subject_model = st.rep.s AND p.state_id = st.rep.t
             WHERE st.k IS NOT NULL${partFilterSql('p', part)} GROUP BY st.rep)
