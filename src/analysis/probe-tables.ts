@@ -181,6 +181,9 @@ export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeSta
  */
 export const STATE_ROWS = 'probe_state_rows_part';
 
+/** The columns of `STATE_ROWS` besides the groups': what the tables' GROUP BY and `sufficiencyRows` read. */
+const STATE_ROW_COLUMNS = ['scenario_id', 'ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'run_id', 'subject_model', 'state_id', 'domain', 'gold', 'h1', 'h2', 'k'].map(quoteIdent);
+
 /** A part's parameters, or none for the unbounded part. */
 const paramsOf = (part: ProbePart): SqlParams | undefined => (part.lo === null && part.hi === null ? undefined : partParams(part));
 
@@ -213,8 +216,9 @@ export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): P
   const row: StateRow = { cluster: '', ambiguous: false, total: 0, answered: 0, right: 0, action: false, composed: null, composedNoanswer: false, weight: 0 };
   const suffRows: Record<string, Plain>[] = [];
   for (const part of parts) {
-    // The part's state rows materialized once, for the tables and the sufficiency check.
-    await q(`CREATE OR REPLACE TEMP TABLE ${STATE_ROWS} AS ${probeStateSql(o.subject, o.excludeStates, part, true)}`, paramsOf(part));
+    // The part's state rows materialized once, for the tables and the sufficiency check: only the columns they read.
+    const keep = [...new Set([...g, ...STATE_ROW_COLUMNS])].join(', ');
+    await q(`CREATE OR REPLACE TEMP TABLE ${STATE_ROWS} AS SELECT ${keep} FROM (${probeStateSql(o.subject, o.excludeStates, part, true)})`, paramsOf(part));
     const sql = `
     SELECT ${g.length ? `${g.join(', ')}, ` : ''}scenario_id, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
     FROM ${STATE_ROWS} GROUP BY ALL ORDER BY ALL`;
@@ -237,8 +241,8 @@ export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): P
       });
     }
     for (const r of await sufficiencyRows(q, part)) suffRows.push(r);
+    await q(`DROP TABLE ${STATE_ROWS}`);
   }
-  await q(`DROP TABLE IF EXISTS ${STATE_ROWS}`);
   const entries = [...accs.values()];
   // One part returns the groups in ORDER BY order; several, each in its own: sort them as one pass would.
   if (parts.length > 1) entries.sort((x, y) => compareGroupValues(x.values, y.values));
