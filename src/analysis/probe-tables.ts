@@ -39,6 +39,7 @@ import {
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { rawDecisionSql } from '../schema/tables.ts';
 import { forEachChunk, quoteIdent, toPlain, type Plain, type SqlParams } from '../store/duckdb.ts';
+import { GrowableInt32 } from '../growable-array.ts';
 import { ALL_PARTS, compareGroupValues, loadProbeParts, partFilterSql, partParams, type ProbePart } from './probe-parts.ts';
 import { CLT_METHOD, clusterIntervalFromTotals, type Interval, type RateOptions } from './rates.ts';
 import { stateIntervals, type ShownKind } from './state-interval.ts';
@@ -292,12 +293,12 @@ function addTally(a: ProbeTally, b: ProbeTally): void {
 }
 
 /** Adds `probeShareCounts(t)` into entry i of the share columns (in `SHARE_NAMES` order), without building it. */
-function addShareCounts(cols: readonly { count: number[]; n: number[] }[], i: number, t: ProbeTally): void {
+function addShareCounts(cols: readonly IntColumn[], i: number, t: ProbeTally): void {
   const { frar, fraw, fwar, fwaw, cn, composedRight, decisionRightOnComposed } = t;
   const n = frar + fraw + fwar + fwaw;
   const add = (k: number, count: number, of: number) => {
-    cols[k].count[i] += count;
-    cols[k].n[i] += of;
+    cols[k].count.data[i] += count;
+    cols[k].n.data[i] += of;
   };
   add(0, frar, n);
   add(1, fraw, n);
@@ -347,15 +348,25 @@ function tallyRow(t: ProbeTally, r: StateRow): boolean {
   return true;
 }
 
-/** Per-state (cluster) columns of one category of rows, folded as the sorted rows arrive. */
+/** One per-state column: counts and denominators, integers (sums of answer counts) in Int32 arrays. */
+type IntColumn = { count: GrowableInt32; n: GrowableInt32 };
+
+/** Largest per-state value the Int32 columns hold: a group's answers are checked against it as they are added. */
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * Per-state (cluster) columns of one category of rows, folded as the sorted rows arrive. The
+ * values are integers (sums of answer counts), kept in Int32 arrays (4 bytes a value instead of
+ * a JS array's 8: at 1e7 episodes the tables' columns were the largest part of the heap).
+ */
 class ClusterColumns<T extends string> {
-  readonly cols: Record<T, { count: number[]; n: number[] }>;
+  readonly cols: Record<T, IntColumn>;
   /** The columns in `names` order. */
-  readonly list: { count: number[]; n: number[] }[];
+  readonly list: IntColumn[];
   private last: string | null = null;
   constructor(names: readonly T[]) {
-    this.list = names.map(() => ({ count: [] as number[], n: [] as number[] }));
-    this.cols = Object.fromEntries(names.map((x, k) => [x, this.list[k]])) as Record<T, { count: number[]; n: number[] }>;
+    this.list = names.map(() => ({ count: new GrowableInt32(), n: new GrowableInt32() }));
+    this.cols = Object.fromEntries(names.map((x, k) => [x, this.list[k]])) as Record<T, IntColumn>;
   }
   /** Index of `cluster`'s entry (a new one when the cluster changes). */
   at(cluster: string): number {
@@ -372,6 +383,11 @@ class ClusterColumns<T extends string> {
   get length(): number {
     return this.list[0].n.length;
   }
+  /** Column `name` as plain arrays, for the intervals. */
+  plain(name: T): { count: number[]; n: number[] } {
+    const c = this.cols[name];
+    return { count: Array.from(c.count.data.subarray(0, c.count.length)), n: Array.from(c.n.data.subarray(0, c.n.length)) };
+  }
 }
 
 /**
@@ -387,21 +403,25 @@ class ProbeGroupAccumulator {
   private comp = new ClusterColumns(['diff'] as const);
   private amb = new ClusterColumns(['facts', 'allowed', 'noanswer'] as const);
   private ambAnswers = 0;
+  /** The group's answers so far: no per-state value exceeds it, so below INT32_MAX the Int32 columns are exact. */
+  private weights = 0;
   constructor(readonly group: Record<string, Plain>) {}
 
   add(r: StateRow): void {
     const w = r.weight;
+    this.weights += Math.abs(w);
+    if (!(this.weights <= INT32_MAX)) throw dataError('stats.badCount', `probe tables: more than ${INT32_MAX} answers in one group`);
     if (r.ambiguous) {
       const i = this.amb.at(r.cluster);
       const c = this.amb.cols;
       this.ambAnswers += w;
       const facts = r.total > 0 && r.right === r.total;
-      c.facts.n[i] += w;
-      if (facts) c.facts.count[i] += w;
-      c.allowed.n[i] += w;
-      if (r.action) c.allowed.count[i] += w;
-      c.noanswer.n[i] += w;
-      if (r.composedNoanswer) c.noanswer.count[i] += w;
+      c.facts.n.data[i] += w;
+      if (facts) c.facts.count.data[i] += w;
+      c.allowed.n.data[i] += w;
+      if (r.action) c.allowed.count.data[i] += w;
+      c.noanswer.n.data[i] += w;
+      if (r.composedNoanswer) c.noanswer.count.data[i] += w;
       return;
     }
     const one = this.one;
@@ -416,8 +436,8 @@ class ProbeGroupAccumulator {
     addShareCounts(this.shares.list, i, one);
     if (r.composed !== null) {
       const j = this.comp.at(r.cluster);
-      this.comp.cols.diff.count[j] += one.composedRight - one.decisionRightOnComposed;
-      this.comp.cols.diff.n[j] += one.cn;
+      this.comp.cols.diff.count.data[j] += one.composedRight - one.decisionRightOnComposed;
+      this.comp.cols.diff.n.data[j] += one.cn;
     }
   }
 
@@ -425,11 +445,12 @@ class ProbeGroupAccumulator {
     const tally = this.tally;
     const g = probeOutcomeFromTally('g', tally, { level: o.level });
     const totals = probeShareCounts(tally);
-    const share = (name: ProbeShareName) => shareInterval(totals[name].count, totals[name].n, this.shares.cols[name], o);
-    const answersPerState = this.shares.cols.factsRightActionRight.n;
+    const share = (name: ProbeShareName) => shareInterval(totals[name].count, totals[name].n, this.shares.plain(name), o);
+    const perState = this.shares.cols.factsRightActionRight.n;
+    const answersPerState = perState.data.subarray(0, perState.length);
     let composed: ProbeGroupTable['composed'] = null;
     if (g.composed) {
-      const d = this.comp.cols.diff;
+      const d = this.comp.plain('diff');
       const interval = pairedDifferenceInterval(d.count, d.n, o);
       composed = {
         answers: g.composed.n,
@@ -444,9 +465,11 @@ class ProbeGroupAccumulator {
     }
     let ambiguous: ProbeGroupTable['ambiguous'] = null;
     if (this.amb.length) {
-      const c = this.amb.cols;
-      const ambShare = (x: { count: number[]; n: number[] }) => shareInterval(sum(x.count), sum(x.n), x, o);
-      ambiguous = { states: this.amb.length, answers: this.ambAnswers, all_facts_correct: ambShare(c.facts), allowed_action: ambShare(c.allowed), composed_noanswer: ambShare(c.noanswer) };
+      const ambShare = (name: 'facts' | 'allowed' | 'noanswer') => {
+        const x = this.amb.plain(name);
+        return shareInterval(sum(x.count), sum(x.n), x, o);
+      };
+      ambiguous = { states: this.amb.length, answers: this.ambAnswers, all_facts_correct: ambShare('facts'), allowed_action: ambShare('allowed'), composed_noanswer: ambShare('noanswer') };
     }
     let states = 0;
     let maxAnswers = 0;
