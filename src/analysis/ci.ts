@@ -6,7 +6,7 @@
  */
 import { accuracyForm, type AccuracyForm } from '../report/probe-accuracy-form.ts';
 import { createExcludedStates, loadSensitivity, type ProbeSensitivity } from './probe-sensitivity.ts';
-import { loadConcentration, type ConcentrationReport } from './probe-concentration.ts';
+import { ConcentrationCollector, loadConcentration, type ConcentrationReport } from './probe-concentration.ts';
 import { loadProbeLadder, type ProbeLadder } from './probe-ladder.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
@@ -23,7 +23,7 @@ import {
 } from '../stats/index.ts';
 import { SELF_EXCLUSION_DEFAULT } from '../stats/judge-panel.ts';
 import { openStore } from '../store/open-store.ts';
-import { query, quoteIdent, type SqlParams } from '../store/duckdb.ts';
+import { query, quoteIdent, type Plain, type SqlParams } from '../store/duckdb.ts';
 import { float64Column } from '../store/arrow.ts';
 import { dataError, usageError } from '../errors.ts';
 import { REDUCERS, checkColumns, countNoanswer, metricStats, reduceMetric, storeMetrics, type MetricDef, type MetricKind, type Reducer } from './metrics.ts';
@@ -451,14 +451,17 @@ export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}
     const q = async (sql: string, params?: SqlParams) => (await query(conn, sql, params)).rows;
     const excl = opts.excludeStates !== undefined;
     if (excl) await createExcludedStates(q, opts.excludeStates!);
-    const t = await loadProbeTables({ conn, q }, { by, level, seed, resamples, excludeStates: excl });
+    const byModel = by.length === 1 && by[0] === 'subject_model';
+    // Grouped by subject model, the concentration's (subject, state) pairs are read off the tables' rows (as in the report).
+    const collected = opts.concentration && byModel ? new ConcentrationCollector() : undefined;
+    const onStateRow = collected ? { onStateRow: (g: readonly Plain[], state: string, facts: boolean, failed: boolean) => collected.add(String(g[0]), state, facts, failed) } : {};
+    const t = await loadProbeTables({ conn, q }, { by, level, seed, resamples, excludeStates: excl, ...onStateRow });
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
     const sensitivity = excl ? { sensitivity: await loadSensitivity(q, { by, level, seed, resamples }, opts.excludeStates!.length) } : {};
-    const byModel = by.length === 1 && by[0] === 'subject_model';
     const ladder = { ladder: await loadProbeLadder({ conn, q }, { level, seed, resamples, excludeStates: excl }) };
     const form = byModel && t.groups.length >= 2 ? { accuracy_form: accuracyForm(t.groups.map((g) => ({ subject: String(g.group.subject_model), t: g })), { seed, resamples, level }) } : {};
     if (!opts.concentration) return { ...t, level, seed, resamples, ...ladder, ...sensitivity, ...form };
-    const concentration = await loadConcentration({ conn, q }, { minSubjects: opts.minSubjects, seed, permutations: resamples, level, excludeStates: excl });
+    const concentration = await loadConcentration({ conn, q }, { minSubjects: opts.minSubjects, seed, permutations: resamples, level, excludeStates: excl, collected });
     return { ...t, level, seed, resamples, ...ladder, concentration, ...sensitivity, ...form };
   });
 }

@@ -24,6 +24,8 @@
  * reports how many distinct states were compared and says when the check is vacuous (no two states
  * share a group, as with authored scenarios that each have their own probes).
  */
+import { dataError } from '../errors.ts';
+import { show } from '../stats/arg-checks.ts';
 import {
   probeOutcomeFromTally,
   probeShareCounts,
@@ -37,6 +39,7 @@ import {
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { rawDecisionSql } from '../schema/tables.ts';
 import { forEachChunk, quoteIdent, toPlain, type Plain, type SqlParams } from '../store/duckdb.ts';
+import { GrowableInt32 } from '../growable-array.ts';
 import { ALL_PARTS, compareGroupValues, loadProbeParts, partFilterSql, partParams, type ProbePart } from './probe-parts.ts';
 import { CLT_METHOD, clusterIntervalFromTotals, type Interval, type RateOptions } from './rates.ts';
 import { stateIntervals, type ShownKind } from './state-interval.ts';
@@ -149,21 +152,38 @@ export interface ProbeTables {
 
 type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
 
-/** One row per state answer with everything the tables need (`d` = probe_decisions); `part` keeps one scenario range (`partFilterSql`). */
-export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false, part: ProbePart = ALL_PARTS[0]): string {
+/**
+ * One row per state answer with everything the tables need (`d` = probe_decisions); `part` keeps
+ * one scenario range (`partFilterSql`). With `sufficiency`, also what the sufficiency check reads:
+ * the sorted gold set and the fingerprint of the state's correct answers (`h1`, `h2`: two
+ * order-free sums of 64-bit hashes of (probe, expected); `k`: its answers, NULL without any).
+ */
+export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false, part: ProbePart = ALL_PARTS[0], sufficiency = false): string {
+  const fingerprint = sufficiency ? `, sum(hash(probe_id, expected)) AS h1, sum(hash(expected, probe_id, 'x')) AS h2` : '';
   return `
     SELECT d.run_id, d.subject_model, d.scenario_id, d.epoch, d.state_id, m.domain, m.decision_type, m.variant,
            ${subject ? `${subject.expr} AS subject,` : ''}
            coalesce(m.target = 'NOANSWER', false) AS ambiguous,
            CAST(coalesce(a.total, 0) AS INTEGER) AS total, CAST(coalesce(a.answered, 0) AS INTEGER) AS answered, CAST(coalesce(a.right_, 0) AS INTEGER) AS right_,
            d.correct AS action, d.composed_correct AS composed, coalesce(d.composed_action = 'NOANSWER', false) AS composed_noanswer
+           ${sufficiency ? ', list_sort(d.gold_actions) AS gold, a.h1, a.h2, a.total AS k' : ''}
     FROM probe_decisions d
-    LEFT JOIN (SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_
+    LEFT JOIN (SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_${fingerprint}
                FROM probe_answers WHERE true${partFilterSql('', part)} GROUP BY ALL) a USING (run_id, subject_model, state_id)
     LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes WHERE true${partFilterSql('', part)}) m USING (run_id, scenario_id)
     ${subject?.join ?? ''}
     WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}${partFilterSql('d', part)}`;
 }
+
+/**
+ * The temporary table holding one part's state rows (`probeStateSql` with the sufficiency
+ * columns) while `loadProbeTables` reads it: the answers are aggregated and joined to the
+ * decisions once per part, for both the tables and the sufficiency check.
+ */
+export const STATE_ROWS = 'probe_state_rows_part';
+
+/** The columns of `STATE_ROWS` besides the groups': what the tables' GROUP BY and `sufficiencyRows` read. */
+const STATE_ROW_COLUMNS = ['scenario_id', 'ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'run_id', 'subject_model', 'state_id', 'domain', 'gold', 'h1', 'h2', 'k'].map(quoteIdent);
 
 /** A part's parameters, or none for the unbounded part. */
 const paramsOf = (part: ProbePart): SqlParams | undefined => (part.lo === null && part.hi === null ? undefined : partParams(part));
@@ -179,71 +199,85 @@ export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): P
   const g = by.map(quoteIdent);
   const q = typeof src === 'function' ? src : src.q;
   const parts = o.parts ?? (await loadProbeParts(q));
-  const cols = ['scenario_id', 'ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'n'];
   // Each group's accumulator stays open across the parts: its rows arrive part after part in one pass's order.
   const accs = new Map<string, { values: Plain[]; acc: ProbeGroupAccumulator }>();
   let cur: { values: Plain[]; acc: ProbeGroupAccumulator } | null = null;
-  const add = (groupValues: Plain[], r: Record<string, Plain>) => {
-    if (!cur || groupValues.some((v, k) => !samePlain(v, cur!.values[k]))) {
-      const key = JSON.stringify(groupValues);
-      cur = accs.get(key) ?? null;
-      if (!cur) accs.set(key, (cur = { values: groupValues, acc: new ProbeGroupAccumulator(Object.fromEntries(by.map((c, k) => [c, groupValues[k]]))) }));
-    }
-    const row = toStateRow(r);
-    cur.acc.add(row);
+  const switchGroup = (groupValues: Plain[]) => {
+    const key = JSON.stringify(groupValues);
+    cur = accs.get(key) ?? null;
+    if (!cur) accs.set(key, (cur = { values: groupValues, acc: new ProbeGroupAccumulator(Object.fromEntries(by.map((c, k) => [c, groupValues[k]]))) }));
+  };
+  const add = (row: StateRow) => {
+    cur!.acc.add(row);
     if (o.onStateRow && !row.ambiguous) {
-      const facts = row.weighted.probes_total > 0 && row.weighted.all_facts_correct;
-      o.onStateRow(groupValues, row.cluster, facts, facts && !row.weighted.action_correct);
+      const facts = row.total > 0 && row.right === row.total;
+      o.onStateRow(cur!.values, row.cluster, facts, facts && !row.action);
     }
   };
+  const row: StateRow = { cluster: '', ambiguous: false, total: 0, answered: 0, right: 0, action: false, composed: null, composedNoanswer: false, weight: 0 };
+  const suffRows: Record<string, Plain>[] = [];
   for (const part of parts) {
+    // The part's state rows materialized once, for the tables and the sufficiency check: only the columns they read.
+    const keep = [...new Set([...g, ...STATE_ROW_COLUMNS])].join(', ');
+    await q(`CREATE OR REPLACE TEMP TABLE ${STATE_ROWS} AS SELECT ${keep} FROM (${probeStateSql(o.subject, o.excludeStates, part, true)})`, paramsOf(part));
     const sql = `
     SELECT ${g.length ? `${g.join(', ')}, ` : ''}scenario_id, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
-    FROM (${probeStateSql(o.subject, o.excludeStates, part)}) GROUP BY ALL ORDER BY ALL`;
+    FROM ${STATE_ROWS} GROUP BY ALL ORDER BY ALL`;
     if (typeof src === 'function') {
-      for (const r of await src(sql, paramsOf(part))) add(by.map((c) => r[c]), r);
+      for (const r of await src(sql)) {
+        const values = by.map((c) => r[c]);
+        if (!cur || values.some((v, k) => !samePlain(v, cur!.values[k]))) switchGroup(values);
+        add(readStateRow(row, r.scenario_id, r.ambiguous, r.total, r.answered, r.right_, r.action, r.composed, r.composed_noanswer, r.n));
+      }
     } else {
       const G = by.length;
-      await forEachChunk(src.conn, sql, paramsOf(part), (columns, rows) => {
+      await forEachChunk(src.conn, sql, undefined, (columns, rows) => {
+        const [sc, amb, tot, ans, rt, act, comp, cna, n] = columns.slice(G);
         for (let i = 0; i < rows; i++) {
-          const r: Record<string, Plain> = {};
-          cols.forEach((c, k) => (r[c] = toPlain(columns[G + k][i])));
-          add(columns.slice(0, G).map((col) => toPlain(col[i])), r);
+          let same = cur !== null;
+          for (let k = 0; same && k < G; k++) same = samePlain(toPlain(columns[k][i]), cur!.values[k]);
+          if (!same) switchGroup(columns.slice(0, G).map((col) => toPlain(col[i])));
+          add(readStateRow(row, sc[i], amb[i], tot[i], ans[i], rt[i], act[i], comp[i], cna[i], n[i]));
         }
       });
     }
+    for (const r of await sufficiencyRows(q, part)) suffRows.push(r);
+    await q(`DROP TABLE ${STATE_ROWS}`);
   }
   const entries = [...accs.values()];
   // One part returns the groups in ORDER BY order; several, each in its own: sort them as one pass would.
   if (parts.length > 1) entries.sort((x, y) => compareGroupValues(x.values, y.values));
   const groups = entries.map((e) => e.acc.finish(o));
-  return { by, groups, sufficiency: await sufficiency(q, o.excludeStates, parts) };
+  return { by, groups, sufficiency: sufficiency(suffRows) };
 }
 
+/** One state row of the tables' query (reused: `readStateRow` overwrites it row after row). */
 interface StateRow {
   cluster: string;
-  weighted: WeightedProbeRow;
   ambiguous: boolean;
+  /** Applicable probes, answered, right. */
+  total: number;
+  answered: number;
+  right: number;
+  action: boolean;
+  composed: boolean | null;
   composedNoanswer: boolean;
+  /** The state answers the row stands for (its count). */
+  weight: number;
 }
 
-function toStateRow(r: Record<string, Plain>): StateRow {
-  const total = Number(r.total);
-  const right = Number(r.right_);
-  return {
-    cluster: String(r.scenario_id),
-    ambiguous: r.ambiguous === true,
-    composedNoanswer: r.composed_noanswer === true,
-    weighted: {
-      all_facts_correct: total > 0 && right === total,
-      action_correct: r.action === true,
-      probes_answered: Number(r.answered),
-      probes_total: total,
-      probe_accuracy: total > 0 ? right / total : 0,
-      composed_correct: r.composed === null ? null : r.composed === true,
-      weight: Number(r.n),
-    },
-  };
+/** Fills `row` from one row's values (as DuckDB returns them: INTEGER as number, BIGINT as bigint or number). */
+function readStateRow(row: StateRow, scenario: unknown, ambiguous: unknown, total: unknown, answered: unknown, right: unknown, action: unknown, composed: unknown, composedNoanswer: unknown, n: unknown): StateRow {
+  row.cluster = String(scenario);
+  row.ambiguous = ambiguous === true;
+  row.total = Number(total);
+  row.answered = Number(answered);
+  row.right = Number(right);
+  row.action = action === true;
+  row.composed = composed === null || composed === undefined ? null : composed === true;
+  row.composedNoanswer = composedNoanswer === true;
+  row.weight = Number(n);
+  return row;
 }
 
 const SHARE_NAMES: ProbeShareName[] = [
@@ -251,23 +285,94 @@ const SHARE_NAMES: ProbeShareName[] = [
   'errorsAfterCorrectReading', 'actionWrongGivenFactsRight', 'actionRightGivenFactWrong', 'composedAccuracy', 'composedDecisionAccuracy',
 ];
 
+const TALLY_KEYS = Object.keys(probeTally([])) as (keyof ProbeTally)[];
+
 /** Adds tally b into a (field by field; a one-row tally added in row order sums exactly as `probeTally` over the rows). */
 function addTally(a: ProbeTally, b: ProbeTally): void {
-  for (const k of Object.keys(a) as (keyof ProbeTally)[]) a[k] += b[k];
+  for (const k of TALLY_KEYS) a[k] += b[k];
 }
 
-/** Per-state (cluster) columns of one category of rows, folded as the sorted rows arrive. */
+/** Adds `probeShareCounts(t)` into entry i of the share columns (in `SHARE_NAMES` order), without building it. */
+function addShareCounts(cols: readonly IntColumn[], i: number, t: ProbeTally): void {
+  const { frar, fraw, fwar, fwaw, cn, composedRight, decisionRightOnComposed } = t;
+  const n = frar + fraw + fwar + fwaw;
+  const add = (k: number, count: number, of: number) => {
+    cols[k].count.data[i] += count;
+    cols[k].n.data[i] += of;
+  };
+  add(0, frar, n);
+  add(1, fraw, n);
+  add(2, fwar, n);
+  add(3, fwaw, n);
+  add(4, frar + fraw, n);
+  add(5, frar + fwar, n);
+  add(6, fraw, fraw + fwaw);
+  add(7, fraw, frar + fraw);
+  add(8, fwar, fwar + fwaw);
+  add(9, composedRight, cn);
+  add(10, decisionRightOnComposed, cn);
+}
+
+/**
+ * Adds one state row into tally `t`: what `probeTally([row])` tallies, added field by field (each
+ * field of a one-row tally is 0 + its term, so the sums, floating-point ones included, are those
+ * of `probeTally` over the rows in row order). Returns false for a row without probes.
+ */
+function tallyRow(t: ProbeTally, r: StateRow): boolean {
+  const w = r.weight;
+  if (!Number.isInteger(w) || w < 0) throw dataError('stats.badCount', `probeTally requires rows[0].weight to be an integer >= 0, got ${show(w)}`);
+  if (w === 0) return false;
+  if (r.total === 0) {
+    t.statesWithoutProbes += w;
+    return false;
+  }
+  const facts = r.right === r.total;
+  const action = r.action;
+  if (facts && action) t.frar += w;
+  else if (facts) t.fraw += w;
+  else if (action) t.fwar += w;
+  else t.fwaw += w;
+  const acc = r.right / r.total;
+  t.accSum += w * acc;
+  t.pooledNum += w * acc * r.total;
+  t.answered += w * r.answered;
+  t.total += w * r.total;
+  const composed = r.composed;
+  if (composed !== null) {
+    t.cn += w;
+    if (composed) t.composedRight += w;
+    if (action) t.decisionRightOnComposed += w;
+    if (composed && !action) t.repaired += w;
+    if (!composed && action) t.broken += w;
+  }
+  return true;
+}
+
+/** One per-state column: counts and denominators, integers (sums of answer counts) in Int32 arrays. */
+type IntColumn = { count: GrowableInt32; n: GrowableInt32 };
+
+/** Largest per-state value the Int32 columns hold: a group's answers are checked against it as they are added. */
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * Per-state (cluster) columns of one category of rows, folded as the sorted rows arrive. The
+ * values are integers (sums of answer counts), kept in Int32 arrays (4 bytes a value instead of
+ * a JS array's 8: at 1e7 episodes the tables' columns were the largest part of the heap).
+ */
 class ClusterColumns<T extends string> {
-  readonly cols: Record<T, { count: number[]; n: number[] }>;
+  readonly cols: Record<T, IntColumn>;
+  /** The columns in `names` order. */
+  readonly list: IntColumn[];
   private last: string | null = null;
   constructor(names: readonly T[]) {
-    this.cols = Object.fromEntries(names.map((x) => [x, { count: [] as number[], n: [] as number[] }])) as Record<T, { count: number[]; n: number[] }>;
+    this.list = names.map(() => ({ count: new GrowableInt32(), n: new GrowableInt32() }));
+    this.cols = Object.fromEntries(names.map((x, k) => [x, this.list[k]])) as Record<T, IntColumn>;
   }
   /** Index of `cluster`'s entry (a new one when the cluster changes). */
   at(cluster: string): number {
-    const first = Object.values(this.cols)[0] as { count: number[]; n: number[] };
+    const first = this.list[0];
     if (cluster !== this.last || first.n.length === 0) {
-      for (const c of Object.values(this.cols) as { count: number[]; n: number[] }[]) {
+      for (const c of this.list) {
         c.count.push(0);
         c.n.push(0);
       }
@@ -276,7 +381,12 @@ class ClusterColumns<T extends string> {
     return first.n.length - 1;
   }
   get length(): number {
-    return (Object.values(this.cols)[0] as { n: number[] }).n.length;
+    return this.list[0].n.length;
+  }
+  /** Column `name` as plain arrays, for the intervals. */
+  plain(name: T): { count: number[]; n: number[] } {
+    const c = this.cols[name];
+    return { count: Array.from(c.count.data.subarray(0, c.count.length)), n: Array.from(c.n.data.subarray(0, c.n.length)) };
   }
 }
 
@@ -287,40 +397,47 @@ class ClusterColumns<T extends string> {
  */
 class ProbeGroupAccumulator {
   private tally = probeTally([]);
-  private states: ProbeTally | null = null;
-  private lastState: string | null = null;
+  /** One row's tally (reset for each row): its share counts per state. */
+  private one = probeTally([]);
   private shares = new ClusterColumns(SHARE_NAMES);
   private comp = new ClusterColumns(['diff'] as const);
   private amb = new ClusterColumns(['facts', 'allowed', 'noanswer'] as const);
   private ambAnswers = 0;
+  /** The group's answers so far: no per-state value exceeds it, so below INT32_MAX the Int32 columns are exact. */
+  private weights = 0;
   constructor(readonly group: Record<string, Plain>) {}
 
   add(r: StateRow): void {
-    const w = r.weighted.weight;
+    const w = r.weight;
+    this.weights += Math.abs(w);
+    if (!(this.weights <= INT32_MAX)) throw dataError('stats.badCount', `probe tables: more than ${INT32_MAX} answers in one group`);
     if (r.ambiguous) {
       const i = this.amb.at(r.cluster);
       const c = this.amb.cols;
       this.ambAnswers += w;
-      for (const [name, hit] of [['facts', r.weighted.all_facts_correct], ['allowed', r.weighted.action_correct], ['noanswer', r.composedNoanswer]] as const) {
-        c[name].n[i] += w;
-        if (hit) c[name].count[i] += w;
-      }
+      const facts = r.total > 0 && r.right === r.total;
+      c.facts.n.data[i] += w;
+      if (facts) c.facts.count.data[i] += w;
+      c.allowed.n.data[i] += w;
+      if (r.action) c.allowed.count.data[i] += w;
+      c.noanswer.n.data[i] += w;
+      if (r.composedNoanswer) c.noanswer.count.data[i] += w;
       return;
     }
-    const one = probeTally([r.weighted]);
+    const one = this.one;
+    for (const k of TALLY_KEYS) one[k] = 0;
+    if (!tallyRow(one, r)) {
+      this.tally.statesWithoutProbes += one.statesWithoutProbes;
+      return;
+    }
     addTally(this.tally, one);
-    if (r.weighted.probes_total === 0) return;
     // Per-state tally of the rows with probes: share counts per state are integers, so adding them row by row is exact.
     const i = this.shares.at(r.cluster);
-    const counts = probeShareCounts(one);
-    for (const name of SHARE_NAMES) {
-      this.shares.cols[name].count[i] += counts[name].count;
-      this.shares.cols[name].n[i] += counts[name].n;
-    }
-    if (r.weighted.composed_correct !== null) {
+    addShareCounts(this.shares.list, i, one);
+    if (r.composed !== null) {
       const j = this.comp.at(r.cluster);
-      this.comp.cols.diff.count[j] += one.composedRight - one.decisionRightOnComposed;
-      this.comp.cols.diff.n[j] += one.cn;
+      this.comp.cols.diff.count.data[j] += one.composedRight - one.decisionRightOnComposed;
+      this.comp.cols.diff.n.data[j] += one.cn;
     }
   }
 
@@ -328,11 +445,12 @@ class ProbeGroupAccumulator {
     const tally = this.tally;
     const g = probeOutcomeFromTally('g', tally, { level: o.level });
     const totals = probeShareCounts(tally);
-    const share = (name: ProbeShareName) => shareInterval(totals[name].count, totals[name].n, this.shares.cols[name], o);
-    const answersPerState = this.shares.cols.factsRightActionRight.n;
+    const share = (name: ProbeShareName) => shareInterval(totals[name].count, totals[name].n, this.shares.plain(name), o);
+    const perState = this.shares.cols.factsRightActionRight.n;
+    const answersPerState = perState.data.subarray(0, perState.length);
     let composed: ProbeGroupTable['composed'] = null;
     if (g.composed) {
-      const d = this.comp.cols.diff;
+      const d = this.comp.plain('diff');
       const interval = pairedDifferenceInterval(d.count, d.n, o);
       composed = {
         answers: g.composed.n,
@@ -347,9 +465,11 @@ class ProbeGroupAccumulator {
     }
     let ambiguous: ProbeGroupTable['ambiguous'] = null;
     if (this.amb.length) {
-      const c = this.amb.cols;
-      const ambShare = (x: { count: number[]; n: number[] }) => shareInterval(sum(x.count), sum(x.n), x, o);
-      ambiguous = { states: this.amb.length, answers: this.ambAnswers, all_facts_correct: ambShare(c.facts), allowed_action: ambShare(c.allowed), composed_noanswer: ambShare(c.noanswer) };
+      const ambShare = (name: 'facts' | 'allowed' | 'noanswer') => {
+        const x = this.amb.plain(name);
+        return shareInterval(sum(x.count), sum(x.n), x, o);
+      };
+      ambiguous = { states: this.amb.length, answers: this.ambAnswers, all_facts_correct: ambShare('facts'), allowed_action: ambShare('allowed'), composed_noanswer: ambShare('noanswer') };
     }
     let states = 0;
     let maxAnswers = 0;
@@ -402,41 +522,36 @@ export function shareInterval(count: number, n: number, perState: { count: reado
 }
 
 /**
- * Sufficiency over the distinct states of the store, by the paper's criterion (section 2.4,
- * appendix B.4): within a family (the episodes' `domain`; one family where none is recorded),
- * states are grouped by their correct probe answers alone. One entry per distinct (scenario,
- * family, correct answers, gold set), read once whatever the epochs and subjects.
+ * One part's rows of the sufficiency check, from its state rows (`STATE_ROWS`): within a family
+ * (the episodes' domain), states grouped by their correct probe answers alone. The fingerprint of
+ * a state's correct answers keeps the DISTINCT over a million states cheap; the answers are then
+ * spelled out for one representative state of each distinct (scenario, family, gold,
+ * fingerprint). A scenario's rows are all in one part, so the rows of all parts in turn are the
+ * rows of one pass, in its order.
  */
-async function sufficiency(q: Q, excludeStates = false, parts: readonly ProbePart[] = ALL_PARTS): Promise<ProbeSufficiencyReport | null> {
-  // Within a family (the episodes' domain), states grouped by their correct probe answers alone.
-  // Per state, an order-free fingerprint of its correct answers (two sums of 64-bit hashes of
-  // (probe, expected)) keeps the DISTINCT over a million states cheap; the answers are then
-  // spelled out for one representative state of each distinct (scenario, family, gold, fingerprint).
-  // Part by part (scenario ranges, in order): a scenario's rows are all in one part, so the rows
-  // of all parts in turn are the rows of one pass, in its order.
-  const rows: Record<string, Plain>[] = [];
-  for (const part of parts) {
-    const pa = partFilterSql('', part);
-    const partRows = await q(
-        `
-    WITH fp AS (SELECT run_id, subject_model, state_id, sum(hash(probe_id, expected)) AS h1, sum(hash(expected, probe_id, 'x')) AS h2, count(*) AS k
-                FROM probe_answers WHERE true${pa} GROUP BY ALL),
-    fam AS (SELECT DISTINCT run_id, scenario_id, domain FROM episodes WHERE true${pa}),
-    st AS (SELECT d.scenario_id, fm.domain AS family, list_sort(d.gold_actions) AS gold, f.h1, f.h2, f.k,
-                  min({'r': d.run_id, 's': d.subject_model, 't': d.state_id}) AS rep
-           FROM probe_decisions d LEFT JOIN fp f USING (run_id, subject_model, state_id) LEFT JOIN fam fm USING (run_id, scenario_id)
-           WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}${partFilterSql('d', part)}
-           GROUP BY ALL),
+async function sufficiencyRows(q: Q, part: ProbePart = ALL_PARTS[0]): Promise<Record<string, Plain>[]> {
+  return q(
+    `
+    WITH st AS (SELECT scenario_id, domain AS family, gold, h1, h2, k, min({'r': run_id, 's': subject_model, 't': state_id}) AS rep
+                FROM ${STATE_ROWS} GROUP BY ALL),
     ans AS (SELECT st.rep, string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id) AS answers
             FROM st JOIN probe_answers p ON p.run_id = st.rep.r AND p.subject_model = st.rep.s AND p.state_id = st.rep.t
             WHERE st.k IS NOT NULL${partFilterSql('p', part)} GROUP BY st.rep)
     SELECT DISTINCT st.scenario_id, st.family, st.gold, coalesce(ans.answers, '') AS answers
     FROM st LEFT JOIN ans ON ans.rep = st.rep
     ORDER BY scenario_id, family NULLS FIRST, answers, gold`,
-        paramsOf(part),
-      );
-    for (const r of partRows) rows.push(r);
-  }
+    paramsOf(part),
+  );
+}
+
+/**
+ * Sufficiency over the distinct states of the store, by the paper's criterion (section 2.4,
+ * appendix B.4): within a family (the episodes' `domain`; one family where none is recorded),
+ * states are grouped by their correct probe answers alone. One entry per distinct (scenario,
+ * family, correct answers, gold set) (`sufficiencyRows`, part after part), read once whatever the
+ * epochs and subjects.
+ */
+function sufficiency(rows: readonly Record<string, Plain>[]): ProbeSufficiencyReport | null {
   if (rows.length === 0) return null;
   const families = rows.some((r) => r.family !== null);
   const seen = new Map<string, number>();

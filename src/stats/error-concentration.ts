@@ -1,7 +1,7 @@
 import { dataError } from '../errors.ts';
 import { show } from './arg-checks.ts';
 import { quantile } from './quantile.ts';
-import { createRng } from './rng.ts';
+import { Mt19937Stream } from './rng.ts';
 
 /** One subject: the states where it read every fact right, and among them those it still got wrong. */
 export interface ConcentrationSubject {
@@ -53,25 +53,32 @@ export interface ErrorConcentrationResult {
 /**
  * Share of errors on states failed by >= k subjects, and the states every subject fails. Subject
  * s's errors are the first `lengths[s]` entries of `errorSets[s]` (distinct states); `count` (one
- * slot per state) is all zeros on entry and is left so: only the touched slots are counted and
- * reset, so a permutation costs its errors, not the number of states.
+ * slot per state, able to hold the number of subjects) is all zeros on entry and is left so: only
+ * the touched slots are counted and reset, so a permutation costs its errors, not the number of
+ * states. A state failed by c subjects holds c errors: the first of its errors met in the second
+ * pass adds c when c >= k and clears the slot, so its other errors add nothing.
  */
-function shareOnShared(errorSets: readonly ArrayLike<number>[], lengths: readonly number[], count: Int32Array, k: number): { on: number; all: number } {
+function shareOnShared(errorSets: readonly Int32Array[], lengths: readonly number[], count: Uint8Array | Int32Array, k: number): { on: number; all: number } {
   const S = errorSets.length;
   let all = 0;
   for (let s = 0; s < S; s++) {
     const e = errorSets[s];
+    const L = lengths[s];
     // A state's count reaches S once at most (each subject's states are distinct): then every subject fails it.
-    for (let i = 0; i < lengths[s]; i++) if (++count[e[i]] === S) all++;
+    for (let i = 0; i < L; i++) if (++count[e[i]] === S) all++;
   }
   let on = 0;
   for (let s = 0; s < S; s++) {
     const e = errorSets[s];
-    for (let i = 0; i < lengths[s]; i++) if (count[e[i]] >= k) on++;
-  }
-  for (let s = 0; s < S; s++) {
-    const e = errorSets[s];
-    for (let i = 0; i < lengths[s]; i++) count[e[i]] = 0;
+    const L = lengths[s];
+    for (let i = 0; i < L; i++) {
+      const j = e[i];
+      const c = count[j];
+      if (c !== 0) {
+        if (c >= k) on += c;
+        count[j] = 0;
+      }
+    }
   }
   return { on, all };
 }
@@ -180,10 +187,12 @@ function concentrationCore(subjects: readonly IndexedConcentrationSubject[], sta
   const S = subjects.length;
   const observedSets = subjects.map((x) => x.errors);
   const errors = observedSets.reduce((a, e) => a + e.length, 0);
-  const count = new Int32Array(states);
+  // A slot counts subjects: a byte holds up to 255 (a smaller array stays in cache at millions of states).
+  const count = S < 256 ? new Uint8Array(states) : new Int32Array(states);
   const lengths = observedSets.map((e) => e.length);
   const obs = shareOnShared(observedSets, lengths, count, k);
-  const rng = createRng(seed);
+  // The draws of createRng(seed), a block at a time.
+  const rng = new Mt19937Stream(seed);
   const nullShares: number[] = [];
   let ge = 0;
   let allSum = 0;
@@ -192,8 +201,10 @@ function concentrationCore(subjects: readonly IndexedConcentrationSubject[], sta
     // Partial Fisher-Yates: each subject's first e_s entries are a uniform e_s-subset of its facts-right states.
     for (let s = 0; s < scratch.length; s++) {
       const r = scratch[s];
-      for (let i = 0; i < lengths[s]; i++) {
-        const j = i + rng.int(r.length - i);
+      const L = lengths[s];
+      const n = r.length;
+      for (let i = 0; i < L; i++) {
+        const j = i + rng.int(n - i);
         const t = r[i];
         r[i] = r[j];
         r[j] = t;

@@ -26,11 +26,7 @@ export interface Rng {
 }
 
 export function createRng(seed: number): Rng {
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
-    throw new RangeError(`createRng requires an integer seed in [0, 4294967295], got ${seed}`);
-  }
-  // stdlib rejects seed 0; map it to a fixed non-zero value so 0 stays a usable, documented seed.
-  const gen = mt19937.factory({ seed: seed === 0 ? 0x9e3779b9 : seed });
+  const gen = seededGenerator(seed);
   const uint32 = (): number => gen() >>> 0;
   return {
     seed,
@@ -48,20 +44,100 @@ export function createRng(seed: number): Rng {
       // Lemire (2019) "Fast random integer generation in an interval", with rejection.
       // x * n is exact in a double only below 2^53, i.e. for n <= 2^21; above that, use BigInt.
       if (n > 0x200000) return lemireBig(uint32, n);
+      // The low 32 bits of x * n (Math.imul: exact modulo 2^32, no floating-point remainder).
       let x = uint32();
-      let m = x * n;
-      let l = m % 0x100000000;
+      let l = Math.imul(x, n) >>> 0;
       if (l < n) {
         const t = (0x100000000 - n) % n;
         while (l < t) {
           x = uint32();
-          m = x * n;
-          l = m % 0x100000000;
+          l = Math.imul(x, n) >>> 0;
         }
       }
-      return Math.floor(m / 0x100000000);
+      // x * n < 2^53 is exact, and so is its high word.
+      return (x * n - l) / 0x100000000;
     },
   };
+}
+
+/** stdlib's MT19937 seeded as `createRng` seeds it (seed 0, which stdlib rejects, maps to a fixed non-zero value). */
+function seededGenerator(seed: number): ReturnType<typeof mt19937.factory> {
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+    throw new RangeError(`createRng requires an integer seed in [0, 4294967295], got ${seed}`);
+  }
+  return mt19937.factory({ seed: seed === 0 ? 0x9e3779b9 : seed });
+}
+
+const MT_N = 624;
+const MT_M = 397;
+
+/**
+ * The draws of `createRng(seed)` (`uint32()` and `int(n)`: the same numbers in the same order),
+ * generated 624 words at a time into a typed array, for hot loops that take hundreds of millions
+ * of draws (the error-concentration null). The state is stdlib's after seeding; the twist and the
+ * tempering are MT19937's (Matsumoto & Nishimura 1998), as stdlib computes them.
+ */
+export class Mt19937Stream {
+  private readonly mt: Int32Array;
+  private readonly out = new Uint32Array(MT_N);
+  private i = MT_N;
+
+  constructor(seed: number) {
+    // stdlib's state array: version, sections, N, the N state words, 1, the index, seed length, seed.
+    const st = seededGenerator(seed).state;
+    if (st[2] !== MT_N || st[MT_N + 4] !== MT_N) throw new RangeError('Mt19937Stream: unexpected stdlib MT19937 state layout');
+    this.mt = Int32Array.from(st.subarray(3, 3 + MT_N), (w) => w | 0);
+  }
+
+  /** Raw unsigned 32-bit draw (as `Rng.uint32`). */
+  uint32(): number {
+    if (this.i === MT_N) this.refill();
+    return this.out[this.i++];
+  }
+
+  /** Uniform integer in [0, n) (as `Rng.int`, the same draws and rejections). */
+  int(n: number): number {
+    if (!(n > 0) || n > 0x100000000 || !Number.isInteger(n)) {
+      throw new RangeError(`rng.int requires an integer n in [1, 2^32], got ${n}`);
+    }
+    if (n > 0x200000) return lemireBig(() => this.uint32(), n);
+    let x = this.uint32();
+    let l = Math.imul(x, n) >>> 0;
+    if (l < n) {
+      const t = (0x100000000 - n) % n;
+      while (l < t) {
+        x = this.uint32();
+        l = Math.imul(x, n) >>> 0;
+      }
+    }
+    return (x * n - l) / 0x100000000;
+  }
+
+  /** Twists the state and tempers the next 624 words (int32 arithmetic: the same bits as uint32). */
+  private refill(): void {
+    const mt = this.mt;
+    const out = this.out;
+    let k = 0;
+    for (; k < MT_N - MT_M; k++) {
+      const y = (mt[k] & 0x80000000) | (mt[k + 1] & 0x7fffffff);
+      mt[k] = mt[k + MT_M] ^ (y >>> 1) ^ (-(y & 1) & 0x9908b0df);
+    }
+    for (; k < MT_N - 1; k++) {
+      const y = (mt[k] & 0x80000000) | (mt[k + 1] & 0x7fffffff);
+      mt[k] = mt[k + MT_M - MT_N] ^ (y >>> 1) ^ (-(y & 1) & 0x9908b0df);
+    }
+    const y = (mt[MT_N - 1] & 0x80000000) | (mt[0] & 0x7fffffff);
+    mt[MT_N - 1] = mt[MT_M - 1] ^ (y >>> 1) ^ (-(y & 1) & 0x9908b0df);
+    for (k = 0; k < MT_N; k++) {
+      let r = mt[k];
+      r ^= r >>> 11;
+      r ^= (r << 7) & 0x9d2c5680;
+      r ^= (r << 15) & 0xefc60000;
+      r ^= r >>> 18;
+      out[k] = r;
+    }
+    this.i = 0;
+  }
 }
 
 /** Lemire's method with exact 64-bit products (n > 2^21). */

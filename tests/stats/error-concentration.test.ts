@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { errorConcentration } from '../../src/stats/index.ts';
+import { createRng, errorConcentration } from '../../src/stats/index.ts';
+import type { ConcentrationSubject } from '../../src/stats/error-concentration.ts';
 import { expectDataError } from '../helpers/stats.ts';
 
 const oracle = JSON.parse(readFileSync(new URL('../oracle/concentration.json', import.meta.url), 'utf8'));
@@ -70,6 +71,51 @@ describe('errorConcentration', () => {
     expect(Math.abs(r.null.lower! - c.null_simulated.lower)).toBeLessThanOrEqual(1 / c.errors + 1e-12);
     expect(Math.abs(r.null.upper! - c.null_simulated.upper)).toBeLessThanOrEqual(1 / c.errors + 1e-12);
     expect(Math.abs(r.null.p! - c.null_simulated.p)).toBeLessThan(0.01);
+  });
+
+  // The null with the plainest code: createRng's draws one by one, counts in a Map. The library
+  // draws in 624-word blocks and counts in a typed array (bytes below 256 subjects); every null
+  // share must be the same.
+  function referenceNull(subjects: ConcentrationSubject[], seed: number, B: number, k: number): { shares: number[]; allSum: number } {
+    const rng = createRng(seed);
+    const index = new Map<string, number>();
+    const scratch = subjects.map((x) => x.factsRight.map((st) => index.get(st) ?? (index.set(st, index.size), index.size - 1)));
+    const errors = subjects.reduce((a, x) => a + x.errors.length, 0);
+    const shares: number[] = [];
+    let allSum = 0;
+    for (let b = 0; b < B; b++) {
+      const count = new Map<number, number>();
+      scratch.forEach((r, s) => {
+        for (let i = 0; i < subjects[s].errors.length; i++) {
+          const j = i + rng.int(r.length - i);
+          [r[i], r[j]] = [r[j], r[i]];
+          count.set(r[i], (count.get(r[i]) ?? 0) + 1);
+        }
+      });
+      let on = 0;
+      for (const c of count.values()) {
+        if (c >= k) on += c;
+        if (c === subjects.length) allSum++;
+      }
+      shares.push(on / errors);
+    }
+    return { shares, allSum };
+  }
+
+  it.each([
+    ['5 subjects (byte counts)', 5, 400, 2],
+    ['300 subjects (32-bit counts)', 300, 40, 62],
+  ])('draws the same null as createRng one draw at a time: %s', (_name, S, states, k) => {
+    const gen = createRng(3);
+    const subjects: ConcentrationSubject[] = Array.from({ length: S }, (_, s) => {
+      const factsRight = Array.from({ length: states }, (_, j) => `st${j}`).filter(() => gen.uniform() < 0.7);
+      return { subject: `m${s}`, factsRight, errors: factsRight.filter(() => gen.uniform() < 0.3) };
+    });
+    const r = errorConcentration(subjects, { seed: 20261129, permutations: 300, minSubjects: k });
+    const ref = referenceNull(subjects, 20261129, 300, k);
+    expect(r.nullShares).toEqual(ref.shares);
+    expect(r.null.statesAllFailMean).toBe(ref.allSum / 300);
+    expect(new Set(ref.shares).size).toBeGreaterThan(5);
   });
 
   it('rejects bad input', () => {

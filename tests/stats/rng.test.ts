@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { createRng } from '../../src/stats/rng.ts';
+import { createRng, Mt19937Stream } from '../../src/stats/rng.ts';
 
 describe('createRng (MT19937)', () => {
   it('uniform() equals numpy RandomState(seed).random_sample() for the same seed', () => {
@@ -32,6 +32,38 @@ describe('createRng (MT19937)', () => {
       s += x / n;
     }
     expect(Math.abs(s / 20_000 - 0.5)).toBeLessThan(5 * Math.sqrt(1 / 12 / 20_000));
+  });
+  it('int(n) is Lemire\'s floor(x n / 2^32) with rejection, computed in exact 64-bit integers', () => {
+    const TWO32 = 0x100000000n;
+    for (const n of [1, 7, 1000, 0x1fffff, 0x200000, 0x200001, 3_000_000_000, 0xffffffff]) {
+      const r = createRng(11);
+      const raw = createRng(11);
+      for (let i = 0; i < 3000; i++) {
+        const N = BigInt(n);
+        let m = BigInt(raw.uint32()) * N;
+        if (m % TWO32 < N) {
+          const t = (TWO32 - N) % N;
+          while (m % TWO32 < t) m = BigInt(raw.uint32()) * N;
+        }
+        expect(r.int(n)).toBe(Number(m / TWO32));
+      }
+    }
+  });
+  it('Mt19937Stream draws what createRng draws (uint32 and int, in blocks of 624)', () => {
+    for (const seed of [0, 1, 42, 0xffffffff]) {
+      const a = createRng(seed);
+      const b = new Mt19937Stream(seed);
+      const sizes = [2, 1000, 0x1fffff, 0x200000, 3_000_000_000];
+      const xs: number[] = [];
+      const ys: number[] = [];
+      for (let i = 0; i < 5000; i++) {
+        const n = sizes[i % sizes.length];
+        xs.push(i % 3 === 0 ? a.uint32() : a.int(n));
+        ys.push(i % 3 === 0 ? b.uint32() : b.int(n));
+      }
+      expect(ys).toEqual(xs);
+    }
+    expect(() => new Mt19937Stream(1).int(0)).toThrow(/int/);
   });
   it('rejects bad seeds and bounds', () => {
     expect(() => createRng(-1)).toThrow(/seed/);

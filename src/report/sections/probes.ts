@@ -66,6 +66,10 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
       calibration_available: false,
     };
   }
+  // Calibration first, while the heap is small: after the tables, their per-state columns are
+  // garbage V8 has not collected yet, and the calibration's sort holds DuckDB's memory (at 1e7
+  // episodes the section's peak RSS was there).
+  const calibration = await loadCalibration(ctx);
   const parts = await loadProbeParts(ctx.q);
   // The concentration's (subject, state) pairs are read off the tables' rows as they are folded.
   const collected = new ConcentrationCollector();
@@ -76,7 +80,8 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
   const subjects: ProbeSubject[] = t.groups
     .map(({ group, ...rest }) => ({ subject: String(group.subject), ...rest, calibration: null }))
     .sort((a, b) => byText(a.subject, b.subject));
-  const calibrationAvailable = await loadCalibration(ctx, subjects);
+  const calibrationAvailable = calibration !== null;
+  if (calibration) for (const s of subjects) s.calibration = calibration.get(s.subject) ?? finishCalibration({ m: 0, conf: [], correct: [] });
   const concentration = await loadConcentration(ctx.q, { subject: SUBJECT, seed: ctx.seed, permutations: ctx.resamples, level: ctx.level, collected });
   let sensitivity: ProbeSensitivity | undefined;
   if (ctx.excludeStates) {
@@ -94,19 +99,23 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
   return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, ...(ladder ? { ladder } : {}), concentration, accuracy_form, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
 }
 
+type Calibration = NonNullable<ProbeSubject['calibration']>;
+
+/** One subject's calibration from its decisions (`m`) and the confidences and outcomes of those with probabilities. */
+function finishCalibration(x: { m: number; conf: number[]; correct: (0 | 1)[] }): Calibration {
+  const e = expectedCalibrationError(x.conf, x.correct, { bins: CALIBRATION_BINS });
+  return { n: e.n, without_probabilities: x.m - e.n, ece: e.ece, mce: e.maxCalibrationError, bins: e.bins };
+}
+
 /**
  * Calibration: confidence = the probability the subject gave its chosen option, on the
  * non-ambiguous raw decisions, in (run, state) order per subject. One streamed pass over the
- * decisions (no answers needed), folded a subject at a time; sets each subject's `calibration`
- * when any decision carries probabilities, and says whether one does.
+ * decisions (no answers needed), folded a subject at a time: each subject's calibration, or
+ * null when no decision carries probabilities.
  */
-async function loadCalibration(ctx: ReportContext, subjects: ProbeSubject[]): Promise<boolean> {
-  type Calibration = NonNullable<ProbeSubject['calibration']>;
+async function loadCalibration(ctx: ReportContext): Promise<Map<string, Calibration> | null> {
   const done = new Map<string, Calibration>();
-  const finish = (x: { m: number; conf: number[]; correct: (0 | 1)[] }): Calibration => {
-    const e = expectedCalibrationError(x.conf, x.correct, { bins: CALIBRATION_BINS });
-    return { n: e.n, without_probabilities: x.m - e.n, ece: e.ece, mce: e.maxCalibrationError, bins: e.bins };
-  };
+  const finish = finishCalibration;
   let name: string | null = null;
   let x = { m: 0, conf: [] as number[], correct: [] as (0 | 1)[] };
   let withProbs = 0;
@@ -142,9 +151,7 @@ async function loadCalibration(ctx: ReportContext, subjects: ProbeSubject[]): Pr
     },
   );
   if (name !== null) done.set(name, finish(x));
-  if (withProbs === 0) return false;
-  for (const s of subjects) s.calibration = done.get(s.subject) ?? finish({ m: 0, conf: [], correct: [] });
-  return true;
+  return withProbs === 0 ? null : done;
 }
 
 function renderIntro(p: ProbesSection): string[] {
