@@ -46,6 +46,7 @@ import { StandoffError, oneLine } from '../errors.ts';
 import { isOwnerAlive } from '../store/lock.ts';
 import { query } from '../store/duckdb.ts';
 import { renderFigures } from './render-figure.ts';
+import { releaseMemory } from './release-memory.ts';
 import type { FigureSpec } from './figures.ts';
 import { buildContext, openReportStore, REPORT_MEMORY_LIMIT, reportError, type ReportContext } from './sections/context.ts';
 import { buildIndexHtml } from './html/build-index-html.ts';
@@ -215,7 +216,10 @@ export async function buildAnyReport(options: BuildReportOptions & { requireStan
   const log = logger(options.progress);
   const out = options.out ?? DEFAULT_OUT;
   const started = Date.now();
-  const step = (msg: string) => log(`${msg} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  const step = (msg: string) => {
+    log(`${msg} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    releaseMemory();
+  };
 
   const excludeStates = options.excludeStates === undefined ? undefined : loadExcludedStates(options.excludeStates);
   // Read before anything is opened or written: a bad price table leaves no trace.
