@@ -27,6 +27,7 @@
 import { dataError } from '../errors.ts';
 import { show } from '../stats/arg-checks.ts';
 import {
+  addProbeState,
   probeOutcomeFromTally,
   probeShareCounts,
   probeSufficiency,
@@ -326,25 +327,7 @@ function tallyRow(t: ProbeTally, r: StateRow): boolean {
     t.statesWithoutProbes += w;
     return false;
   }
-  const facts = r.right === r.total;
-  const action = r.action;
-  if (facts && action) t.frar += w;
-  else if (facts) t.fraw += w;
-  else if (action) t.fwar += w;
-  else t.fwaw += w;
-  const acc = r.right / r.total;
-  t.accSum += w * acc;
-  t.pooledNum += w * acc * r.total;
-  t.answered += w * r.answered;
-  t.total += w * r.total;
-  const composed = r.composed;
-  if (composed !== null) {
-    t.cn += w;
-    if (composed) t.composedRight += w;
-    if (action) t.decisionRightOnComposed += w;
-    if (composed && !action) t.repaired += w;
-    if (!composed && action) t.broken += w;
-  }
+  addProbeState(t, w, r.right === r.total, r.action, r.right / r.total, r.answered, r.total, r.composed);
   return true;
 }
 

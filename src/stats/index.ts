@@ -78,7 +78,7 @@ export {
   type ProbeOutcomesOptions,
   type Share,
 } from './probe-outcomes.ts';
-export { probeTally, type ProbeRow, type ProbeTally, type WeightedProbeRow } from './probe-tally.ts';
+export { addProbeState, probeTally, type ProbeRow, type ProbeTally, type WeightedProbeRow } from './probe-tally.ts';
 export {
   probeSufficiency,
   type ProbeState,

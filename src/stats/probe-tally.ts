@@ -86,24 +86,31 @@ export function probeTally(rows: readonly WeightedProbeRow[]): ProbeTally {
       t.statesWithoutProbes += w;
       return;
     }
-    const facts = r.all_facts_correct;
-    const action = r.action_correct;
-    if (facts && action) t.frar += w;
-    else if (facts) t.fraw += w;
-    else if (action) t.fwar += w;
-    else t.fwaw += w;
-    t.accSum += w * r.probe_accuracy;
-    t.pooledNum += w * r.probe_accuracy * r.probes_total;
-    t.answered += w * r.probes_answered;
-    t.total += w * r.probes_total;
-    const composed = r.composed_correct;
-    if (composed !== null && composed !== undefined) {
-      t.cn += w;
-      if (composed) t.composedRight += w;
-      if (action) t.decisionRightOnComposed += w;
-      if (composed && !action) t.repaired += w;
-      if (!composed && action) t.broken += w;
-    }
+    addProbeState(t, w, r.all_facts_correct, r.action_correct, r.probe_accuracy, r.probes_answered, r.probes_total, r.composed_correct ?? null);
   });
   return t;
+}
+
+/**
+ * Adds one state with probes (`total` > 0), standing for `w` states, into tally `t`: its outcome
+ * cell, its accuracy sums and, when it has a composed action, the composition counts. The one
+ * per-state step of `probeTally`, also used by the probe tables' streamed fold, so the two sum in
+ * the same order. Weights are checked by the callers.
+ */
+export function addProbeState(t: ProbeTally, w: number, facts: boolean, action: boolean, accuracy: number, answered: number, total: number, composed: boolean | null): void {
+  if (facts && action) t.frar += w;
+  else if (facts) t.fraw += w;
+  else if (action) t.fwar += w;
+  else t.fwaw += w;
+  t.accSum += w * accuracy;
+  t.pooledNum += w * accuracy * total;
+  t.answered += w * answered;
+  t.total += w * total;
+  if (composed !== null) {
+    t.cn += w;
+    if (composed) t.composedRight += w;
+    if (action) t.decisionRightOnComposed += w;
+    if (composed && !action) t.repaired += w;
+    if (!composed && action) t.broken += w;
+  }
 }
