@@ -38,6 +38,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeSyntheticStore } from './synthetic-store.ts';
 import { writeSyntheticStoreSql } from './synthetic-store-sql.ts';
 import { listCommittedRuns } from '../src/store/write-run.ts';
+import { fixedCostLine } from './report-fixed-cost.ts';
 
 export interface ReportBuildTiming {
   episodes: number;
@@ -292,6 +293,7 @@ function print(r: ReportBenchResult): void {
   console.log(`  load average (1 min, 2 cores shared): ${r.load.before.toFixed(1)} before, ${r.load.after.toFixed(1)} after`);
   console.log(`  DuckDB floor (same store, same settings, same run): ${(r.large.floorMs / 1000).toFixed(1)} s; build / floor = ${r.large.floorRatio.toFixed(1)}x (limit ${r.large.floorLimit}x at 1e6)`);
   console.log(`  CPU time (load does not inflate it): build ${(r.large.cpuMs / 1000).toFixed(1)} s, floor ${(r.large.floorCpuMs / 1000).toFixed(1)} s: ${r.large.floorCpuRatio.toFixed(1)}x`);
+  console.log(fixedCostLine(r));
   for (const f of r.large.floor) console.log(`  ${(f.ms / 1000).toFixed(1).padStart(6)} s  (cpu ${(f.cpuMs / 1000).toFixed(1)} s)  floor: ${f.name} (${f.rows.toLocaleString('en-US')} groups)`);
   for (const c of r.commands ?? []) {
     const ok = c.exit === 0 && c.ms < 60_000 && c.peakRssMb < 2048;

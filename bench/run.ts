@@ -11,6 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fixedCostLine } from './report-fixed-cost.ts';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
   stats: async () => (await import('./stats-bootstrap.ts')).benchBootstrap(),
@@ -50,6 +51,7 @@ const SUMMARIES: Record<string, (r: any) => string[]> = {
     `report build, ${r.large.episodes.toLocaleString('en')} episodes: ${(r.large.buildMs / 1000).toFixed(1)} s, peak RSS ${r.large.peakRssMb} MB [targets < 60 s, < 2048 MB: ${yesNo(r.large.buildMs < 60000)}, ${yesNo(r.large.peakRssMb < 2048)}]`,
     `  DuckDB floor (same store, same run): ${(r.large.floorMs / 1000).toFixed(1)} s; build / floor ${r.large.floorRatio.toFixed(1)}x [target <= ${r.large.floorLimit}x at 1e6: ${yesNo(r.large.floorRatio <= r.large.floorLimit)}]; load average ${r.load.before.toFixed(1)} -> ${r.load.after.toFixed(1)} (2 cores, shared)`,
     `  CPU time (load inflates wall time, not this): build ${(r.large.cpuMs / 1000).toFixed(1)} s, floor ${(r.large.floorCpuMs / 1000).toFixed(1)} s: ${r.large.floorCpuRatio.toFixed(1)}x`,
+    fixedCostLine(r),
     ...r.large.floor.map((f: { name: string; ms: number; cpuMs: number; steps: string[] }) => `    floor ${(f.ms / 1000).toFixed(1)} s (cpu ${(f.cpuMs / 1000).toFixed(1)} s)  ${f.name}  (report steps: ${f.steps.join('; ')})`),
     ...r.large.steps.map((s: { step: string; atMs: number; cpuMs: number }, i: number, all: { atMs: number; cpuMs: number }[]) => `    step  ${((s.atMs - (i ? all[i - 1].atMs : 0)) / 1000).toFixed(1)} s (cpu ${((s.cpuMs - (i ? all[i - 1].cpuMs : 0)) / 1000).toFixed(1)} s)  ${s.step}`),
     ...(r.commands ?? []).map((c: { name: string; ms: number; peakRssMb: number; exit: number | null; load: number }) => `    command ${c.name}: ${(c.ms / 1000).toFixed(1)} s, peak RSS ${c.peakRssMb} MB, exit ${c.exit} (load ${c.load.toFixed(1)}) [targets < 60 s, < 2048 MB: ${yesNo(c.exit === 0 && c.ms < 60_000 && c.peakRssMb < 2048)}]`),
