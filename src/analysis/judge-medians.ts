@@ -16,7 +16,7 @@ import { SELF_EXCLUSION_DEFAULT, type ExcludeBy } from '../stats/judge-panel.ts'
 import { forEachChunk, query, type Plain, type SqlParams } from '../store/duckdb.ts';
 import { dataError } from '../errors.ts';
 import { judgedScorersHint, withStore, type StoreSource } from './ci.ts';
-import { partitionsFor, perSampleSql, samplePartitionSql } from './judge-patterns.ts';
+import { perSampleSql, samplePartsOf, type SamplePart } from './judge-patterns.ts';
 
 export interface JudgeSampleRow {
   sample: string;
@@ -49,13 +49,11 @@ export interface JudgeMedians {
 
 interface Pivot {
   judges: Judge[];
-  /** One row per judged sample: sample, subject_model, subject_family, v0..vk, c0..ck; `part` keeps one hash partition of the episodes. */
-  sql: (part?: { of: number; index: number }) => string;
+  /** One row per judged sample: sample, subject_model, subject_family, v0..vk, c0..ck. */
+  sql: () => string;
   params: SqlParams;
-  /** The per-sample pivot of partition `part` aggregated before the join with episodes (`perSampleSql`): the rows `sql(part)` gives, without `sample`. */
-  perSample: (part: { of: number; index: number }) => string;
-  /** Judgments of the scorer (with an episode; without the join, every judgment of the scorer: only the partitions are sized by it). */
-  judgments: number;
+  /** The per-sample pivot of `part` (a run, a hash part of its samples; binds `$run`) aggregated before the join with episodes (`perSampleSql`): the rows `sql()` gives for them, without `sample`. */
+  perSample: (part: SamplePart) => string;
   /** Judges and families read without the join to episodes (`quickJudges`): to be confirmed by the patterns (every judge present on a sample with an episode). */
   quick: boolean;
 }
@@ -88,26 +86,26 @@ async function loadPivot(conn: DuckDBConnection, scorer: string, quick = true): 
   // A model without a recorded family is its own family (the runner's convention, runner/config.ts).
   const judges = rows.map((r): Judge => ({ id: String(r.judge_model), model: String(r.judge_model), family: r.family === null ? String(r.judge_model) : String(r.family) }));
   const cols = judges.map((_, i) => `max(j.value) FILTER (WHERE j.judge_model = $j${i}) AS v${i}, CAST(count(*) FILTER (WHERE j.judge_model = $j${i}) AS INTEGER) AS c${i}`).join(', ');
-  const subject = `any_value(e.subject_model) AS subject_model, coalesce(any_value(e.subject_family), any_value(e.subject_model)) AS subject_family`;
-  const sql = (part?: { of: number; index: number }) => `SELECT j.run_id || '/' || j.episode_id AS sample, ${subject}, ${cols}
-    ${from} ${part ? samplePartitionSql(part.of, part.index) : ''} GROUP BY sample`;
+  const subjectOf = (v: (expr: string) => string) => `${v('e.subject_model')} AS subject_model, coalesce(${v('e.subject_family')}, ${v('e.subject_model')}) AS subject_family`;
+  const subject = subjectOf((x) => `any_value(${x})`);
+  const sql = () => `SELECT j.run_id || '/' || j.episode_id AS sample, ${subject}, ${cols}
+    ${from} GROUP BY sample`;
   const keep = judges.map((_, i) => `v${i}`);
   const counts = judges.map((_, i) => `c${i}`);
-  const perSample = (part: { of: number; index: number }) => perSampleSql({ agg: cols, from: 'FROM judgments j WHERE j.scorer = $scorer', part, select: subject, keep, counts });
-  const judgments = rows.reduce((a, r) => a + Number(r.n), 0);
-  return { judges, sql, perSample, params: { scorer, ...Object.fromEntries(judges.map((j, i) => [`j${i}`, j.model])) }, judgments, quick: fast !== null };
+  const perSample = (part: SamplePart) => perSampleSql({ agg: cols, from: 'FROM judgments j WHERE j.scorer = $scorer', part, select: subjectOf, keep, counts });
+  return { judges, sql, perSample, params: { scorer, ...Object.fromEntries(judges.map((j, i) => [`j${i}`, j.model])) }, quick: fast !== null };
 }
 
-/** The pivot's distinct rows (subject, family, a value per judge) with their counts, the most judgments of one judge on a sample (`dup`) and each judge's judgments (`s0`, ...), counted per hash partition of the samples (a sample is in exactly one). */
+/** The pivot's distinct rows (subject, family, a value per judge) with their counts, the most judgments of one judge on a sample (`dup`) and each judge's judgments (`s0`, ...), counted per run and hash part of its samples (a sample is in exactly one). */
 async function countPatterns(conn: DuckDBConnection, pivot: Pivot, judgmentsPerPart?: number): Promise<Record<string, unknown>[]> {
   const vs = pivot.judges.map((_, i) => `v${i}`).join(', ');
   const maxC = pivot.judges.map((_, i) => `c${i}`).join(', ');
   const sums = pivot.judges.map((_, i) => `, CAST(sum(c${i}) AS BIGINT) AS s${i}`).join('');
-  const of = partitionsFor(pivot.judgments, judgmentsPerPart);
   const patterns: Record<string, unknown>[] = [];
-  for (let index = 0; index < of; index++) {
-    const sql = `SELECT subject_model, subject_family, ${vs}, CAST(max(greatest(${maxC})) AS INTEGER) AS dup, CAST(count(*) AS BIGINT) AS n${sums} FROM (${pivot.perSample({ of, index })}) GROUP BY ALL`;
-    for (const r of (await query(conn, sql, pivot.params)).rows) patterns.push(r);
+  const q = async (sql: string, params?: SqlParams) => (await query(conn, sql, params)).rows;
+  for (const part of await samplePartsOf(q, String(pivot.params.scorer), judgmentsPerPart)) {
+    const sql = `SELECT subject_model, subject_family, ${vs}, CAST(max(greatest(${maxC})) AS INTEGER) AS dup, CAST(count(*) AS BIGINT) AS n${sums} FROM (${pivot.perSample(part)}) GROUP BY ALL`;
+    for (const r of (await query(conn, sql, { ...pivot.params, run: part.run })).rows) patterns.push(r);
   }
   return patterns;
 }

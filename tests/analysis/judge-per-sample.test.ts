@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { createDb, query, type Plain } from '../../src/store/duckdb.ts';
-import { loadJudgePatterns } from '../../src/analysis/judge-patterns.ts';
+import { loadJudgePatterns, samplePartsOf } from '../../src/analysis/judge-patterns.ts';
 import { loadJudgeMedians } from '../../src/analysis/judge-medians.ts';
 
 let db: DuckDBInstance;
@@ -72,5 +72,35 @@ describe('judge pivots aggregated per sample before the join to episodes', () =>
 
   it('loadJudgeMedians: an episode stored twice still counts its judgments twice, and is refused as before', async () => {
     await expect(loadJudgeMedians(conn, { scorer: 'align' })).rejects.toThrow(/scored sample "run-1\/ep-004" twice/);
+  });
+});
+
+describe('judge pivots per run: the join on the episode id alone, no regrouping when a run\'s episode ids are unique', () => {
+  it('two runs sharing episode ids, one with an episode twice: the one-pass patterns and medians, in one pass and in parts', async () => {
+    // run-2 repeats run-1's episode ids (other subjects, other values): a join on the episode id alone must not mix the runs.
+    await q(`INSERT INTO episodes SELECT 'run-2', episode_id, 'n' || (CAST(right(episode_id, 3) AS INTEGER) % 2), 'g' FROM episodes WHERE run_id = 'run-1' AND episode_id < 'ep-200' GROUP BY episode_id`);
+    await q(`INSERT INTO judgments SELECT 'run-2', episode_id, scorer, judge_model, judge_family, 1 - value, verdict, raw, NOT excluded_self FROM judgments WHERE run_id = 'run-1' AND judge_model <> 'j-ghost'`);
+    try {
+      const parts = await samplePartsOf(q, 'align');
+      expect(parts.map((p) => [p.run, p.unique])).toEqual([['run-1', false], ['run-2', true]]);
+      const one = await loadJudgePatterns(q, 'align');
+      const want = await onePass(one.judges);
+      expect(one.patterns).toEqual(want);
+      expect(want.reduce((s, p) => s + p.count, 0)).toBe(500);
+      expect((await loadJudgePatterns(q, 'align', 'e.subject_model', '', 100)).patterns).toEqual(want);
+      // Without the duplicate both runs take the unique path.
+      await q(`DELETE FROM episodes WHERE episode_id = 'ep-004' AND run_id = 'run-1' AND rowid = (SELECT max(rowid) FROM episodes WHERE episode_id = 'ep-004' AND run_id = 'run-1')`);
+      expect((await samplePartsOf(q, 'align')).every((p) => p.unique)).toBe(true);
+      const unique = await loadJudgePatterns(q, 'align');
+      expect(unique.patterns).toEqual(await onePass(unique.judges));
+      expect((await loadJudgePatterns(q, 'align', 'e.subject_model', '', 100)).patterns).toEqual(unique.patterns);
+      const medians = (await loadJudgeMedians(conn, { scorer: 'align' }))!.totals;
+      expect(medians.samples).toBe(500);
+      expect((await loadJudgeMedians(conn, { scorer: 'align', judgmentsPerPart: 70 }))!.totals).toEqual(medians);
+    } finally {
+      await q(`DELETE FROM episodes WHERE run_id = 'run-2'`);
+      await q(`DELETE FROM judgments WHERE run_id = 'run-2'`);
+      if (Number((await q(`SELECT count(*) AS n FROM episodes WHERE episode_id = 'ep-004'`))[0]!.n) === 1) await q(`INSERT INTO episodes SELECT * FROM episodes WHERE episode_id = 'ep-004'`);
+    }
   });
 });
