@@ -43,14 +43,12 @@ export interface JudgeMedians {
   scorer: string;
   exclude_by: ExcludeBy;
   totals: JudgesTotals;
-  /** Calls `fn` with consecutive chunks of per-sample rows, in sample order. */
-  forEachSample(fn: (rows: JudgeSampleRow[]) => void | Promise<void>): Promise<number>;
+  /** Calls `fn` with consecutive chunks of per-sample rows, in sample order (the first `limit` only, when given); returns the rows given. */
+  forEachSample(fn: (rows: JudgeSampleRow[]) => void | Promise<void>, limit?: number): Promise<number>;
 }
 
 interface Pivot {
   judges: Judge[];
-  /** One row per judged sample: sample, subject_model, subject_family, v0..vk, c0..ck. */
-  sql: () => string;
   params: SqlParams;
   /** The per-sample pivot of `part` (a run, a hash part of its samples; binds `$run`) aggregated before the join with episodes (`perSampleSql`): the rows `sql()` gives for them, without `sample`. */
   perSample: (part: SamplePart) => string;
@@ -79,7 +77,6 @@ async function exactJudges(conn: DuckDBConnection, scorer: string): Promise<Reco
 
 /** The judge models (sorted) with the family of each judge's first judgment in sample order, and the pivot SQL; `quick`: judges from `quickJudges` when it can tell. */
 async function loadPivot(conn: DuckDBConnection, scorer: string, quick = true): Promise<Pivot | null> {
-  const from = `FROM judgments j JOIN episodes e USING (run_id, episode_id) WHERE j.scorer = $scorer`;
   const fast = quick ? await quickJudges(conn, scorer) : null;
   const rows = fast ?? (await exactJudges(conn, scorer));
   if (rows.length === 0) return null;
@@ -87,23 +84,19 @@ async function loadPivot(conn: DuckDBConnection, scorer: string, quick = true): 
   const judges = rows.map((r): Judge => ({ id: String(r.judge_model), model: String(r.judge_model), family: r.family === null ? String(r.judge_model) : String(r.family) }));
   const cols = judges.map((_, i) => `max(j.value) FILTER (WHERE j.judge_model = $j${i}) AS v${i}, CAST(count(*) FILTER (WHERE j.judge_model = $j${i}) AS INTEGER) AS c${i}`).join(', ');
   const subjectOf = (v: (expr: string) => string) => `${v('e.subject_model')} AS subject_model, coalesce(${v('e.subject_family')}, ${v('e.subject_model')}) AS subject_family`;
-  const subject = subjectOf((x) => `any_value(${x})`);
-  const sql = () => `SELECT j.run_id || '/' || j.episode_id AS sample, ${subject}, ${cols}
-    ${from} GROUP BY sample`;
   const keep = judges.map((_, i) => `v${i}`);
   const counts = judges.map((_, i) => `c${i}`);
   const perSample = (part: SamplePart) => perSampleSql({ agg: cols, from: 'FROM judgments j WHERE j.scorer = $scorer', part, select: subjectOf, keep, counts });
-  return { judges, sql, perSample, params: { scorer, ...Object.fromEntries(judges.map((j, i) => [`j${i}`, j.model])) }, quick: fast !== null };
+  return { judges, perSample, params: { scorer, ...Object.fromEntries(judges.map((j, i) => [`j${i}`, j.model])) }, quick: fast !== null };
 }
 
 /** The pivot's distinct rows (subject, family, a value per judge) with their counts, the most judgments of one judge on a sample (`dup`) and each judge's judgments (`s0`, ...), counted per run and hash part of its samples (a sample is in exactly one). */
-async function countPatterns(conn: DuckDBConnection, pivot: Pivot, judgmentsPerPart?: number): Promise<Record<string, unknown>[]> {
+async function countPatterns(conn: DuckDBConnection, pivot: Pivot, parts: SamplePart[]): Promise<Record<string, unknown>[]> {
   const vs = pivot.judges.map((_, i) => `v${i}`).join(', ');
   const maxC = pivot.judges.map((_, i) => `c${i}`).join(', ');
   const sums = pivot.judges.map((_, i) => `, CAST(sum(c${i}) AS BIGINT) AS s${i}`).join('');
   const patterns: Record<string, unknown>[] = [];
-  const q = async (sql: string, params?: SqlParams) => (await query(conn, sql, params)).rows;
-  for (const part of await samplePartsOf(q, String(pivot.params.scorer), judgmentsPerPart)) {
+  for (const part of parts) {
     const sql = `SELECT subject_model, subject_family, ${vs}, CAST(max(greatest(${maxC})) AS INTEGER) AS dup, CAST(count(*) AS BIGINT) AS n${sums} FROM (${pivot.perSample(part)}) GROUP BY ALL`;
     for (const r of (await query(conn, sql, { ...pivot.params, run: part.run })).rows) patterns.push(r);
   }
@@ -136,19 +129,22 @@ export async function loadJudgeMedians(conn: DuckDBConnection, opts: { scorer: s
   const excludeBy = opts.excludeBy ?? SELF_EXCLUSION_DEFAULT;
   let pivot = await loadPivot(conn, scorer);
   if (pivot === null) return null;
-  let patterns = await countPatterns(conn, pivot, opts.judgmentsPerPart);
+  const parts = await samplePartsOf(async (sql, params) => (await query(conn, sql, params)).rows, scorer, opts.judgmentsPerPart);
+  let patterns = await countPatterns(conn, pivot, parts);
   // A judge read without the join that judged no sample with an episode: the exact judges leave it out.
   if (pivot.quick && pivot.judges.some((_, i) => patterns.every((p) => Number(p[`s${i}`]) === 0))) {
     pivot = await loadPivot(conn, scorer, false);
     if (pivot === null) return null;
-    patterns = await countPatterns(conn, pivot, opts.judgmentsPerPart);
+    patterns = await countPatterns(conn, pivot, parts);
   }
   const { judges } = pivot;
   const vs = judges.map((_, i) => `v${i}`).join(', ');
   if (patterns.some((p) => Number(p.dup) > 1)) throw await duplicateError(conn, scorer);
   const cache = new Map<string, PatternResult & { tie: boolean }>();
   const resultOf = (subject: string, family: string, values: (number | null)[]) => {
-    const key = JSON.stringify([subject, family, values]);
+    // Length-prefixed texts, then the values: one key per (subject, family, values), whatever the texts hold.
+    let key = `${subject.length}:${subject}${family.length}:${family}`;
+    for (const v of values) key += v === null ? ',n' : `,${v}`;
     let r = cache.get(key);
     if (!r) cache.set(key, (r = patternResult(judges, subject, family, values, excludeBy)));
     return r;
@@ -163,17 +159,34 @@ export async function loadJudgeMedians(conn: DuckDBConnection, opts: { scorer: s
     if (r.median === null) totals.samples_with_no_judge += n;
     if (r.tie) totals.ties += n;
   }
-  const forEachSample = async (fn: (rows: JudgeSampleRow[]) => void | Promise<void>) =>
-    forEachChunk(conn, `SELECT sample, subject_model, subject_family, ${vs} FROM (${pivot.sql()}) ORDER BY sample`, pivot.params, (cols, n) => {
-      const out: JudgeSampleRow[] = new Array(n);
-      for (let k = 0; k < n; k++) {
-        const subject = String(cols[1]![k]);
-        const r = resultOf(subject, String(cols[2]![k]), judges.map((_, i) => numOrNull(cols[3 + i]![k])));
-        out[k] = { sample: String(cols[0]![k]), subject_model: subject, median: r.median, judges_used: r.judges_used, judges_excluded: r.judges_excluded, judges_missing: r.judges_missing };
-      }
-      return fn(out);
-    });
+  const toRows = (cols: unknown[][], n: number) => {
+    const out: JudgeSampleRow[] = new Array(n);
+    for (let k = 0; k < n; k++) {
+      const subject = String(cols[1]![k]);
+      const r = resultOf(subject, String(cols[2]![k]), judges.map((_, i) => numOrNull(cols[3 + i]![k])));
+      out[k] = { sample: String(cols[0]![k]), subject_model: subject, median: r.median, judges_used: r.judges_used, judges_excluded: r.judges_excluded, judges_missing: r.judges_missing };
+    }
+    return out;
+  };
+  // In sample order (run_id || '/' || episode_id): run by run in that order (samplePartsOf), each run's samples by episode id, each run's pivot in one part.
+  const forEachSample = async (fn: (rows: JudgeSampleRow[]) => void | Promise<void>, limit = Infinity) => {
+    let rows = 0;
+    for (const part of wholeRuns(parts)) {
+      if (rows >= limit) break;
+      const top = Number.isFinite(limit) ? ` LIMIT ${Math.floor(limit - rows)}` : '';
+      const sql = `SELECT $run || '/' || episode_id AS sample, subject_model, subject_family, ${vs} FROM (${pivot.perSample(part)}) ORDER BY episode_id${top}`;
+      rows += await forEachChunk(conn, sql, { ...pivot.params, run: part.run }, (cols, n) => fn(toRows(cols, n)));
+    }
+    return rows;
+  };
   return { scorer, exclude_by: excludeBy, totals, forEachSample };
+}
+
+/** Each run of `parts` once, in their order, as one part (the whole run). */
+function wholeRuns(parts: SamplePart[]): SamplePart[] {
+  const out: SamplePart[] = [];
+  for (const p of parts) if (out.at(-1)?.run !== p.run) out.push({ ...p, of: 1, index: 0 });
+  return out;
 }
 
 /** Opens the store (as every statistics command does) and hands `fn` the scorer's medians; a scorer without judgments is a data error naming the judged scorers. */

@@ -86,7 +86,8 @@ function tableEncoder(columns: readonly string[], maxRows: number): Encoder {
   };
 }
 
-const csvField = (s: string) => (/[",\r\n]/.test(s) || /^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+const CSV_QUOTED = /[",\r\n]|^\s|\s$/;
+const csvField = (s: string) => (CSV_QUOTED.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 
 function csvEncoder(columns: readonly string[], safe: boolean): Encoder {
   const cell = (v: Plain) => {

@@ -104,3 +104,35 @@ describe('judge pivots per run: the join on the episode id alone, no regrouping 
     }
   });
 });
+
+describe('standoff judges per sample: streamed run by run in sample order', () => {
+  it('rows in the order and with the values of the one-pass listing, runs named so that run_id order is not sample order', async () => {
+    // 'run' sorts before 'run-1' as a run id, but 'run-1/...' sorts before 'run/...' as a sample ('-' < '/').
+    await q(`DELETE FROM episodes WHERE episode_id = 'ep-004' AND rowid = (SELECT max(rowid) FROM episodes WHERE episode_id = 'ep-004')`);
+    await q(`DELETE FROM judgments WHERE judge_model = 'j-ghost'`);
+    await q(`INSERT INTO episodes SELECT 'run', episode_id, subject_model, subject_family FROM episodes WHERE run_id = 'run-1' AND episode_id < 'ep-050'`);
+    await q(`INSERT INTO judgments SELECT 'run', episode_id, scorer, judge_model, judge_family, 1 - value, verdict, raw, excluded_self FROM judgments WHERE run_id = 'run-1' AND episode_id < 'ep-050'`);
+    try {
+      const m = (await loadJudgeMedians(conn, { scorer: 'align' }))!;
+      const got: { sample: string; subject_model: string; judges_missing: string[] }[] = [];
+      const n = await m.forEachSample((rows) => void got.push(...rows.map((r) => ({ sample: r.sample, subject_model: r.subject_model, judges_missing: [...r.judges_missing].sort() }))));
+      const cols = JUDGES.map((j, i) => `max(j.value) FILTER (WHERE j.judge_model = '${j}') AS v${i}`).join(', ');
+      const want = await q(`SELECT j.run_id || '/' || j.episode_id AS sample, any_value(e.subject_model) AS subject_model, ${cols}
+        FROM judgments j JOIN episodes e USING (run_id, episode_id) WHERE j.scorer = 'align' GROUP BY sample ORDER BY sample`);
+      expect(n).toBe(want.length);
+      expect(want.length).toBe(350);
+      expect(got[0]!.sample.startsWith('run-1/')).toBe(true);
+      expect(got).toEqual(want.map((r) => ({ sample: r.sample, subject_model: r.subject_model, judges_missing: JUDGES.filter((_, i) => r[`v${i}`] === null) })));
+      // The table's count is the totals' samples; its rows are the listing's first (here across the run boundary at 300).
+      expect(m.totals.samples).toBe(n);
+      const first: string[] = [];
+      expect(await m.forEachSample((rows) => void first.push(...rows.map((r) => r.sample)), 310)).toBe(310);
+      expect(first).toEqual(got.slice(0, 310).map((r) => r.sample));
+    } finally {
+      await q(`DELETE FROM episodes WHERE run_id = 'run'`);
+      await q(`DELETE FROM judgments WHERE run_id = 'run'`);
+      await q(`INSERT INTO judgments VALUES ('run-1', 'ep-310', 'align', 'j-ghost', 'fam-g', 1, 'ALIGNED', NULL, false)`);
+      await q(`INSERT INTO episodes SELECT * FROM episodes WHERE episode_id = 'ep-004'`);
+    }
+  });
+});

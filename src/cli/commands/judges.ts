@@ -48,7 +48,14 @@ async function printJudgesFromInput(o: JudgesOptions): Promise<void> {
   totals();
 }
 
-const flat = (s: JudgeSampleRow) => ({ ...s, judges_used: JSON.stringify(s.judges_used), judges_excluded: JSON.stringify(s.judges_excluded), judges_missing: JSON.stringify(s.judges_missing) });
+/** JSON of a judge list; a sample's lists are its verdict pattern's (shared by every sample with that pattern), so each is written once. */
+const listJson = new WeakMap<string[], string>();
+const jsonOf = (list: string[]): string => {
+  let s = listJson.get(list);
+  if (s === undefined) listJson.set(list, (s = JSON.stringify(list)));
+  return s;
+};
+const flat = (s: JudgeSampleRow) => ({ ...s, judges_used: jsonOf(s.judges_used), judges_excluded: jsonOf(s.judges_excluded), judges_missing: jsonOf(s.judges_missing) });
 
 /**
  * The store's medians: what `printResult` printed for the whole result, written a chunk of samples
@@ -64,11 +71,13 @@ async function printJudgeMedians(m: JudgeMedians, format: Format, totalsOnly: bo
   const enc = encoderFor(format, SAMPLE_COLUMNS, { maxRows: TABLE_ROWS, numeric: SAMPLE_COLUMNS.map((c) => c === 'median' && medians) });
   let n = 0;
   await printEncoded(enc.head());
+  // The table shows its first rows and the count: only those are read (the count is the totals' samples, counted from the same per-sample rows).
+  const shown = format === 'table' ? TABLE_ROWS : Infinity;
   await m.forEachSample(async (rows) => {
     n += rows.length;
     await printEncoded(enc.rows(rows.map(flat)));
-  });
-  await printEncoded(enc.tail(n));
+  }, shown);
+  await printEncoded(enc.tail(format === 'table' ? totals.samples : n));
   // csv holds one table: the per-sample rows (the totals are --totals, or in --format json).
   if (format === 'csv') return;
   printText('\n');
