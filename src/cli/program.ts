@@ -9,6 +9,7 @@ import { FORMATS, type Format } from '../store/format.ts';
 import { currentSink } from './output.ts';
 import { terminalLine } from '../escape.ts';
 import { closestName } from '../did-you-mean.ts';
+import { ANALYSIS_DB } from '../store/open-store.ts';
 
 export const DEFAULT_TRACES = 'traces';
 
@@ -69,9 +70,12 @@ const SYSTEM_ERRORS: Record<string, string> = {
   EIO: 'an input/output error',
 };
 
-/** One line for an operating-system error (`code` and `path` as node sets them), or null. */
+/** One line for an operating-system error (`code` and `path` as node sets them), or DuckDB running out of its memory limit; else null. */
 export function systemError(err: unknown): string | null {
   const e = err as NodeJS.ErrnoException | null;
+  if (typeof e?.message === 'string' && e.message.startsWith('Out of Memory Error')) {
+    return oneLine(`DuckDB ran out of memory (the statistics commands hold it to ${ANALYSIS_DB.memoryLimit}, spilling to disk where it can): ${e.message.split(/\s*Possible solutions/)[0]}; read fewer runs with --run`);
+  }
   const what = typeof e?.code === 'string' ? SYSTEM_ERRORS[e.code] : undefined;
   if (!what) return null;
   return oneLine(`${e!.path ? `${e!.path}: ` : ''}${what} (${e!.code}${e!.syscall ? ` on ${e!.syscall}` : ''})`);

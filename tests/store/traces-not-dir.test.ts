@@ -8,7 +8,8 @@ import { describe, it, expect } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { systemError } from '../../src/cli/program.ts';
+import { reportError, systemError } from '../../src/cli/program.ts';
+import { createDb } from '../../src/store/duckdb.ts';
 import { ROOT, runCli } from '../helpers/cli.ts';
 
 describe('--traces that is a regular file', () => {
@@ -49,3 +50,33 @@ describe('the CLI backstop for operating-system errors', () => {
     expect(systemError(err('ECONNRESET'))).toBeNull();
   });
 });
+
+describe('the CLI backstop for DuckDB running out of memory', () => {
+  it('a real out-of-memory error from DuckDB is one line, exit 4 (a resource limit, not an internal error)', async () => {
+    const db = await createDb({ threads: 1, memoryLimit: '20MB' });
+    const conn = await db.connect();
+    let err: unknown;
+    try {
+      await conn.run(`SET temp_directory = ''`);
+      await conn.run(`CREATE TABLE big AS SELECT i, repeat('x', 100) || i AS s FROM range(2000000) t(i)`);
+    } catch (e) {
+      err = e;
+    } finally {
+      conn.closeSync();
+    }
+    expect(String((err as Error)?.message)).toMatch(/^Out of Memory Error/);
+    const line = systemError(err)!;
+    expect(line).toMatch(/^DuckDB ran out of memory \(the statistics commands hold it to 1GB, spilling to disk where it can\): Out of Memory Error: .*; read fewer runs with --run$/);
+    expect(line).not.toContain('Possible solutions');
+    const write = process.stderr.write.bind(process.stderr);
+    let printed = '';
+    process.stderr.write = ((s: string) => ((printed += s), true)) as typeof process.stderr.write;
+    try {
+      expect(reportError(err)).toBe(4);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(printed.trim().split('\n')).toHaveLength(1);
+  });
+});
+
