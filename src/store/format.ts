@@ -89,11 +89,14 @@ function tableEncoder(columns: readonly string[], maxRows: number): Encoder {
 const CSV_QUOTED = /[",\r\n]|^\s|\s$/;
 const csvField = (s: string) => (CSV_QUOTED.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 
+/** One CSV cell as the csv encoder writes it (`safe`: formula-like text neutralized, `csvSafe`). */
+export function csvCell(v: Plain, safe = false): string {
+  const s = cellText(v);
+  return csvField(safe && typeof v !== 'number' && typeof v !== 'boolean' && v !== null ? neutralize(s) : s);
+}
+
 function csvEncoder(columns: readonly string[], safe: boolean): Encoder {
-  const cell = (v: Plain) => {
-    const s = cellText(v);
-    return csvField(safe && typeof v !== 'number' && typeof v !== 'boolean' && v !== null ? neutralize(s) : s);
-  };
+  const cell = (v: Plain) => csvCell(v, safe);
   return {
     head: () => columns.map((c) => csvField(safe ? neutralize(c) : c)).join(',') + '\n',
     rows: (rows) => rows.map((row) => columns.map((c) => cell(row[c] ?? null)).join(',') + '\n').join(''),

@@ -8,7 +8,7 @@ import { action, withExamples } from '../program.ts';
 import { delimiterOption, INPUT_DELIMITER_HELP, missingOption, statsOptions, type InputShape, type Missing, type StatsCommon } from '../options.ts';
 import { printEncoded, printResult, printText } from '../output.ts';
 import { SELF_EXCLUSION_DEFAULT } from '../../stats/judge-panel.ts';
-import { DEFAULT_MAX_ROWS, encoderFor, type Format } from '../../store/format.ts';
+import { csvCell, DEFAULT_MAX_ROWS, encoderFor, type Encoder, type Format } from '../../store/format.ts';
 import type { JudgeMedians, JudgeSampleRow } from '../../analysis/judge-medians.ts';
 
 type JudgesOptions = StatsCommon & InputShape & { scorer: string; excludeBy: 'model' | 'family' | 'none'; input?: string; totals?: boolean; missing: Missing };
@@ -73,15 +73,34 @@ async function printJudgeMedians(m: JudgeMedians, format: Format, totalsOnly: bo
   await printEncoded(enc.head());
   // The table shows its first rows and the count: only those are read (the count is the totals' samples, counted from the same per-sample rows).
   const shown = format === 'table' ? TABLE_ROWS : Infinity;
+  const encode = format === 'csv' ? csvByPattern(enc) : (rows: JudgeSampleRow[]) => enc.rows(rows.map(flat));
   await m.forEachSample(async (rows) => {
     n += rows.length;
-    await printEncoded(enc.rows(rows.map(flat)));
+    await printEncoded(encode(rows));
   }, shown);
   await printEncoded(enc.tail(format === 'table' ? totals.samples : n));
   // csv holds one table: the per-sample rows (the totals are --totals, or in --format json).
   if (format === 'csv') return;
   printText('\n');
   totalsTable();
+}
+
+/**
+ * CSV rows as `enc` (the csv encoder) writes them, faster: every field after `sample` is the
+ * sample's verdict pattern's (subject, median, judge lists: one `judges_used` list per pattern), so
+ * they are encoded once per pattern and only the sample is encoded per row.
+ */
+function csvByPattern(enc: Encoder): (rows: JudgeSampleRow[]) => string {
+  const rest = new WeakMap<string[], string>();
+  return (rows) => {
+    let out = '';
+    for (const r of rows) {
+      let tail = rest.get(r.judges_used);
+      if (tail === undefined) rest.set(r.judges_used, (tail = enc.rows([flat({ ...r, sample: '' })])));
+      out += csvCell(r.sample) + tail;
+    }
+    return out;
+  };
 }
 
 /** `JSON.stringify({scorer, samples, totals, exclude_by}, null, 2)`, the samples written a chunk at a time. */
