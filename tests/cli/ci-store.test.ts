@@ -11,6 +11,7 @@ import { runCli, ROOT } from '../helpers/cli.ts';
 import { createDb, query, withConnection } from '../../src/store/duckdb.ts';
 import { clopperPearson, krippendorffAlpha, pairedStandardError } from '../../src/stats/index.ts';
 import { hashTree } from '../helpers/fixtures.ts';
+import { formatResult } from '../../src/store/format.ts';
 
 const TRACES = join(ROOT, 'traces');
 const json = (args: string[]) => {
@@ -116,6 +117,18 @@ describe('ci over the demo store', () => {
     const judged = stored.filter((s) => medians.has(s.sample as string));
     expect(judged.length).toBeGreaterThan(260);
     for (const s of judged) expect(medians.get(s.sample as string), String(s.sample)).toBe(s.value);
+  });
+
+  it('judges --format csv (fields encoded once per verdict pattern) is the csv encoder over the json samples; the table counts every sample', () => {
+    const got = json(['judges']);
+    const cols = ['sample', 'subject_model', 'median', 'judges_used', 'judges_excluded'];
+    const rows = got.samples.map((s: Record<string, unknown>) => ({ ...s, judges_used: JSON.stringify(s.judges_used), judges_excluded: JSON.stringify(s.judges_excluded) }));
+    const csv = runCli(['judges', '--traces', TRACES, '--format', 'csv']);
+    expect(csv.code).toBe(0);
+    expect(csv.stdout).toBe(formatResult({ columns: cols, types: [], rows }, 'csv'));
+    expect(new Set(got.samples.map((s: { judges_used: string[] }) => JSON.stringify(s.judges_used))).size).toBeGreaterThan(1);
+    const table = runCli(['judges', '--traces', TRACES]);
+    expect(table.stdout).toContain(`(${got.samples.length} rows, 40 shown)`);
   });
 
   it('judges, agreement and the report share one self-exclusion default (family), printed in each', () => {
