@@ -127,6 +127,9 @@ describe('ci over the demo store', () => {
     expect(csv.code).toBe(0);
     expect(csv.stdout).toBe(formatResult({ columns: cols, types: [], rows }, 'csv'));
     expect(new Set(got.samples.map((s: { judges_used: string[] }) => JSON.stringify(s.judges_used))).size).toBeGreaterThan(1);
+    // The json listing (written a pattern's fields at a time) is JSON.stringify(result, null, 2).
+    const raw = runCli(['judges', '--traces', TRACES, '--format', 'json']).stdout;
+    expect(raw).toBe(JSON.stringify(JSON.parse(raw), null, 2) + '\n');
     const table = runCli(['judges', '--traces', TRACES]);
     expect(table.stdout).toContain(`(${got.samples.length} rows, 40 shown)`);
   });

@@ -108,10 +108,15 @@ async function printJudgeMediansJson(m: JudgeMedians): Promise<void> {
   const indent = (json: string, pad: string) => json.replace(/\n/g, `\n${pad}`);
   let first = true;
   await printEncoded(`{\n  "scorer": ${JSON.stringify(m.scorer)},\n  "samples": [`, true);
+  // Every field after `sample` is the sample's verdict pattern's (one `judges_used` list per pattern): written once per pattern.
+  const rest = new WeakMap<string[], string>();
+  const head = '{\n      "sample": ';
   await m.forEachSample(async (rows) => {
     let out = '';
     for (const s of rows) {
-      out += `${first ? '\n' : ',\n'}    ${indent(JSON.stringify(s, null, 2), '    ')}`;
+      let tail = rest.get(s.judges_used);
+      if (tail === undefined) rest.set(s.judges_used, (tail = indent(JSON.stringify({ ...s, sample: '' }, null, 2), '    ').slice(head.length + 2)));
+      out += `${first ? '\n' : ',\n'}    ${head}${JSON.stringify(s.sample)}${tail}`;
       first = false;
     }
     await printEncoded(out, true);
