@@ -62,6 +62,11 @@ export const SCORE_TOKENS: readonly (readonly [string, number | null])[] = [
   ['noanswer', null],
 ];
 
+/** The built-in tokens as spelled in lower and upper case, shortest first, upper case before lower. */
+const EXACT_SCORE_TOKENS: readonly (readonly [string, number | null])[] = SCORE_TOKENS.flatMap(([k, v]) => [[k.toUpperCase(), v] as const, [k, v] as const]).sort(
+  (a, b) => a[0].length - b[0].length,
+);
+
 const list = (xs: readonly string[]) => xs.map(quoteLiteral).join(', ');
 
 /** A number's SQL: the DOUBLE of a decimal literal, NULL for anything else (NaN, inf, 1_000, hex, text). */
@@ -150,17 +155,19 @@ export function scoreSql(x: string, values?: Record<string, number | null>): Con
   const { d, ok } = number(x);
   const nums = (vs: readonly (number | null)[]) => `CAST([${vs.map((v) => (v === null ? 'NULL' : String(v))).join(', ')}] AS DOUBLE[])`;
   // The exact tokens and their upper case first (no trim, no lower: most cells are one of them),
-  // then any other spelling; positions 1-12 are the same in both lists, 13-24 repeat them.
+  // shortest first (a lookup stops at its match: C/I/P/N in one to eight comparisons, not 13-23);
+  // then any other spelling, at positions 25-36 of the values.
   const keys = SCORE_TOKENS.map(([k]) => k);
-  const exact = `list_position([${list([...keys, ...keys.map((k) => k.toUpperCase())])}], ${x})`;
-  const token = `coalesce(${exact}, list_position([${list(keys)}], ${t}))`;
+  const exactTokens = EXACT_SCORE_TOKENS;
+  const exact = `list_position([${list(exactTokens.map(([k]) => k))}], ${x})`;
+  const token = `coalesce(${exact}, ${exactTokens.length} + list_position([${list(keys)}], ${t}))`;
   const entries = Object.entries(values ?? {});
   const mapPos = `list_position([${list(entries.map(([k]) => k))}], ${x})`;
   const mapBranch = entries.length > 0 ? `WHEN ${mapPos} IS NOT NULL THEN ${nums(entries.map(([, v]) => v))}[${mapPos}] ` : '';
   const mapped = entries.length > 0 ? `${mapPos} IS NOT NULL` : 'false';
   return {
     present: `coalesce(${mapped} OR ${trimmed(x)} <> '', false)`,
-    value: `CASE ${mapBranch}WHEN ${token} IS NOT NULL THEN ${nums([...SCORE_TOKENS, ...SCORE_TOKENS].map(([, v]) => v))}[${token}] WHEN ${ok} THEN ${d} WHEN ${x} IS NULL OR ${trimmed(x)} = '' THEN NULL ELSE CAST('NaN' AS DOUBLE) END`,
+    value: `CASE ${mapBranch}WHEN ${token} IS NOT NULL THEN ${nums([...exactTokens, ...SCORE_TOKENS].map(([, v]) => v))}[${token}] WHEN ${ok} THEN ${d} WHEN ${x} IS NULL OR ${trimmed(x)} = '' THEN NULL ELSE CAST('NaN' AS DOUBLE) END`,
     why: `CASE WHEN ${x} IS NULL OR ${mapped} OR ${token} IS NOT NULL OR ${trimmed(x)} = '' THEN NULL WHEN NOT coalesce(${ok}, false) THEN ${notNumber(x, d)} END`,
     bad: (v) => `coalesce(isnan(${v}), false)`,
   };

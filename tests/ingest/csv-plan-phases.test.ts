@@ -175,6 +175,25 @@ describe('the SQL of a resolved plan, run in DuckDB', () => {
     expect(scores.slice(0, 2).map((s) => [s.episode_id, s.scorer, s.value])).toEqual([['gpt/a/1', 'acc', 1], ['gpt/b/1', 'acc', 0]]);
   });
 
+  it("stages the episode key's hash: equal for equal ids, NULL where the triple cannot stand for the joined id", async () => {
+    const { r } = resolved({ table: 'episodes', columns: { subject_model: 'm', scenario_id: 's', epoch: 'e' } }, ['m', 's', 'e']);
+    const { outer, rowChecks } = deriveColumns(r);
+    const cells = [['a', 'x', '1'], ['a', 'x', '1.0'], ['a', 'x', '2'], ['a/x', 'y', '1'], ['a', 'x/y', '1'], ['b', 'x', null]];
+    await conn.run(stageSqlOf(r, 'kh', outer, rowChecks)(relation(cells)));
+    const [key] = keySourcesOf(r, 'kh');
+    expect(key!.staged).toBeDefined();
+    const h = (await rows(`SELECT "__kh" AS h FROM kh ORDER BY rowid`)).map((x) => x.h);
+    expect(h[0]).not.toBeNull();
+    expect(h[1]).toBe(h[0]); // '1.0' is the epoch 1: the same id
+    expect(new Set([h[0], h[2], h[3]]).size).toBe(3);
+    expect([h[4], h[5]]).toEqual([null, null]); // a '/' in the scenario; an empty (NULL) epoch
+    // The staged SELECT leaves bad rows out, as the key rows do.
+    expect((await rows(`${key!.staged!}`)).length).toBe((await rows(key!.sql)).length);
+    // A mapped episode id is its own key: nothing staged.
+    const mapped = resolved({ table: 'episodes', columns: { episode_id: 'id', subject_model: 'm', scenario_id: 's' } }, ['id', 'm', 's']);
+    expect(keySourcesOf(mapped.r, 'kh2')[0]!.staged).toBeUndefined();
+  });
+
   it('aggregates: row checks over converted counts (successes above trials)', async () => {
     const { r } = resolved({ table: 'aggregates', columns: { subject_model: 'm', metric: 'k', successes: 's', trials: 't' } }, ['m', 'k', 's', 't']);
     const { rowChecks } = deriveColumns(r);

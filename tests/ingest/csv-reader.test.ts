@@ -238,6 +238,22 @@ describe('duplicate episode keys', () => {
     expect(err.errors).toEqual([`${f}: line 4, field "episode_id": duplicate episode "a/b/c/1" (first on line 3)`]);
   });
 
+  it('are found between a file with its own episode_id column and one whose ids are joined', async () => {
+    const d = tempDir();
+    const a = csv(d, 'a.csv', ['episode_id,model,sample_id', 'm/s1/1,m,s1', 'm/s9/1,m,s9']);
+    const b = csv(d, 'b.csv', ['model,sample_id', 'm,s2', 'm,s1']);
+    const err = await ingestCsv([a, b], { traces: join(d, 't') }).catch((e) => e);
+    expect(err).toBeInstanceOf(IngestError);
+    expect(err.errors).toEqual([`${b}: line 3, field "episode_id": duplicate episode "m/s1/1" (first on line 2 of ${a})`]);
+  });
+
+  it('are found when only some rows have a slash in the scenario (the joined ids are hashed then)', async () => {
+    const d = tempDir();
+    const f = csv(d, 'mixed.csv', ['model,sample_id,epoch', 'm,s1,1', 'm,a/b,1', 'm,s1,01']);
+    const err = await ingestCsv([f], { traces: join(d, 't') }).catch((e) => e);
+    expect(err.errors).toEqual([`${f}: line 4, field "episode_id": duplicate episode "m/s1/1" (first on line 2)`]);
+  });
+
   it('are found across files, naming the first occurrence', async () => {
     const d = tempDir();
     const a = csv(d, 'a.csv', ['model,sample_id,epoch', 'm,s1,1', 'm,s2,1', 'n,s1,300', 'm,s1,-5']);

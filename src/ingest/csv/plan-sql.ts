@@ -28,6 +28,22 @@ export function episodeIdSql(r: Resolution): string {
   return `concat(${get('subject_model', 'VARCHAR')}, '/', ${get('scenario_id', 'VARCHAR')}, '/', ${get('epoch', 'INTEGER')})`;
 }
 
+/**
+ * The episode key's 64-bit hash, staged during the load (no second scan of the stage for the
+ * duplicate-key check): `hash(subject, scenario, epoch)` over the three values rather than over the
+ * joined id, which would build a string per row. Equal joined ids are equal triples when the
+ * scenario holds no '/' and no part is NULL: the epoch is an integer, whose text has no '/' and is
+ * never empty, so the id splits back at its last two slashes. Where that does not hold the row
+ * stages NULL, and the check then hashes the joined ids instead (`checkKeys` in ingest-csv.ts).
+ * Null when the key is not the joined id.
+ */
+export function keyHashSql(r: Resolution): string | null {
+  if (r.table !== 'episodes' || r.provided.has('episode_id')) return null;
+  const get = getter(r);
+  const [s, c, e] = [get('subject_model', 'VARCHAR'), get('scenario_id', 'VARCHAR'), get('epoch', 'INTEGER')];
+  return `CASE WHEN ${s} IS NULL OR ${c} IS NULL OR ${e} IS NULL OR contains(${c}, '/') THEN NULL ELSE hash(${s}, ${c}, ${e}) END`;
+}
+
 /** The derived columns of the second staging level and the checks of a row's converted values. */
 export function deriveColumns(r: Resolution): { outer: string[]; rowChecks: RowCheck[] } {
   const get = getter(r);
@@ -87,8 +103,9 @@ export function deriveColumns(r: Resolution): { outer: string[]; rowChecks: RowC
 export function stageSqlOf(r: Resolution, stage: string, outer: string[], rowChecks: RowCheck[]): (relation: string) => string {
   const cellBad = r.cellChecks.length > 0 ? r.cellChecks.map((k) => k.bad).join(' OR ') : 'false';
   const rowBad = rowChecks.length > 0 ? rowChecks.map((k) => `(${k.why}) IS NOT NULL`).join(' OR ') : 'false';
+  const keyHash = keyHashSql(r);
   return (relation: string) => {
-    const cells = `${[...r.inner, `coalesce(${cellBad}, false) AS "__cellbad"`].join(', ')}`;
+    const cells = `${[...r.inner, `coalesce(${cellBad}, false) AS "__cellbad"`, ...(keyHash ? [`${keyHash} AS "__kh"`] : [])].join(', ')}`;
     if (outer.length === 0 && rowChecks.length === 0) return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT ${cells}, "__cellbad" AS "__bad" FROM ${relation}`;
     const middle = `SELECT *${outer.length ? `, ${outer.join(', ')}` : ''} FROM (SELECT ${cells} FROM ${relation})`;
     return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT *, "__cellbad" OR coalesce(${rowBad}, false) AS "__bad" FROM (${middle})`;
@@ -151,7 +168,10 @@ export function keySourcesOf(r: Resolution, stage: string): KeySource[] {
   const keys: KeySource[] = [];
   const keyRows = (parts: string[], where = '') =>
     `SELECT rowid AS r, ${parts.length === 1 ? parts[0] : `concat_ws(chr(0), ${parts.join(', ')})`} AS k FROM ${q(stage)} WHERE NOT "__bad"${where}`;
-  if (r.table === 'episodes') keys.push({ table: 'episodes', sql: keyRows([ID]), what: 'episode', field: r.sourceOf.get('episode_id') ?? 'episode_id' });
+  if (r.table === 'episodes') {
+    const staged = keyHashSql(r) ? `SELECT "__kh" AS h FROM ${q(stage)} WHERE NOT "__bad"` : undefined;
+    keys.push({ table: 'episodes', sql: keyRows([ID]), what: 'episode', field: r.sourceOf.get('episode_id') ?? 'episode_id', staged });
+  }
   if (r.table === 'judgments') {
     keys.push({ table: 'judgments', sql: keyRows([ID, get('scorer', 'VARCHAR'), get('judge_model', 'VARCHAR')]), what: 'judgment (episode, scorer, judge)', field: null });
   }

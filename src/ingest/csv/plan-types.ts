@@ -48,6 +48,12 @@ export interface KeySource {
   /** What a key is, in messages (`episode`, `judgment (episode, scorer, judge)`). */
   what: string;
   field: string | null;
+  /**
+   * SELECT of (h) from the staging table, bad rows left out: the key's 64-bit hash staged during
+   * the load, NULL where the row's key cannot be hashed that way (see `keyHashSql`). Only when the
+   * key is the joined episode id; a table whose sources all have it is pre-checked on it.
+   */
+  staged?: string;
 }
 
 export interface FilePlan {
