@@ -182,40 +182,6 @@ function checkOptions(S: number, o: ErrorConcentrationOptions, bad: (msg: string
   return { k, B, level };
 }
 
-/**
- * Partial Fisher-Yates on subject s's scratch copy `r` of its facts-right states: its first L
- * entries become a uniform L-subset (one `rng.int` per entry, in order), each counted as drawn.
- *
- * The counts are kept without a pass to clear them: `slots[j]` holds `base + c` for a state the
- * current permutation gave c errors, and anything below `base` for one it gave none (each
- * permutation starts `S + 1` higher). The shared-state statistics follow each count as it rises:
- * a state reaching k adds k errors on shared states and each error after that one more, so `on`
- * is the sum of the counts >= k; a state reaching S (every subject) adds one to `all`. The same
- * integers as `shareOnShared` gives, without its two passes over the errors. Adds this subject's
- * `on` and `all` into acc[0] and acc[1].
- */
-function drawErrors(r: Int32Array, L: number, rng: Mt19937Stream, slots: Int32Array, base: number, k: number, S: number, acc: Float64Array): void {
-  const n = r.length;
-  let on = 0;
-  let all = 0;
-  for (let i = 0; i < L; i++) {
-    const j = i + rng.int(n - i);
-    const t = r[j];
-    r[j] = r[i];
-    r[i] = t;
-    // Without branches (their outcomes are random): d < 0 for a state not yet drawn in this permutation.
-    const d = slots[t] - base;
-    const c = (d & ~(d >> 31)) + 1;
-    slots[t] = base + c;
-    const reached = (k - 1 - c) >>> 31; // c >= k
-    const atK = ((c ^ k) - 1) >>> 31; // c === k
-    on += reached + atK * (k - 1);
-    all += ((c ^ S) - 1) >>> 31; // c === S
-  }
-  acc[0] += on;
-  acc[1] += all;
-}
-
 /** The observed statistic and the permutation null over checked, indexed subjects. */
 function concentrationCore(subjects: readonly IndexedConcentrationSubject[], states: number, k: number, B: number, level: number, seed: number): ErrorConcentrationResult {
   const S = subjects.length;
@@ -231,24 +197,24 @@ function concentrationCore(subjects: readonly IndexedConcentrationSubject[], sta
   let ge = 0;
   let allSum = 0;
   const scratch = subjects.map((x) => Int32Array.from(x.factsRight));
-  const slots = new Int32Array(states);
-  const acc = new Float64Array(2);
-  let base = 0;
   for (let b = 0; b < B; b++) {
-    // Each subject's first e_s entries are a uniform e_s-subset of its facts-right states, counted as drawn.
-    base += S + 1;
-    if (base > 0x7fffffff - (S + 1)) {
-      slots.fill(0);
-      base = 1;
+    // Partial Fisher-Yates: each subject's first e_s entries are a uniform e_s-subset of its facts-right states.
+    for (let s = 0; s < scratch.length; s++) {
+      const r = scratch[s];
+      const L = lengths[s];
+      const n = r.length;
+      for (let i = 0; i < L; i++) {
+        const j = i + rng.int(n - i);
+        const t = r[i];
+        r[i] = r[j];
+        r[j] = t;
+      }
     }
-    acc[0] = 0;
-    acc[1] = 0;
-    for (let s = 0; s < scratch.length; s++) drawErrors(scratch[s], lengths[s], rng, slots, base, k, S, acc);
-    const on = acc[0];
-    allSum += acc[1];
+    const x = shareOnShared(scratch, lengths, count, k);
+    allSum += x.all;
     if (errors > 0) {
-      nullShares.push(on / errors);
-      if (on >= obs.on) ge++;
+      nullShares.push(x.on / errors);
+      if (x.on >= obs.on) ge++;
     }
   }
   const has = errors > 0;

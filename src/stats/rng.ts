@@ -69,7 +69,6 @@ function seededGenerator(seed: number): ReturnType<typeof mt19937.factory> {
 }
 
 const MT_N = 624;
-const TWO_POW_MINUS_32 = 1 / 0x100000000;
 const MT_M = 397;
 
 /**
@@ -111,48 +110,35 @@ export class Mt19937Stream {
         l = Math.imul(x, n) >>> 0;
       }
     }
-    // The high word, exactly: x * n - l is a multiple of 2^32 below 2^53, and so is the product by 2^-32.
-    return (x * n - l) * TWO_POW_MINUS_32;
+    return (x * n - l) / 0x100000000;
   }
 
-  /** Twists the state and tempers the next 624 words (int32 arithmetic: the same bits as uint32), each word as it is twisted. */
+  /** Twists the state and tempers the next 624 words (int32 arithmetic: the same bits as uint32). */
   private refill(): void {
     const mt = this.mt;
     const out = this.out;
-    let cur = mt[0];
     let k = 0;
     for (; k < MT_N - MT_M; k++) {
-      const next = mt[k + 1];
-      mt[k] = twist(cur, next, mt[k + MT_M]);
-      out[k] = temper(mt[k]);
-      cur = next;
+      const y = (mt[k] & 0x80000000) | (mt[k + 1] & 0x7fffffff);
+      mt[k] = mt[k + MT_M] ^ (y >>> 1) ^ (-(y & 1) & 0x9908b0df);
     }
-    // From here mt[k + M] wraps to words already twisted, as in the reference.
     for (; k < MT_N - 1; k++) {
-      const next = mt[k + 1];
-      mt[k] = twist(cur, next, mt[k + MT_M - MT_N]);
-      out[k] = temper(mt[k]);
-      cur = next;
+      const y = (mt[k] & 0x80000000) | (mt[k + 1] & 0x7fffffff);
+      mt[k] = mt[k + MT_M - MT_N] ^ (y >>> 1) ^ (-(y & 1) & 0x9908b0df);
     }
-    mt[k] = twist(cur, mt[0], mt[MT_M - 1]);
-    out[k] = temper(mt[k]);
+    const y = (mt[MT_N - 1] & 0x80000000) | (mt[0] & 0x7fffffff);
+    mt[MT_N - 1] = mt[MT_M - 1] ^ (y >>> 1) ^ (-(y & 1) & 0x9908b0df);
+    for (k = 0; k < MT_N; k++) {
+      let r = mt[k];
+      r ^= r >>> 11;
+      r ^= (r << 7) & 0x9d2c5680;
+      r ^= (r << 15) & 0xefc60000;
+      r ^= r >>> 18;
+      out[k] = r;
+    }
     this.i = 0;
   }
 }
-
-/** MT19937's recurrence: the next word from word k's upper bit, word k+1's lower bits and word k+M. */
-const twist = (wk: number, wk1: number, wkm: number): number => {
-  const y = (wk & 0x80000000) | (wk1 & 0x7fffffff);
-  return wkm ^ (y >>> 1) ^ (-(y & 1) & 0x9908b0df);
-};
-
-/** MT19937's tempering of one word (int32 in, int32 out: the same bits). */
-const temper = (w: number): number => {
-  let r = w ^ (w >>> 11);
-  r ^= (r << 7) & 0x9d2c5680;
-  r ^= (r << 15) & 0xefc60000;
-  return r ^ (r >>> 18);
-};
 
 /** Lemire's method with exact 64-bit products (n > 2^21). */
 function lemireBig(uint32: () => number, n: number): number {
