@@ -186,12 +186,14 @@ const paramShape = (d: EpisodeSetDef) => Object.keys(d.params).sort().map((k) =>
 
 /**
  * Rows a batched query handles at most (its sets' counts summed), else its sets go one query each.
- * A batch joins every row of its definition (all subjects) to the sets' values, and keeps each
- * set's first members by `arg_min(..., cap)`, which has no early cut-off like ORDER BY ... LIMIT;
- * one set's own query reads only its subject's rows. So batching wins on many small sets (the 16
- * grounded-vs-lucky cells at 1e6, 667,000 rows: 2.0 -> 0.7 s of CPU) and loses on large ones (at
- * 1e7 two subjects' every-episode sets, 5M rows: 12 -> 40 s; a batch of half the subjects' measured
- * sets at 1e6: 2.8 -> 4.7 s).
+ * A batch joins every row of its definition (all subjects) to the sets' values and groups them by
+ * set; one set's own query reads only its subject's rows (both keep the first members by
+ * `arg_min(..., cap)`). So batching wins on many small sets (the 16 grounded-vs-lucky cells at 1e6,
+ * 667,000 rows: 2.0 -> 0.7 s of CPU) and loses on large ones (at 1e7 two subjects' every-episode
+ * sets, 5M rows: 12 -> 40 s; a batch of half the subjects' measured sets at 1e6: 2.8 -> 4.7 s).
+ * Rechecked with the one-pass set query (session 10): at 1e6, a bound of 1.1M (the every-episode,
+ * evidence and alignment groups, 1M rows each, batched) took 11.4 s of the step's SQL CPU against
+ * 10.5 s at 750,000.
  */
 export const BATCH_MAX_ROWS = 750_000;
 
