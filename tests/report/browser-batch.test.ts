@@ -100,4 +100,31 @@ ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
       conn.closeSync();
     }
   });
+  it("one query per set lists exactly the set's own ORDER BY ... LIMIT rows (NULL scenarios and epochs last, repeated rows kept) and counts them all", async () => {
+    const db = await createDb();
+    const conn = await db.connect();
+    try {
+      await conn.run(`CREATE TABLE episodes AS SELECT 'r' || (i % 2) AS run_id, 'ep' || lpad(CAST(i AS VARCHAR), 3, '0') AS episode_id, 'm' || (i % 3) AS subject_model,
+        CASE WHEN i % 11 = 0 THEN NULL ELSE 's' || (i % 4) END AS scenario_id, CASE WHEN i % 5 = 0 THEN NULL ELSE i % 7 END AS epoch FROM range(150) t(i)`);
+      // Every row twice (a set can repeat an episode, as a four-cell set's UNION ALL can).
+      const sql = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e, range(2) d WHERE e.run_id = $run AND e.subject_model = $model
+ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
+      const defs: EpisodeSetDef[] = [];
+      for (const run of ['r0', 'r1']) for (const model of ['m0', 'm1', 'm2', 'mx']) defs.push({ key: `${run}/${model}`, title: '', count: model === 'mx' ? 0 : 50, sql, params: { run, model } });
+      expect((await query(conn, `SELECT count(*) AS n FROM episodes WHERE scenario_id IS NULL AND epoch IS NOT NULL AND run_id = 'r0' AND subject_model = 'm1'`)).rows[0].n).toBeGreaterThan(0);
+      for (const cap of [1, 7, 33, 50, 200]) {
+        const got = await readAllMembers(conn, defs, cap, false);
+        for (const [i, d] of defs.entries()) {
+          const want = (await query(conn, `${sql} LIMIT ${cap}`, d.params)).rows.map((x) => [String(x.run_id), String(x.episode_id)]);
+          expect(got[i]).toEqual(want);
+        }
+      }
+      const bad = defs.map((d, k) => (k === 1 ? { ...d, count: 49 } : d));
+      await expect(readAllMembers(conn, bad, 10, false)).rejects.toThrow(/"r0\/m1" finds 50 episodes but the report counts 49/);
+      const empty = defs.map((d, k) => (k === 3 ? { ...d, count: 1 } : d));
+      await expect(readAllMembers(conn, empty, 10, false)).rejects.toThrow(/"r0\/mx" finds 0 episodes but the report counts 1/);
+    } finally {
+      conn.closeSync();
+    }
+  });
 });

@@ -186,12 +186,14 @@ const paramShape = (d: EpisodeSetDef) => Object.keys(d.params).sort().map((k) =>
 
 /**
  * Rows a batched query handles at most (its sets' counts summed), else its sets go one query each.
- * A batch joins every row of its definition (all subjects) to the sets' values, and keeps each
- * set's first members by `arg_min(..., cap)`, which has no early cut-off like ORDER BY ... LIMIT;
- * one set's own query reads only its subject's rows. So batching wins on many small sets (the 16
- * grounded-vs-lucky cells at 1e6, 667,000 rows: 2.0 -> 0.7 s of CPU) and loses on large ones (at
- * 1e7 two subjects' every-episode sets, 5M rows: 12 -> 40 s; a batch of half the subjects' measured
- * sets at 1e6: 2.8 -> 4.7 s).
+ * A batch joins every row of its definition (all subjects) to the sets' values and groups them by
+ * set; one set's own query reads only its subject's rows (both keep the first members by
+ * `arg_min(..., cap)`). So batching wins on many small sets (the 16 grounded-vs-lucky cells at 1e6,
+ * 667,000 rows: 2.0 -> 0.7 s of CPU) and loses on large ones (at 1e7 two subjects' every-episode
+ * sets, 5M rows: 12 -> 40 s; a batch of half the subjects' measured sets at 1e6: 2.8 -> 4.7 s).
+ * Rechecked with the one-pass set query (session 10): at 1e6, a bound of 1.1M (the every-episode,
+ * evidence and alignment groups, 1M rows each, batched) took 11.4 s of the step's SQL CPU against
+ * 10.5 s at 750,000.
  */
 export const BATCH_MAX_ROWS = 750_000;
 
@@ -227,10 +229,7 @@ async function readBatch(conn: Conn, defs: EpisodeSetDef[], cap: number): Promis
   });
   const p = `SELECT unnest($set_idx) AS set_idx${names.map((n, k) => `, unnest($p${k}) AS "${n}"`).join('')}`;
   const sql = `WITH p AS (${p}), b AS (${defs[0].batch}),
-t AS (SELECT set_idx, CAST(count(*) AS BIGINT) AS n,
-  arg_min(struct_pack(run_id := run_id, episode_id := episode_id, scenario_id := scenario_id, epoch := epoch),
-          struct_pack(r := run_id, sn := scenario_id IS NULL, s := scenario_id, en := epoch IS NULL, e := epoch, i := episode_id), ${limit}) AS top
-  FROM b GROUP BY set_idx)
+t AS (SELECT set_idx, CAST(count(*) AS BIGINT) AS n, ${firstMembers(limit)} AS top FROM b GROUP BY set_idx)
 SELECT set_idx, n, run_id, episode_id FROM (SELECT set_idx, n, unnest(top, recursive := true) FROM t) ORDER BY set_idx, run_id, scenario_id, epoch, episode_id`;
   const rows = toQueryResult(await conn.runAndReadAll(sql, values, types)).rows;
   const count = new Map<number, number>();
@@ -247,12 +246,26 @@ SELECT set_idx, n, run_id, episode_id FROM (SELECT set_idx, n, unnest(top, recur
   return out;
 }
 
-/** The set's members (first `cap`); its SQL must find exactly the count the report shows. */
+/**
+ * A set's first `limit` rows in SET_ORDER, as an aggregate: `arg_min` with n keeps a bounded heap
+ * (no sort and no copy of the whole set); NULL scenario or epoch last, as ORDER BY puts them.
+ */
+const firstMembers = (limit: number) => `arg_min(struct_pack(run_id := run_id, episode_id := episode_id, scenario_id := scenario_id, epoch := epoch),
+  struct_pack(r := run_id, sn := scenario_id IS NULL, s := scenario_id, en := epoch IS NULL, e := epoch, i := episode_id), ${limit})`;
+
+/**
+ * The set's members (first `cap`); its SQL must find exactly the count the report shows. One pass
+ * of streaming aggregates over the set (its own ORDER BY dropped): its rows counted (and, for a
+ * count of items, its distinct scenario x epoch items) while a bounded heap keeps the first `cap`,
+ * which alone are ordered. (A window `count(*) OVER ()` before ORDER BY ... LIMIT kept a copy of
+ * every row of the set: 264,516 for a judge pair at 1e6.) An empty set gives no row: n = 0.
+ */
 async function readMembers(conn: Conn, d: EpisodeSetDef, cap: number): Promise<[string, string][]> {
-  // One pass: the windows count every row (the set's own ORDER BY dropped: the outer one orders the kept rows) (and, for a count of items, its distinct scenario x epoch items) before LIMIT keeps the first `cap`.
   const limit = Math.max(1, Math.floor(cap));
-  const items = d.items === undefined ? '' : ', CAST(count(DISTINCT (scenario_id, epoch)) OVER () AS BIGINT) AS items';
-  const rows = (await query(conn as DuckDBConnection, `SELECT run_id, episode_id, CAST(count(*) OVER () AS BIGINT) AS n${items} FROM (${withoutOrder(d.sql)}) ${SET_ORDER} LIMIT ${limit}`, d.params)).rows;
+  const items = d.items === undefined ? '' : ', CAST(count(DISTINCT (scenario_id, epoch)) AS BIGINT) AS items';
+  const sql = `WITH t AS (SELECT CAST(count(*) AS BIGINT) AS n${items}, ${firstMembers(limit)} AS top FROM (${withoutOrder(d.sql)}))
+SELECT * FROM (SELECT * EXCLUDE (top), unnest(top, recursive := true) FROM t) ${SET_ORDER}`;
+  const rows = (await query(conn as DuckDBConnection, sql, d.params)).rows;
   const n = Number(rows[0]?.n ?? 0);
   if (n !== d.count) {
     throw reportError('episodeSetMismatch', 'data', `episode browser: "${d.key}" finds ${n} episodes but the report counts ${d.count}`);
