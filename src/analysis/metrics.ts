@@ -11,7 +11,7 @@ import { quoteIdent } from '../store/duckdb.ts';
 import { dataError } from '../errors.ts';
 import { checkColumns, getMetric, type MetricDef } from '../store/metrics.ts';
 
-export { type MetricDef, type MetricSource, type MetricKind, ORDINAL_MAX_LEVELS, KIND_SQL, METRICS, METRIC_COLUMNS, type MetricColumn, GROUPABLE, getMetric, checkColumns, metricSql, metricSqlWith, ALIGNMENT_FROM, alignmentValue, SCORER_ROWS, scorerMetricName, scorerMetric, isStandoffStore, METRICS_DIR, sqlMetricFromFile, storeMetricFiles, type MetricRegistry, storeMetrics, metricStats, countNoanswer, REDUCERS, type Reducer, reduceMetric, baseMetricsSql, metricsViewSql } from '../store/metrics.ts';
+export { type MetricDef, type MetricSource, type MetricKind, ORDINAL_MAX_LEVELS, KIND_SQL, METRICS, METRIC_COLUMNS, type MetricColumn, GROUPABLE, getMetric, checkColumns, metricSql, metricSqlWith, ALIGNMENT_FROM, alignmentValue, VALIDITY_RECORDED, SCORER_ROWS, scorerMetricName, scorerMetric, isStandoffStore, METRICS_DIR, sqlMetricFromFile, storeMetricFiles, type MetricRegistry, storeMetrics, metricStats, countNoanswer, REDUCERS, type Reducer, reduceMetric, baseMetricsSql, metricsViewSql } from '../store/metrics.ts';
 
 /**
  * Loads a metric's MEASURED rows as Arrow (typed columns), sorted by the group columns then

@@ -21,9 +21,9 @@ import {
   clusterBootstrapTotals,
   clusteredStandardErrorFromTotals,
   pairedBootstrap,
-  pairedClusterBootstrap,
+  pairedClusterInterval,
   pairedDifferences,
-  pairedStandardError,
+  pairedStandardErrors,
   pairedStandardErrorFromMoments,
   pairedZTest,
   type BootstrapResult,
@@ -91,10 +91,11 @@ const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
 export function comparePaired(a: Float64Array, b: Float64Array, clusterIds: ArrayLike<ClusterId> | null, cluster: string | null, o: PairedOptions, boot?: BootstrapResult): PairedComparison {
   if (a.length < 2) throw dataError('paired.tooFew', `${a.length} pair${a.length === 1 ? '' : 's'}: a paired interval needs at least 2`);
   const bopts = { resamples: o.resamples, level: o.level, method: o.method ?? 'percentile', seed: o.seed };
-  const se1 = pairedStandardError(a, b, { ddof: 1 });
-  const se0 = pairedStandardError(a, b, { ddof: 0 });
+  // The paired SEs with ddof 1 and 0 from one pass; with clusters, the interval and CR1 SE of
+  // pairedClusterBootstrap without its means and correlation (se1 has them): the same numbers.
+  const { ddof1: se1, ddof0: se0 } = pairedStandardErrors(a, b);
   if (clusterIds) {
-    const r = pairedClusterBootstrap(a, b, clusterIds, bopts);
+    const r = pairedClusterInterval(a, b, clusterIds, bopts);
     return pairedResult(a.length, r, se1, se0, { clusters: r.clusters, cluster, seClustered: r.seClustered }, o);
   }
   return pairedResult(a.length, boot ?? pairedBootstrap(a, b, bopts), se1, se0, null, o);

@@ -191,10 +191,14 @@ export async function metricRates(src: RowSource, source: string, groupCols: rea
   const g = groupCols.map(quoteIdent);
   const c = clusterCol ? quoteIdent(clusterCol) : 'NULL';
   const keys = [...g, `${c} AS "__cluster"`, 'value'];
-  const n = o.weight ? `sum(${quoteIdent(o.weight)})` : 'count(*)';
-  // A count as DOUBLE (exact below 2^53): no BigInt per row.
-  const sql = `SELECT ${keys.join(', ')}, CAST(${n} AS DOUBLE) AS "__n" FROM (${source}) GROUP BY ALL
-     ORDER BY ${[...g, '"__cluster"', 'value'].map((x) => `${x} NULLS LAST`).join(', ')}`;
+  const order = `ORDER BY ${[...g, '"__cluster"', 'value'].map((x) => `${x} NULLS LAST`).join(', ')}`;
+  // A count as DOUBLE (exact below 2^53): no BigInt per row. Weighted rows are already counted
+  // (a few per (group, cluster, value)): they are sorted, not grouped again, and the rows of one
+  // (group, cluster, value), adjacent in that order, are folded as one row with their counts summed
+  // (integers: exact), as GROUP BY would give them: the same fold, without a hash aggregation.
+  const sql = o.weight
+    ? `SELECT ${keys.join(', ')}, CAST(${quoteIdent(o.weight)} AS DOUBLE) AS "__n" FROM (${source}) ${order}`
+    : `SELECT ${keys.join(', ')}, CAST(count(*) AS DOUBLE) AS "__n" FROM (${source}) GROUP BY ALL ${order}`;
   const out: Rate[] = [];
   let acc: RateAccumulator | null = null;
   let key: unknown[] = [];
@@ -206,22 +210,67 @@ export async function metricRates(src: RowSource, source: string, groupCols: rea
     }
     acc.add(keyOf(cluster), value === null ? null : Number(value), n);
   };
+  const fold = new RowMerger(add, o.weight !== undefined);
   if (typeof src === 'function') {
-    for (const r of await src(sql)) add(groupCols.map((col) => keyOf(r[col])), r.__cluster, r.value, Number(r.__n));
+    for (const r of await src(sql)) fold.take(groupCols.map((col) => keyOf(r[col])), r.__cluster, r.value, Number(r.__n));
   } else {
     const G = groupCols.length;
+    let last: unknown[] | null = null;
     await forEachRow(src.conn, sql, undefined, (cols, rows) => {
       for (let i = 0; i < rows; i++) {
         // The group's values are gathered only where the group changes (rows come sorted by group).
-        let same = acc !== null;
-        for (let k = 0; same && k < G; k++) same = keyOf(cols[k](i)) === key[k];
-        add(same ? key : cols.slice(0, G).map((col) => keyOf(col(i))), cols[G](i), cols[G + 1](i), Number(cols[G + 2](i)));
+        let same = last !== null;
+        for (let k = 0; same && k < G; k++) same = keyOf(cols[k](i)) === last![k];
+        if (!same) last = cols.slice(0, G).map((col) => keyOf(col(i)));
+        fold.take(last!, cols[G](i), cols[G + 1](i), Number(cols[G + 2](i)));
       }
     });
   }
+  fold.flush();
   if (acc) out.push((acc as RateAccumulator).finish(clusterCol, o));
   return out;
 }
+
+/**
+ * Passes sorted (group, cluster, value, count) rows on to `add`; with `merge`, adjacent rows of one
+ * (group, cluster, value) as one row with their counts summed (values compared as GROUP BY does:
+ * NULL with NULL, NaN with NaN).
+ */
+class RowMerger {
+  private group: unknown[] | null = null;
+  private cluster: unknown = undefined;
+  private clusterKey: unknown = undefined;
+  private value: unknown = undefined;
+  private n = 0;
+  constructor(
+    readonly add: (groupValues: unknown[], cluster: unknown, value: unknown, n: number) => void,
+    readonly merge: boolean,
+  ) {}
+
+  take(group: unknown[], cluster: unknown, value: unknown, n: number): void {
+    if (this.merge && this.group !== null) {
+      const ck = keyOf(cluster);
+      if (ck === this.clusterKey && sameValue(value, this.value) && sameGroup(group, this.group)) {
+        this.n += n;
+        return;
+      }
+    }
+    this.flush();
+    this.group = group;
+    this.cluster = cluster;
+    this.clusterKey = keyOf(cluster);
+    this.value = value;
+    this.n = n;
+  }
+
+  flush(): void {
+    if (this.group !== null) this.add(this.group, this.cluster, this.value, this.n);
+    this.group = null;
+  }
+}
+
+const sameValue = (a: unknown, b: unknown) => a === b || (typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b));
+const sameGroup = (a: unknown[], b: unknown[]) => a === b || (a.length === b.length && a.every((v, k) => v === b[k]));
 
 /** One group's rate, folded row by row from (cluster, value, count) rows sorted by cluster then value. */
 class RateAccumulator {

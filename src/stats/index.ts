@@ -136,7 +136,7 @@ export {
   type ClusteredVariant,
 } from './clustered-standard-error.ts';
 export { type ClusterId } from './cluster-totals.ts';
-export { pairedStandardError, pairedStandardErrorFromMoments, type PairedMoments, type PairedStandardError, type PairedStandardErrorOptions } from './paired-standard-error.ts';
+export { pairedStandardError, pairedStandardErrors, pairedStandardErrorFromMoments, type PairedMoments, type PairedStandardError, type PairedStandardErrorOptions } from './paired-standard-error.ts';
 export {
   pairedPower,
   type PairedPowerOptions,
@@ -169,7 +169,7 @@ export {
   type ClusteredPairedStandardErrorOptions,
 } from './clustered-paired-standard-error.ts';
 export { clusteredPairedFromTotals, type ClusteredPairedTotals } from './clustered-paired-from-totals.ts';
-export { pairedClusterBootstrap, type PairedClusterBootstrapResult } from './paired-cluster-bootstrap.ts';
+export { pairedClusterBootstrap, pairedClusterInterval, type PairedClusterBootstrapResult } from './paired-cluster-bootstrap.ts';
 export { clusterBootstrapTotals } from './cluster-bootstrap-totals.ts';
 
 // Decisions: non-inferiority, power and sample size, ranking (standoff compare / plan / rank)

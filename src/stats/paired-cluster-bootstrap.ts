@@ -3,6 +3,7 @@ import { checkSameLength, parseBootstrapOptions, toFiniteArray } from './bootstr
 import { clusterBootstrap, type ClusterBootstrapOptions, type ClusterBootstrapResult } from './cluster-bootstrap.ts';
 import type { ClusterId } from './cluster-totals.ts';
 import { clusteredPairedStandardError } from './clustered-paired-standard-error.ts';
+import { clusteredStandardError } from './clustered-standard-error.ts';
 import { pairedStandardError } from './paired-standard-error.ts';
 
 export interface PairedClusterBootstrapResult extends ClusterBootstrapResult {
@@ -60,4 +61,28 @@ export function pairedClusterBootstrap(
   const cl = clusteredPairedStandardError(x, y, clusterIds, { variant: 'cr1' });
   const correlation = x.length > 1 ? pairedStandardError(x, y).correlation : NaN;
   return { ...boot, meanA: cl.meanA, meanB: cl.meanB, correlation, seClustered: cl.se, seIndependent: cl.seIndependent };
+}
+
+/**
+ * What `pairedClusterBootstrap` gives of the interval and the CR1 SE only (`clusterBootstrap` of
+ * d = a - b, and `clusteredStandardError` of d, as `clusteredPairedStandardError` computes it):
+ * the same numbers and the same errors, without the means, correlation and independent SE that
+ * `comparePaired` (src/analysis/paired-comparison.ts) takes from `pairedStandardError`.
+ */
+export function pairedClusterInterval(
+  a: Float64Array | readonly number[],
+  b: Float64Array | readonly number[],
+  clusterIds: ArrayLike<ClusterId>,
+  options: ClusterBootstrapOptions,
+): ClusterBootstrapResult & { seClustered: number } {
+  const fn = 'pairedClusterBootstrap';
+  parseBootstrapOptions(fn, options);
+  checkChoice(fn, 'engine', options.engine ?? 'auto', ['auto', 'multinomial', 'resample'] as const);
+  const x = toFiniteArray(fn, 'a', a, 1);
+  const y = toFiniteArray(fn, 'b', b, 1);
+  checkSameLength(fn, 'a', x, 'b', y);
+  const d = new Float64Array(x.length);
+  for (let i = 0; i < x.length; i++) d[i] = x[i] - y[i];
+  const boot = clusterBootstrap(d, clusterIds, options);
+  return { ...boot, seClustered: clusteredStandardError(d, clusterIds, { variant: 'cr1' }) };
 }

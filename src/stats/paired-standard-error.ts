@@ -51,6 +51,32 @@ export function pairedStandardError(
   const fn = 'pairedStandardError';
   const opts = checkOptions(fn, options);
   const ddof = checkCount(fn, 'ddof', opts.ddof ?? 1, 0);
+  return standardErrorOf(pairedSums(fn, a, b, ddof), ddof);
+}
+
+/**
+ * `pairedStandardError` with ddof 1 and with ddof 0 from one pass over the pairs: each the same
+ * numbers, bit for bit, as its own call (the same sums, divided by n - ddof).
+ */
+export function pairedStandardErrors(a: Float64Array | readonly number[], b: Float64Array | readonly number[]): { ddof1: PairedStandardError; ddof0: PairedStandardError } {
+  const sums = pairedSums('pairedStandardError', a, b, 1);
+  return { ddof1: standardErrorOf(sums, 1), ddof0: standardErrorOf(sums, 0) };
+}
+
+interface PairedSums {
+  n: number;
+  meanA: number;
+  meanB: number;
+  meanDiff: number;
+  /** Sums of squared deviations of a, b and a - b, and of the cross products. */
+  ssA: number;
+  ssB: number;
+  ssD: number;
+  sxy: number;
+}
+
+/** The pairs' means and sums of squared deviations (input checked: finite, same length, more pairs than ddof). */
+function pairedSums(fn: string, a: Float64Array | readonly number[], b: Float64Array | readonly number[], ddof: number): PairedSums {
   const x = toFiniteArray(fn, 'a', a, 1);
   const y = toFiniteArray(fn, 'b', b, 1);
   checkSameLength(fn, 'a', x, 'b', y);
@@ -61,12 +87,17 @@ export function pairedStandardError(
   const meanA = meanOf(x);
   const meanB = meanOf(y);
   const meanDiff = meanOf(d);
-  const varA = sumSquaredDeviations(x) / (n - ddof);
-  const varB = sumSquaredDeviations(y) / (n - ddof);
-  const varD = sumSquaredDeviations(d) / (n - ddof);
   let sxy = 0;
   for (let i = 0; i < n; i++) sxy += (x[i] - meanA) * (y[i] - meanB);
-  const covariance = sxy / (n - ddof);
+  return { n, meanA, meanB, meanDiff, ssA: sumSquaredDeviations(x), ssB: sumSquaredDeviations(y), ssD: sumSquaredDeviations(d), sxy };
+}
+
+function standardErrorOf(s: PairedSums, ddof: number): PairedStandardError {
+  const { n, meanA, meanB, meanDiff } = s;
+  const varA = s.ssA / (n - ddof);
+  const varB = s.ssB / (n - ddof);
+  const varD = s.ssD / (n - ddof);
+  const covariance = s.sxy / (n - ddof);
   const correlation = varA > 0 && varB > 0 ? Math.max(-1, Math.min(1, covariance / Math.sqrt(varA * varB))) : NaN;
   return {
     n,

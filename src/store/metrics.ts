@@ -104,6 +104,12 @@ export const ALIGNMENT_FROM = `FROM episodes e JOIN scores s ON s.run_id = e.run
  */
 export const alignmentValue = (valid: string, raw: string, subject: string) => `CASE WHEN bool_or(${valid} AND ${raw} IS NOT NULL) OVER (PARTITION BY ${subject}) THEN ${raw} END`;
 
+/**
+ * Whether a run (`r`, its `runs` row) records validity: Standoff runs and Inspect logs do; a CSV
+ * only when its mapping has a status column (runs.config holds the mapping); lm-eval never.
+ */
+export const VALIDITY_RECORDED = `r.source <> 'lm-eval' AND (r.source <> 'csv' OR contains(r.config, '"status":'))`;
+
 export const METRICS: Record<string, MetricDef> = {
   gathered_evidence: {
     name: 'gathered_evidence',
@@ -132,7 +138,7 @@ export const METRICS: Record<string, MetricDef> = {
     binary: true,
     // Standoff runs and Inspect logs record validity; a CSV does only when its mapping has a status
     // column (runs.config holds the mapping); otherwise every status is the default 'valid'.
-    sql: `SELECT ${EPISODE_COLS}, CASE WHEN r.source <> 'lm-eval' AND (r.source <> 'csv' OR contains(r.config, '"status":')) THEN CAST(e.status = 'invalid' AS DOUBLE) END AS value FROM episodes e JOIN runs r ON r.run_id = e.run_id WHERE e.status <> 'error'`,
+    sql: `SELECT ${EPISODE_COLS}, CASE WHEN ${VALIDITY_RECORDED} THEN CAST(e.status = 'invalid' AS DOUBLE) END AS value FROM episodes e JOIN runs r ON r.run_id = e.run_id WHERE e.status <> 'error'`,
   },
   probe_decision: probeDecisionMetric('probe_decision', 'Probe mode: the decision question answered with an acceptable action for the frozen state (ambiguous states excluded: no single correct action).', 'correct'),
   probe_composed: probeDecisionMetric('probe_composed', "Probe mode: the action composed in code from the subject's own probe answers is the state's action (ambiguous states excluded).", 'composed_correct'),

@@ -27,15 +27,18 @@ const SCORES = `SELECT * FROM (VALUES
   ('r', 'c1', 'policy_compliant_action', 1.0, false)
 ) t(run_id, episode_id, scorer, value, noanswer)`;
 
-async function withObservations<T>(f: (ctx: ReportContext) => Promise<T>): Promise<T> {
+const RUNS = `SELECT 'r' AS run_id, 'standoff' AS source, '{}' AS config`;
+const SUBJECTS = `SELECT * FROM (VALUES ('r', 'm:a', 'm:a', 0), ('r', 'm:b', 'm:b', 1), ('r', 'm:c', 'm:c', 2)) t(run_id, subject_model, subject, subj)`;
+
+async function withObservations<T>(f: (ctx: ReportContext) => Promise<T>, t = { episodes: EPISODES, scores: SCORES, runs: RUNS, subjects: SUBJECTS }): Promise<T> {
   const db = await createDb();
   const conn = await db.connect();
   try {
-    await conn.run(`CREATE TABLE episodes AS SELECT *, 'ops' AS domain, 'act' AS decision_type, CAST(NULL AS VARCHAR) AS variant FROM (${EPISODES})`);
-    await conn.run(`CREATE TABLE scores AS SELECT run_id, episode_id, scorer, CAST(value AS DOUBLE) AS value, noanswer FROM (${SCORES})`);
-    await conn.run(`CREATE TABLE runs AS SELECT 'r' AS run_id, 'standoff' AS source, '{}' AS config`);
-    await conn.run(`CREATE TABLE r_subject AS SELECT * FROM (VALUES ('r', 'm:a', 'm:a', 0), ('r', 'm:b', 'm:b', 1), ('r', 'm:c', 'm:c', 2)) t(run_id, subject_model, subject, subj)`);
-    const ctx = { conn, subjects: ['m:a', 'm:b', 'm:c'] } as unknown as ReportContext;
+    await conn.run(`CREATE TABLE episodes AS SELECT *, 'ops' AS domain, 'act' AS decision_type, CAST(NULL AS VARCHAR) AS variant FROM (${t.episodes})`);
+    await conn.run(`CREATE TABLE scores AS SELECT run_id, episode_id, scorer, CAST(value AS DOUBLE) AS value, noanswer FROM (${t.scores})`);
+    await conn.run(`CREATE TABLE runs AS ${t.runs}`);
+    await conn.run(`CREATE TABLE r_subject AS ${t.subjects}`);
+    const ctx = { conn, subjects: (await conn.runAndReadAll(`SELECT subject FROM r_subject ORDER BY subj`)).getRows().map((r) => String(r[0])) } as unknown as ReportContext;
     await materializeObservations(ctx);
     return await f(ctx);
   } finally {
@@ -45,15 +48,49 @@ async function withObservations<T>(f: (ctx: ReportContext) => Promise<T>): Promi
 
 const rows = async (ctx: ReportContext, sql: string) => (await ctx.conn.runAndReadAll(sql)).getRowObjectsJson();
 
+/** obs_t's rows of each metric against the metric's own SQL joined to the subject and scenario indexes. */
+async function expectMetricRows(ctx: ReportContext): Promise<void> {
+  for (const [k, m] of MAIN_METRICS.entries()) {
+    const mine = await rows(ctx, `SELECT subj, sid, epoch, value FROM obs_t WHERE mk = ${k} ORDER BY ALL`);
+    const theirs = await rows(ctx, `SELECT CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, o.value FROM ${metricSql(m)} o JOIN r_subject s USING (run_id, subject_model) JOIN r_scn c USING (scenario_id) ORDER BY ALL`);
+    expect([m, mine]).toEqual([m, theirs]);
+  }
+}
+
+// A second run, built on its own (obs_t is materialized one run at a time, joined on the episode id
+// alone): it reuses run r's episode ids, holds a duplicated episode row (a1, twice) and a duplicated
+// score row (a2's policy action), a policy score with NULL noanswer, and records no validity (lm-eval).
+const TWO_RUNS = {
+  episodes: `${EPISODES} UNION ALL SELECT * FROM (VALUES
+    ('q', 'a1', 'm:a', 's1', 1, 'valid', false), ('q', 'a1', 'm:a', 's1', 1, 'valid', false), ('q', 'a2', 'm:a', 's2', 1, 'invalid', true),
+    ('q', 'b1', 'm:b', 's2', 2, 'valid', NULL), ('q', 'x9', 'm:b', 's3', 1, 'valid', true)
+  ) t(run_id, episode_id, subject_model, scenario_id, epoch, status, gathered_evidence)`,
+  scores: `${SCORES} UNION ALL SELECT * FROM (VALUES
+    ('q', 'a1', 'reasoning_action_alignment', 1.0, false), ('q', 'a2', 'reasoning_action_alignment', 0.0, false),
+    ('q', 'a1', 'policy_compliant_action', 0.0, false), ('q', 'a2', 'policy_compliant_action', 1.0, false), ('q', 'a2', 'policy_compliant_action', 1.0, false),
+    ('q', 'b1', 'policy_compliant_action', 1.0, NULL), ('q', 'b1', 'reasoning_action_alignment', NULL, false), ('q', 'zz', 'policy_compliant_action', 1.0, false)
+  ) t(run_id, episode_id, scorer, value, noanswer)`,
+  runs: `${RUNS} UNION ALL SELECT 'q', 'lm-eval', '{}'`,
+  subjects: `SELECT * FROM (VALUES ('r', 'm:a', 'm:a @ r', 0), ('r', 'm:b', 'm:b @ r', 1), ('r', 'm:c', 'm:c', 2), ('q', 'm:a', 'm:a @ q', 3), ('q', 'm:b', 'm:b @ q', 4)) t(run_id, subject_model, subject, subj)`,
+};
+
 describe('the report observations (obs_t, obs_agg)', () => {
   it('holds each metric\'s rows with a scenario, values as the metric\'s SQL gives them', async () => {
+    await withObservations(expectMetricRows);
+  });
+
+  it('two runs sharing episode ids, duplicated episodes and scores: the same rows as the metrics\' SQL', async () => {
     await withObservations(async (ctx) => {
-      for (const [k, m] of MAIN_METRICS.entries()) {
-        const mine = await rows(ctx, `SELECT subj, sid, epoch, value FROM obs_t WHERE mk = ${k} ORDER BY ALL`);
-        const theirs = await rows(ctx, `SELECT CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, o.value FROM ${metricSql(m)} o JOIN r_subject s USING (run_id, subject_model) JOIN r_scn c USING (scenario_id) ORDER BY ALL`);
-        expect([m, mine]).toEqual([m, theirs]);
-      }
-    });
+      await expectMetricRows(ctx);
+      // Run q's duplicated a1 row is two observations of each metric; its duplicated a2 score two policy-action rows.
+      const q = await rows(ctx, `SELECT mk, CAST(count(*) AS INTEGER) AS n FROM obs_t WHERE subj >= 3 GROUP BY mk ORDER BY mk`);
+      expect(q).toEqual([
+        { mk: 0, n: 4 },
+        { mk: 1, n: 4 },
+        { mk: 2, n: 4 },
+        { mk: 3, n: 5 },
+      ]);
+    }, TWO_RUNS);
   });
 
   it('alignment: a subject with no judged valid episode is not measured; one judged only on an episode without a scenario is', async () => {

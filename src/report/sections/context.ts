@@ -18,7 +18,7 @@ import { openStore, type Store } from '../../store/open-store.ts';
 import { createSpillDirectory, query, quoteLiteral, type Plain, type SqlParams } from '../../store/duckdb.ts';
 import { queryArrow } from '../../store/arrow.ts';
 import { listCommittedRuns, storeExists } from '../../store/write-run.ts';
-import { ALIGNMENT_FROM, alignmentValue, metricSql, metricSqlWith } from '../../analysis/metrics.ts';
+import { VALIDITY_RECORDED, alignmentValue } from '../../analysis/metrics.ts';
 import type { LoadedPrices } from '../../analysis/price-table.ts';
 import { byText } from '../markdown.ts';
 
@@ -227,6 +227,44 @@ export async function buildContext(
   };
 }
 
+/**
+ * The report's observations of one run (`$run`): a row per (metric, observation) of each of
+ * {@link MAIN_METRICS}, the rows of the metric's own SQL (`METRICS`, src/store/metrics.ts) that
+ * have a subject and a scenario, keyed by integers (metric `mk`, subject `subj`, scenario
+ * `sid`, slice dimensions `dim`). Policy-action rows carry their episode's gathered_evidence
+ * (`g`: grounded vs lucky needs no join back to episodes); other rows NULL.
+ *
+ * The run's completed episodes are keyed once (`k`: subject, scenario and dimensions joined once,
+ * not once a metric) and its policy-action and alignment scores joined to them in one join on the
+ * episode id alone (the run is fixed: no run id in the join key, and the hash table holds integer
+ * keys, not the episodes' text columns). The same rows as the metrics' SQL, pair for pair: every
+ * episode row joins every score row of its id (a duplicated episode stays duplicated). Alignment's
+ * rule (`alignmentValue`) is a window over each subject of the run, rows without a scenario
+ * included (as in the metric) and left out after it (as for every metric);
+ * tests/report/observations-table.test.ts holds these rows to the metrics' SQL.
+ */
+export const OBSERVATION_ROWS_SQL = `WITH k AS NOT MATERIALIZED (
+    SELECT e.episode_id, CAST(s.subj AS SMALLINT) AS subj, c.sid, e.epoch, d.dim, e.status = 'valid' AS valid, e.status = 'invalid' AS invalid, e.gathered_evidence
+    FROM (SELECT * FROM episodes WHERE run_id = $run AND status <> 'error') e
+    JOIN (SELECT subject_model, subj FROM r_subject WHERE run_id = $run) s USING (subject_model)
+    LEFT JOIN r_scn c USING (scenario_id)
+    JOIN r_dims d ON d.domain IS NOT DISTINCT FROM e.domain AND d.decision_type IS NOT DISTINCT FROM e.decision_type AND d.variant IS NOT DISTINCT FROM e.variant)
+  SELECT t.mk, subj, sid, epoch, dim,
+         CASE WHEN t.mk = 0 THEN CAST(gathered_evidence AS DOUBLE)
+              WHEN ${VALIDITY_RECORDED} THEN CAST(invalid AS DOUBLE) END AS value,
+         CAST(NULL AS BOOLEAN) AS g
+    FROM k, (SELECT source, config FROM runs WHERE run_id = $run) r, (VALUES (CAST(0 AS TINYINT)), (CAST(3 AS TINYINT))) t(mk)
+    WHERE sid IS NOT NULL AND (t.mk = 3 OR gathered_evidence IS NOT NULL)
+  UNION ALL SELECT * FROM (
+    SELECT CAST(CASE WHEN pol THEN 1 ELSE 2 END AS TINYINT) AS mk, subj, sid, epoch, dim,
+           CASE WHEN pol THEN value ELSE ${alignmentValue('NOT pol AND valid', 'value', 'subj')} END AS value,
+           CASE WHEN pol THEN gathered_evidence END AS g
+    FROM (SELECT episode_id, scorer = 'policy_compliant_action' AS pol, value, noanswer FROM scores
+          WHERE run_id = $run AND scorer IN ('policy_compliant_action', 'reasoning_action_alignment')) sc
+    JOIN k USING (episode_id)
+    WHERE NOT pol OR NOT noanswer)
+  WHERE sid IS NOT NULL`;
+
 const materialized = new WeakSet<ReportContext>();
 
 /**
@@ -246,24 +284,11 @@ export async function materializeObservations(ctx: ReportContext): Promise<void>
     FROM (SELECT DISTINCT domain, decision_type, variant FROM episodes)`);
   // One narrow row per (metric, observation), integers only (4 bytes a column: a million episodes
   // x 4 metrics stay ~100 MB); the view \`obs\` joins the names back. Episode ids stay in
-  // \`episodes\` (listings join back). Policy-action rows carry their episode's gathered_evidence
-  // (\`g\`, read in the same scan: grounded vs lucky needs no join back to episodes); other rows NULL.
-  const keys = (rows: string, cols: string, scenario = 'JOIN') => `SELECT CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, d.dim, ${cols}
-            FROM ${rows} o JOIN r_subject s USING (run_id, subject_model) ${scenario} r_scn c USING (scenario_id)
-            JOIN r_dims d ON d.domain IS NOT DISTINCT FROM o.domain AND d.decision_type IS NOT DISTINCT FROM o.decision_type AND d.variant IS NOT DISTINCT FROM o.variant`;
-  const parts = MAIN_METRICS.map((m, k) => {
-    const head = `SELECT CAST(${k} AS TINYINT) AS mk, subj, sid, epoch, dim`;
-    if (m === 'policy_action') return `${head}, value, g FROM (${keys(metricSqlWith(m, 'e.gathered_evidence AS g'), 'o.value, o.g')})`;
-    // Alignment's rule (a window over each subject of a run) over the narrow keyed rows, partitioned
-    // by subj (one per run and subject model), not over the wide rows of the metric's own SQL. Rows
-    // without a scenario are in the window (as in the metric) and left out after it (as for every metric).
-    if (m === 'alignment') {
-      const rows = `(SELECT e.run_id, e.subject_model, e.scenario_id, e.epoch, e.domain, e.decision_type, e.variant, e.status = 'valid' AS valid, s.value AS raw ${ALIGNMENT_FROM})`;
-      return `SELECT * FROM (${head}, ${alignmentValue('valid', 'raw', 'subj')} AS value, CAST(NULL AS BOOLEAN) AS g FROM (${keys(rows, 'o.valid, o.raw', 'LEFT JOIN')})) WHERE sid IS NOT NULL`;
-    }
-    return `${head}, value, CAST(NULL AS BOOLEAN) AS g FROM (${keys(metricSql(m), 'o.value')})`;
-  });
-  await ctx.conn.run(`CREATE TEMP TABLE obs_t AS ${parts.join(' UNION ALL ')}`);
+  // \`episodes\` (listings join back). Built one run at a time (OBSERVATION_ROWS_SQL).
+  const runs = (await query(ctx.conn, `SELECT DISTINCT run_id FROM r_subject WHERE run_id IS NOT NULL ORDER BY run_id`)).rows.map((r) => String(r.run_id));
+  for (const [i, run] of (runs.length ? runs : [null]).entries()) {
+    await query(ctx.conn, `${i === 0 ? 'CREATE TEMP TABLE obs_t AS' : 'INSERT INTO obs_t'} ${OBSERVATION_ROWS_SQL}`, { run });
+  }
   // The observations counted once per (metric, subject, scenario, slice dimensions, evidence,
   // value): what results, slices and grounded vs lucky fold (each a weighted read of this table:
   // the same (group, cluster, value, count) rows as from obs_t, without re-aggregating it).
