@@ -9,7 +9,7 @@ import { FORMATS, type Format } from '../store/format.ts';
 import { currentSink } from './output.ts';
 import { terminalLine } from '../escape.ts';
 import { closestName } from '../did-you-mean.ts';
-import { ANALYSIS_DB } from '../store/open-store.ts';
+import { ANALYSIS_DB } from '../store/analysis-db.ts';
 
 export const DEFAULT_TRACES = 'traces';
 

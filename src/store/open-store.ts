@@ -34,14 +34,9 @@ export interface OpenStoreOptions {
   bounded?: boolean;
 }
 
-/**
- * The DuckDB settings of every statistics command (`ci`, `agreement`, `judges`, `probes`, `costs`,
- * `rank`, ... through `withStore` in src/analysis/ci.ts) and of `--input` / `--from-aggregates`
- * files: the report's (2 threads, 1 GB; src/report/sections/context.ts), plus a temp directory
- * under the OS temp directory that DuckDB spills to and that `close()` removes. Bounded memory at
- * 1e7 episodes: docs/scale.md.
- */
-export const ANALYSIS_DB = { threads: 2, memoryLimit: '1GB' } as const;
+import { ANALYSIS_DB } from './analysis-db.ts';
+
+export { ANALYSIS_DB };
 
 /** A fresh spill directory for one DuckDB instance (the caller removes it); stale ones of dead processes are removed (`createSpillDirectory`). */
 export function spillDirectory(): string {
