@@ -17,6 +17,19 @@ export interface PairedClusterBootstrapResult extends ClusterBootstrapResult {
   seIndependent: number;
 }
 
+/** The options checked and the pairs read as `pairedClusterBootstrap` checks them (its errors), with d = a - b. */
+function checkedPairs(a: Float64Array | readonly number[], b: Float64Array | readonly number[], options: ClusterBootstrapOptions): { x: Float64Array; y: Float64Array; d: Float64Array } {
+  const fn = 'pairedClusterBootstrap';
+  parseBootstrapOptions(fn, options);
+  checkChoice(fn, 'engine', options.engine ?? 'auto', ['auto', 'multinomial', 'resample'] as const);
+  const x = toFiniteArray(fn, 'a', a, 1);
+  const y = toFiniteArray(fn, 'b', b, 1);
+  checkSameLength(fn, 'a', x, 'b', y);
+  const d = new Float64Array(x.length);
+  for (let i = 0; i < x.length; i++) d[i] = x[i] - y[i];
+  return { x, y, d };
+}
+
 /**
  * Paired cluster bootstrap of the difference between two models' mean scores on the same items,
  * when items repeat within clusters (every epoch of a scenario is a pair, and a scenario's pairs
@@ -49,14 +62,7 @@ export function pairedClusterBootstrap(
   clusterIds: ArrayLike<ClusterId>,
   options: ClusterBootstrapOptions,
 ): PairedClusterBootstrapResult {
-  const fn = 'pairedClusterBootstrap';
-  parseBootstrapOptions(fn, options);
-  checkChoice(fn, 'engine', options.engine ?? 'auto', ['auto', 'multinomial', 'resample'] as const);
-  const x = toFiniteArray(fn, 'a', a, 1);
-  const y = toFiniteArray(fn, 'b', b, 1);
-  checkSameLength(fn, 'a', x, 'b', y);
-  const d = new Float64Array(x.length);
-  for (let i = 0; i < x.length; i++) d[i] = x[i] - y[i];
+  const { x, y, d } = checkedPairs(a, b, options);
   const boot = clusterBootstrap(d, clusterIds, options);
   const cl = clusteredPairedStandardError(x, y, clusterIds, { variant: 'cr1' });
   const correlation = x.length > 1 ? pairedStandardError(x, y).correlation : NaN;
@@ -75,14 +81,7 @@ export function pairedClusterInterval(
   clusterIds: ArrayLike<ClusterId>,
   options: ClusterBootstrapOptions,
 ): ClusterBootstrapResult & { seClustered: number } {
-  const fn = 'pairedClusterBootstrap';
-  parseBootstrapOptions(fn, options);
-  checkChoice(fn, 'engine', options.engine ?? 'auto', ['auto', 'multinomial', 'resample'] as const);
-  const x = toFiniteArray(fn, 'a', a, 1);
-  const y = toFiniteArray(fn, 'b', b, 1);
-  checkSameLength(fn, 'a', x, 'b', y);
-  const d = new Float64Array(x.length);
-  for (let i = 0; i < x.length; i++) d[i] = x[i] - y[i];
+  const { d } = checkedPairs(a, b, options);
   const boot = clusterBootstrap(d, clusterIds, options);
   return { ...boot, seClustered: clusteredStandardError(d, clusterIds, { variant: 'cr1' }) };
 }
