@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { ingestInspect, IngestProblems, type IngestInspectOptions } from '../../src/ingest/ingest-inspect.ts';
 import { loadInspectLog } from '../../src/ingest/inspect/index.ts';
 import { BlockBuilder } from '../../src/ingest/inspect/unit.ts';
+import { InspectPool } from '../../src/ingest/inspect/pool.ts';
+import { ZipReader } from '../../src/ingest/inspect/zip.ts';
+import { sampleUnits } from '../../src/ingest/inspect/eval-log.ts';
 import { RunWriter, stagedRow } from '../../src/store/run-writer.ts';
 import { fileColumns } from '../../src/schema/tables.ts';
 import { StandoffError } from '../../src/errors.ts';
@@ -147,5 +150,27 @@ describe('ingest inspect with worker threads', () => {
     expect(hashTree(join(d, 'append'))).toBe(want);
     expect(hashTree(join(d, 'staged'))).toBe(want);
     expect(hashTree(join(d, 'block'))).toBe(want);
+  }, 120_000);
+
+  it('closes with jobs in flight by letting them finish and asking each worker to end: none is terminated', async () => {
+    // Worker.terminate() in the middle of a job can abort the whole process (nodejs/node#38418);
+    // the pool terminates only a worker that does not end when asked.
+    const d = tmp();
+    const path = join(d, 'synthetic.eval');
+    buildSyntheticEval(path, 600, 1); // 19 jobs: 8 in flight when the caller stops after the first unit
+    const zip = ZipReader.open(path);
+    const units = sampleUnits(zip).length;
+    zip.close();
+    const ctx = { file: path, runId: 'r', model: 'm', map: true, keepMapped: false, stage: true };
+    for (let round = 0; round < 3; round++) {
+      const pool = InspectPool.start(2);
+      let read = 0;
+      for await (const r of pool.scan(path, undefined, units, ctx)) {
+        if ('member' in r) read++;
+        break;
+      }
+      expect(read).toBe(1);
+      await expect(pool.close()).resolves.toEqual({ terminated: 0 });
+    }
   }, 120_000);
 });

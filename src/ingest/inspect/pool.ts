@@ -12,6 +12,7 @@
  *   for await (const r of pool.scan(file, limits, units, ctx)) ...
  *   await pool.close();
  */
+import { once } from 'node:events';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { dataError } from '../../errors.ts';
@@ -23,6 +24,8 @@ import type { JobResult, StagedBlock, UnitContext, UnitJob, UnitResult, WireResu
 export const JOB_UNITS = 32;
 /** Jobs per worker dispatched ahead of the one the calling thread waits for. */
 const AHEAD = 4;
+/** How long `close` waits for a worker asked to close before terminating it. */
+const CLOSE_GRACE_MS = 30_000;
 /** Worker threads at most, by default. */
 export const MAX_INGEST_WORKERS = 4;
 
@@ -54,6 +57,7 @@ export class InspectPool {
   private readonly idle: Worker[] = [];
   private readonly queue: Pending[] = [];
   private readonly running = new Map<Worker, Pending>();
+  private readonly exited = new Set<Worker>();
   private failure: Error | null = null;
   private nextId = 0;
 
@@ -62,6 +66,7 @@ export class InspectPool {
       w.on('message', (m: { id: number; results?: WireResult[]; block?: StagedBlock; failed?: string }) => this.done(w, m));
       w.on('error', (err) => this.fail(err));
       w.on('exit', (code) => {
+        this.exited.add(w);
         if (this.running.has(w) || code !== 0) this.fail(new Error(`ingest worker exited with code ${code}`));
       });
       this.idle.push(w);
@@ -145,8 +150,35 @@ export class InspectPool {
     }
   }
 
-  /** Stops the workers. */
-  async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
+  /**
+   * Stops the workers without cutting a job short: jobs not yet started are dropped, running jobs
+   * finish, then each worker is asked to close (it closes its log and its port, and its thread
+   * ends by itself). `Worker.terminate()` on a thread in the middle of a job can abort the whole
+   * process (nodejs/node#38418: a native callback meets the stopped isolate), so it is only the
+   * fallback for a worker that has not ended {@link CLOSE_GRACE_MS} after being asked. Resolves
+   * to the number of workers it had to terminate.
+   */
+  async close(): Promise<{ terminated: number }> {
+    const dropped = new Error('ingest worker pool closed');
+    for (const p of this.queue.splice(0)) p.reject(dropped);
+    const ended = await Promise.all(this.workers.map((w) => this.closeWorker(w)));
+    return { terminated: ended.filter((x) => x === 'terminated').length };
+  }
+
+  private async closeWorker(w: Worker): Promise<'closed' | 'terminated'> {
+    if (this.exited.has(w)) return 'closed';
+    const exit = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+    // A running job ends with its result (the pool's listener, registered first, has taken it) or with the thread.
+    while (this.running.has(w) && !this.exited.has(w)) await Promise.race([once(w, 'message').catch(() => undefined), exit]);
+    w.postMessage({ close: true });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS)));
+    try {
+      if ((await Promise.race([exit, late])) !== 'late') return 'closed';
+      await w.terminate();
+      return 'terminated';
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

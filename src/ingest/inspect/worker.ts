@@ -30,8 +30,10 @@ const wire = (r: UnitResult): WireResult => {
 
 parentPort!.on('message', (job: UnitJob | { close: true }) => {
   if ('close' in job) {
+    // The pool is done with this thread: release the log and the port, and the thread ends.
     open?.zip.close();
     open = null;
+    parentPort!.close();
     return;
   }
   try {
