@@ -85,20 +85,27 @@ type Query = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[
  * (`run_id || '/' || episode_id`: the runs ordered by `run_id || '/'`), in hash parts of at most
  * `perPart` judgments. Per run because a join on the episode id alone is cheaper than
  * on (run_id, episode_id) (issue 28: at 1e7 one part 7.7 -> 4.9 s CPU with the next change), and
- * with the run's episode uniqueness, counted here (2.3 s CPU at 1e7), because a run whose episode
- * ids are unique needs no second GROUP BY after the join.
+ * with the run's episode uniqueness, because a run whose episode ids are unique needs no second
+ * GROUP BY after the join: taken from `uniqueRuns` (the report's gate), else counted here (2.3 s
+ * CPU at 1e7).
  */
-export async function samplePartsOf(q: Query, scorer: string, perPart = JUDGMENTS_PER_PART): Promise<SamplePart[]> {
+export async function samplePartsOf(q: Query, scorer: string, perPart = JUDGMENTS_PER_PART, uniqueRuns?: UniqueRuns): Promise<SamplePart[]> {
   const runs = await q(`SELECT run_id, CAST(count(*) AS BIGINT) AS n FROM judgments WHERE scorer = $scorer GROUP BY run_id ORDER BY run_id || '/'`, { scorer });
   const parts: SamplePart[] = [];
   for (const r of runs) {
     const run = String(r.run_id);
-    const [u] = await q(`SELECT count(*) = count(DISTINCT episode_id) AS uniq FROM episodes WHERE run_id = $run`, { run });
+    const unique = uniqueRuns?.get(run) ?? (await q(`SELECT count(*) = count(DISTINCT episode_id) AS uniq FROM episodes WHERE run_id = $run`, { run }))[0]?.uniq === true;
     const of = partitionsFor(Number(r.n), perPart);
-    for (let index = 0; index < of; index++) parts.push({ run, of, index, unique: u?.uniq === true });
+    for (let index = 0; index < of; index++) parts.push({ run, of, index, unique });
   }
   return parts;
 }
+
+/**
+ * Runs whose episode-id uniqueness is already known, by run id (the report's gate counts it in its
+ * `unique_episodes` check): `samplePartsOf` counts it again only for a run not in the map.
+ */
+export type UniqueRuns = ReadonlyMap<string, boolean>;
 
 /** The predicate keeping `part`'s samples (run `$run`, its hash part) of a table aliased `alias`. */
 const partSql = (part: SamplePart, alias: string): string =>
@@ -134,6 +141,7 @@ export async function loadJudgePatterns(
   subject = 'e.subject_model',
   join = '',
   judgmentsPerPart = JUDGMENTS_PER_PART,
+  uniqueRuns?: UniqueRuns,
 ): Promise<JudgePatterns> {
   // The scorer and the judge models are bound ($scorer, $j0, $j1, ...), never written into the SQL.
   const n = (cond: string) => `CAST(count(*) FILTER (WHERE ${cond}) AS BIGINT)`;
@@ -157,7 +165,7 @@ export async function loadJudgePatterns(
   // GROUP BY holds a bounded share of the samples (at 1e7 one pass ran DuckDB out of memory).
   const params = { scorer, ...Object.fromEntries(judges.map((jm, i) => [`j${i}`, jm])) };
   const parts: Record<string, Plain>[][] = [];
-  for (const part of await samplePartsOf(q, scorer, judgmentsPerPart)) {
+  for (const part of await samplePartsOf(q, scorer, judgmentsPerPart, uniqueRuns)) {
     parts.push(await q(`
     WITH p AS (${perSampleSql({ agg: cols, from: 'FROM judgments j WHERE j.scorer = $scorer', part, select: (v) => `${v(subject)} AS subject`, join, keep, counts })})
     SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`, { ...params, run: part.run }));

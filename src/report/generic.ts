@@ -31,6 +31,7 @@ import { metricRates, type Interval, type Rate } from '../analysis/rates.ts';
 import type { Plain } from '../store/duckdb.ts';
 import { ADJUST_LABEL, ADJUST_METHODS, pairwiseOf, type Adjust, type Comparison, type PairFamily, type PairwiseSection } from './sections/pairwise.ts';
 import { judgedScorers, type JudgesSection } from './sections/judges.ts';
+import type { UniqueRuns } from '../analysis/judge-patterns.ts';
 import type { ReportContext } from './sections/context.ts';
 
 export interface ScorerInfo {
@@ -338,9 +339,9 @@ export async function corePairwise(ctx: ReportContext, results: CoreResults | un
 }
 
 /** Judges and agreement of every judged scorer, with the core subjects' labels. */
-export async function coreJudges(ctx: ReportContext): Promise<GenericJudges[]> {
+export async function coreJudges(ctx: ReportContext, uniqueRuns?: UniqueRuns): Promise<GenericJudges[]> {
   await prepareCore(ctx);
-  return judgedScorers(ctx, { expr: 'g.subject', join: 'JOIN g_subject g ON g.run_id = e.run_id AND g.subject_model = e.subject_model', subjects: [] });
+  return judgedScorers(ctx, { expr: 'g.subject', join: 'JOIN g_subject g ON g.run_id = e.run_id AND g.subject_model = e.subject_model', subjects: [] }, uniqueRuns);
 }
 
 /**

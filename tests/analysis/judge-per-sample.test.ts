@@ -12,6 +12,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { createDb, query, type Plain } from '../../src/store/duckdb.ts';
 import { loadJudgePatterns, samplePartsOf } from '../../src/analysis/judge-patterns.ts';
 import { loadJudgeMedians } from '../../src/analysis/judge-medians.ts';
+import { uniqueEpisodeRuns, type GateCheck } from '../../src/report/sections/summary.ts';
 
 let db: DuckDBInstance;
 let conn: DuckDBConnection;
@@ -96,12 +97,31 @@ describe('judge pivots per run: the join on the episode id alone, no regrouping 
       expect((await loadJudgePatterns(q, 'align', 'e.subject_model', '', 100)).patterns).toEqual(unique.patterns);
       const medians = (await loadJudgeMedians(conn, { scorer: 'align' }))!.totals;
       expect(medians.samples).toBe(500);
+      // The report passes the gate's verdicts: no uniqueness query for a run the map knows, and its verdict is the one used.
+      const seen: string[] = [];
+      const spy = async (sql: string, params?: Record<string, string | number | boolean | null>) => (seen.push(sql), q(sql, params));
+      const known = await samplePartsOf(spy, 'align', undefined, new Map([['run-1', true]]));
+      expect(known.map((p) => [p.run, p.unique])).toEqual([['run-1', true], ['run-2', true]]);
+      expect(seen.filter((s) => s.includes('count(DISTINCT episode_id)'))).toHaveLength(1); // run-2 only
+      const told = await samplePartsOf(q, 'align', undefined, new Map([['run-1', false], ['run-2', false]]));
+      expect(told.every((p) => !p.unique)).toBe(true);
+      expect((await loadJudgePatterns(q, 'align', 'e.subject_model', '', undefined, new Map([['run-1', false], ['run-2', false]]))).patterns).toEqual(unique.patterns);
       expect((await loadJudgeMedians(conn, { scorer: 'align', judgmentsPerPart: 70 }))!.totals).toEqual(medians);
     } finally {
       await q(`DELETE FROM episodes WHERE run_id = 'run-2'`);
       await q(`DELETE FROM judgments WHERE run_id = 'run-2'`);
       if (Number((await q(`SELECT count(*) AS n FROM episodes WHERE episode_id = 'ep-004'`))[0]!.n) === 1) await q(`INSERT INTO episodes SELECT * FROM episodes WHERE episode_id = 'ep-004'`);
     }
+  });
+});
+
+describe('uniqueEpisodeRuns: the gate\'s unique_episodes verdict per run', () => {
+  it('reads the check of one run and of several (named with the run), and nothing else', () => {
+    const check = (name: string, run: string | null, passed: boolean): GateCheck => ({ check: name, run, passed, detail: '', failures: [] });
+    expect(uniqueEpisodeRuns(undefined)).toEqual(new Map());
+    expect(uniqueEpisodeRuns({ gate: { passed: true, checks: [check('run_status', 'a', true), check('unique_episodes', 'a', true)], judge_verdicts: { total: 0, errors: 0, allowed: 0 } } })).toEqual(new Map([['a', true]]));
+    const several = [check('unique_episodes (a)', 'a', true), check('unique_episodes (b)', 'b', false), check('unique_episodes (a)', 'b', true), check('sample_counts', null, true)];
+    expect(uniqueEpisodeRuns({ gate: { passed: false, checks: several, judge_verdicts: { total: 0, errors: 0, allowed: 0 } } })).toEqual(new Map([['a', true], ['b', false]]));
   });
 });
 

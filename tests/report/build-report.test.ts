@@ -12,6 +12,7 @@ import { writeSyntheticStore } from '../../bench/synthetic-store.ts';
 import { clusterIntervalFromTotals, DEGENERATE } from '../../src/analysis/rates.ts';
 import { buildReport, type BuildReportResult } from '../../src/report/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { uniqueEpisodeRuns } from '../../src/report/sections/summary.ts';
 import { query } from '../../src/store/duckdb.ts';
 import { probeStateSql } from '../../src/analysis/probe-tables.ts';
 import {
@@ -128,6 +129,8 @@ describe('sections', () => {
     expect(r.inputs[0].files.map((f) => f.path)).toContain('episodes/run_id=synthetic-11/data.parquet');
     expect(r.gate.passed).toBe(true);
     expect(r.gate.checks.map((c) => c.check)).toEqual(['run_status', 'sample_counts', 'required_scorers', 'judge_errors', 'sample_errors', 'distinct_subject_models', 'unique_episodes', 'truncated_episodes']);
+    // The judges section takes each run's episode uniqueness from this check (uniqueEpisodeRuns).
+    expect(uniqueEpisodeRuns(r)).toEqual(new Map([[r.gate.checks[0].run, true]]));
   });
 
   it('section 2: rates with denominators, cluster intervals (the default unit) and exact ones labelled independent', () => {

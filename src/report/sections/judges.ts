@@ -28,7 +28,7 @@
 import { judgePairAgreement, leaveOneJudgeOut, medianOfJudges, type AlphaLevel, type JudgePairAgreement } from '../../stats/index.ts';
 import { byText, cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, signed, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
-import { agreementFromCounts, loadJudgePatterns, patternMatrix, type AgreementResult, type JudgePatterns } from '../../analysis/judge-patterns.ts';
+import { agreementFromCounts, JUDGMENTS_PER_PART, loadJudgePatterns, patternMatrix, type AgreementResult, type JudgePatterns, type UniqueRuns } from '../../analysis/judge-patterns.ts';
 import { KIND_SQL, type MetricKind } from '../../analysis/metrics.ts';
 
 export const ALIGNMENT_SCORER = 'reasoning_action_alignment';
@@ -103,27 +103,30 @@ const emptyJudges = (scorer: string, message: string): JudgesSection => ({
 });
 
 /** The Standoff O1 suite's judges: the alignment panel (or the most judged scorer). */
-export async function judgesSection(ctx: ReportContext): Promise<JudgesSection> {
+export async function judgesSection(ctx: ReportContext, uniqueRuns?: UniqueRuns): Promise<JudgesSection> {
   const scorers = await ctx.q(`SELECT scorer, CAST(count(*) AS BIGINT) AS n FROM judgments GROUP BY scorer ORDER BY n DESC, scorer`);
   if (scorers.length === 0) {
     return emptyJudges(ALIGNMENT_SCORER, 'No judgments in this store: the runs were made without judges (or the judge records were not ingested), so there is no judge agreement to report, and alignment was not measured.');
   }
   const scorer = scorers.some((s) => s.scorer === ALIGNMENT_SCORER) ? ALIGNMENT_SCORER : String(scorers[0].scorer);
-  return judgedScorer(ctx, scorer, { expr: 's.subject', join: 'JOIN r_subject s ON s.run_id = e.run_id AND s.subject_model = e.subject_model', subjects: ctx.subjects });
+  return judgedScorer(ctx, scorer, { expr: 's.subject', join: 'JOIN r_subject s ON s.run_id = e.run_id AND s.subject_model = e.subject_model', subjects: ctx.subjects }, uniqueRuns);
 }
 
 /** Every judged scorer of the store, with the subjects' labels of `labels`. */
-export async function judgedScorers(ctx: ReportContext, labels: SubjectLabels): Promise<JudgesSection[]> {
+export async function judgedScorers(ctx: ReportContext, labels: SubjectLabels, uniqueRuns?: UniqueRuns): Promise<JudgesSection[]> {
   const out: JudgesSection[] = [];
-  for (const s of await ctx.q(`SELECT DISTINCT scorer FROM judgments ORDER BY scorer`)) out.push(await judgedScorer(ctx, String(s.scorer), labels));
+  for (const s of await ctx.q(`SELECT DISTINCT scorer FROM judgments ORDER BY scorer`)) out.push(await judgedScorer(ctx, String(s.scorer), labels, uniqueRuns));
   return out;
 }
 
-/** One judged scorer: every judge statistic of the report. The scorer is a bound parameter. */
-export async function judgedScorer(ctx: ReportContext, scorer: string, labels: SubjectLabels): Promise<JudgesSection> {
+/**
+ * One judged scorer: every judge statistic of the report. The scorer is a bound parameter;
+ * `uniqueRuns` are the gate's episode-uniqueness verdicts (`uniqueEpisodeRuns`), when it ran.
+ */
+export async function judgedScorer(ctx: ReportContext, scorer: string, labels: SubjectLabels, uniqueRuns?: UniqueRuns): Promise<JudgesSection> {
   const [k] = await ctx.q(`SELECT ${KIND_SQL} AS kind FROM judgments WHERE scorer = $scorer`, { scorer });
   const kind = (k?.kind as MetricKind | null) ?? null;
-  const p = await loadJudgePatterns(ctx.q, scorer, labels.expr, labels.join);
+  const p = await loadJudgePatterns(ctx.q, scorer, labels.expr, labels.join, JUDGMENTS_PER_PART, uniqueRuns);
   const counts = p.patterns.map((x) => x.count);
   const values = patternMatrix(p);
   const alpha = kind && values.some((row) => row.some((v) => v !== null))

@@ -204,6 +204,19 @@ export async function runSummary(ctx: ReportContext): Promise<SummaryResult> {
   };
 }
 
+/**
+ * Each run's verdict of the gate's `unique_episodes` check (true: no episode id twice), for the
+ * sections that need it (the judges' per-sample pivots) instead of counting it again; empty
+ * without a gate (a suite without one, or no summary).
+ */
+export function uniqueEpisodeRuns(summary: Pick<SummaryResult, 'gate'> | undefined): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const c of summary?.gate.checks ?? []) {
+    if (c.run !== null && (c.check === 'unique_episodes' || c.check === `unique_episodes (${c.run})`)) out.set(c.run, c.passed);
+  }
+  return out;
+}
+
 async function structuralGate(ctx: ReportContext, runs: RunSummaryRow[]): Promise<SummaryResult['gate']> {
   // The project's publication gate over the reported runs (src/store/validate-run.ts), with the
   // suite's defaults decided there: the same verdict as `standoff validate` on these runs.

@@ -10,7 +10,7 @@ import { cell, code, fmtCount, fmtCountOf, SIGN_NOTE } from '../markdown.ts';
 import { RESULTS_SCHEMA, type GenericReportResults } from '../report-results.ts';
 import { STANDOFF_VERSION } from '../../version.ts';
 import { isStandoffSource } from '../../schema/tables.ts';
-import { renderGate, renderSimulatedBanner, renderSummary, runSummary, type SummaryResult } from '../sections/summary.ts';
+import { renderGate, renderSimulatedBanner, renderSummary, runSummary, uniqueEpisodeRuns, type SummaryResult } from '../sections/summary.ts';
 import { ADJUST_LABEL, assembleGeneric, prepareCore, rowsOf, type GenericValues, computeResults, coreJudges, corePairwise, coreResultsOf, GENERIC_SOURCE, reconcile, type CoreResults, type GenericJudges, type ObservationSource, type ResultCell, type ScorerInfo, type GenericSections, type Reconciliation } from '../generic.ts';
 import { computeSlices, coreSlicesOf, GENERIC_SLICES, type SliceCell, type SliceSource } from '../core-slices.ts';
 import { computeSamples, coreSamplesOf } from '../core-samples.ts';
@@ -79,7 +79,7 @@ export const corePairwiseSection: SuiteSection<PairwiseSection> = {
 export const coreJudgesSection: SuiteSection<GenericJudges[]> = {
   key: 'judges',
   step: 'judges',
-  compute: ({ ctx }) => coreJudges(ctx),
+  compute: ({ ctx, earlier }) => coreJudges(ctx, uniqueEpisodeRuns(earlier.summary as SummaryResult | undefined)),
   render: (_v, i) => renderCorePart('judges', generic(i), i.ctx.level),
   figures: (v) => v.map((j, k) => judgeFigure(j, judgeFigureName(k))),
 };

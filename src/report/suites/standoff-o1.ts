@@ -15,7 +15,7 @@ import { STANDOFF_VERSION } from '../../version.ts';
 import { groundedHeatmap, judgeFigure, metricBars, sliceDots } from '../figures.ts';
 import { probeOutcomes, reliabilityPlot } from '../figure-probes.ts';
 import type { ReportContext } from '../sections/context.ts';
-import { renderGate, renderSimulatedBanner, type SummaryResult } from '../sections/summary.ts';
+import { renderGate, renderSimulatedBanner, uniqueEpisodeRuns, type SummaryResult } from '../sections/summary.ts';
 import { O1_SOURCE, o1Results, renderAtAGlance, renderResults, type ResultsSection } from '../sections/results.ts';
 import { recomputedSection, renderRecomputed, type RecomputedSection } from '../sections/recomputed.ts';
 import { costsSection, renderCosts, type CostsSection } from '../sections/costs.ts';
@@ -101,7 +101,7 @@ const ranking: SuiteSection<RankingSection | null> = {
 const judges: SuiteSection<JudgesSection> = {
   key: 'judges',
   step: 'judges',
-  compute: ({ ctx }) => judgesSection(ctx),
+  compute: ({ ctx, earlier }) => judgesSection(ctx, uniqueEpisodeRuns(earlier.summary as SummaryResult | undefined)),
   render: (v, i) => renderJudges(v, lvl(i), judgesView(v, '## 6. Judges')),
   figures: (v) => [judgeFigure(v)],
 };
