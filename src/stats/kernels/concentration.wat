@@ -1,0 +1,180 @@
+;; The permutation null of the error concentration (src/stats/error-concentration.ts) as
+;; WebAssembly: all B permutations in one call. src/stats/concentration-kernel.ts is the JavaScript
+;; side; tests/stats/concentration-kernel.test.ts checks the kernel permutation by permutation
+;; against the JavaScript null (`concentrationNullJs`).
+;;
+;; The draws are those of `Mt19937Stream` (src/stats/rng.ts), i.e. of `createRng(seed).int(m)`:
+;;  - MT19937 (Matsumoto & Nishimura 1998): the 624 state words at bytes 0..2495, twisted in place
+;;    a block at a time (`$twist`, the same sequential in-place update as `refill`), each word
+;;    tempered when it is drawn. The global $at is the byte offset of the next word (2496: twist
+;;    first); JavaScript sets it and the state before the call.
+;;  - Lemire (2019): p = x * m as a 64-bit product of the 32-bit word x; the word is rejected while
+;;    lo32(p) < (2^32 - m) mod m, else the draw is hi32(p). JavaScript computes this in doubles for
+;;    m <= 2^21 (after a first test lo32(p) < m, which every rejected word passes since the
+;;    threshold is below m) and in BigInt above; in 64-bit integers it is one exact path for every
+;;    m, with the same first test so the remainder is computed only when lo32(p) < m.
+;;
+;; Layout (byte offsets chosen by the JavaScript side): a subject table at $subj, 12 bytes a
+;; subject (offset of its state array, n = facts-right states, L = errors); each state array holds
+;; the subject's facts-right state indices and is permuted in place, carried from one permutation
+;; to the next as the JavaScript scratch arrays are; a count table at $count (one byte a state when
+;; $wide is 0, else an Int32 a state; all zeros, and left so); the output at $out, two Int32 a
+;; permutation: `on` (errors on states at least k subjects fail) and `all` (states every subject
+;; fails).
+;;
+;; Build: `npm run build:wasm` (wabt) writes src/stats/kernels/concentration-wasm.ts; the test
+;; above checks that those bytes are what this file assembles to.
+(module
+  (import "env" "memory" (memory 1))
+  (global $at (mut i32) (i32.const 2496))
+
+  (func (export "set_at") (param $v i32) (global.set $at (local.get $v)))
+  (func (export "get_at") (result i32) (global.get $at))
+
+  ;; $twist: the next 624 state words, in place and in order (word k uses the new words below k).
+  (func $twist
+    (local $k i32) (local $y i32) (local $next i32) (local $far i32)
+    (loop $w
+      (local.set $next (select (i32.const 0) (i32.add (local.get $k) (i32.const 4)) (i32.eq (local.get $k) (i32.const 2492))))
+      (local.set $far (i32.add (local.get $k) (i32.const 1588)))
+      (local.set $far (select (i32.sub (local.get $far) (i32.const 2496)) (local.get $far) (i32.ge_u (local.get $far) (i32.const 2496))))
+      (local.set $y (i32.or (i32.and (i32.load (local.get $k)) (i32.const 0x80000000)) (i32.and (i32.load (local.get $next)) (i32.const 0x7fffffff))))
+      (i32.store (local.get $k)
+        (i32.xor (i32.xor (i32.load (local.get $far)) (i32.shr_u (local.get $y) (i32.const 1)))
+          (i32.and (i32.sub (i32.const 0) (i32.and (local.get $y) (i32.const 1))) (i32.const 0x9908b0df))))
+      (local.set $k (i32.add (local.get $k) (i32.const 4)))
+      (br_if $w (i32.lt_u (local.get $k) (i32.const 2496)))))
+
+  ;; $shuffle(r, n, L): the partial Fisher-Yates of one subject: for i = 0..L-1, j = i + int(n - i),
+  ;; swap r[i] and r[j]. The first L entries are then a uniform L-subset of the n.
+  (func $shuffle (param $r i32) (param $n i32) (param $L i32)
+    (local $at i32) (local $i i32) (local $m i32) (local $x i32) (local $p i64) (local $a i32) (local $b i32) (local $t i32)
+    (local.set $at (global.get $at))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $L)))
+        (local.set $m (i32.sub (local.get $n) (local.get $i)))
+        (block $ok
+          (loop $draw
+            (if (i32.eq (local.get $at) (i32.const 2496))
+              (then (call $twist) (local.set $at (i32.const 0))))
+            (local.set $x (i32.load (local.get $at)))
+            (local.set $at (i32.add (local.get $at) (i32.const 4)))
+            (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 11))))
+            (local.set $x (i32.xor (local.get $x) (i32.and (i32.shl (local.get $x) (i32.const 7)) (i32.const 0x9d2c5680))))
+            (local.set $x (i32.xor (local.get $x) (i32.and (i32.shl (local.get $x) (i32.const 15)) (i32.const 0xefc60000))))
+            (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 18))))
+            (local.set $p (i64.mul (i64.extend_i32_u (local.get $x)) (i64.extend_i32_u (local.get $m))))
+            (br_if $ok (i32.ge_u (i32.wrap_i64 (local.get $p)) (local.get $m)))
+            (br_if $ok (i32.ge_u (i32.wrap_i64 (local.get $p)) (i32.rem_u (i32.sub (i32.const 0) (local.get $m)) (local.get $m))))
+            (br $draw)))
+        (local.set $a (i32.add (local.get $r) (i32.shl (local.get $i) (i32.const 2))))
+        (local.set $b (i32.add (local.get $a) (i32.shl (i32.wrap_i64 (i64.shr_u (local.get $p) (i64.const 32))) (i32.const 2))))
+        (local.set $t (i32.load (local.get $a)))
+        (i32.store (local.get $a) (i32.load (local.get $b)))
+        (i32.store (local.get $b) (local.get $t))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (global.set $at (local.get $at)))
+
+  ;; $count8(subj, S, k, count): `on` of one permutation over byte counts (S < 256); `all` to bytes
+  ;; 2496..2499. First pass: count each subject's first L states, noting a count that reaches S;
+  ;; second pass: the first error met of a state with count c adds c when c >= k and clears it.
+  (func $count8 (param $subj i32) (param $S i32) (param $k i32) (param $count i32) (result i32)
+    (local $e i32) (local $end i32) (local $p i32) (local $a i32) (local $c i32) (local $on i32) (local $all i32)
+    (local.set $e (local.get $subj))
+    (local.set $end (i32.add (local.get $subj) (i32.mul (local.get $S) (i32.const 12))))
+    (loop $s1
+      (local.set $p (i32.load (local.get $e)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (i32.load offset=8 (local.get $e)) (i32.const 2))))
+      (block $d1
+        (loop $i1
+          (br_if $d1 (i32.ge_u (local.get $p) (local.get $a)))
+          (local.set $c (i32.add (local.get $count) (i32.load (local.get $p))))
+          (i32.store8 (local.get $c) (local.tee $c (i32.add (i32.load8_u (local.get $c)) (i32.const 1))))
+          (local.set $all (i32.add (local.get $all) (i32.eq (local.get $c) (local.get $S))))
+          (local.set $p (i32.add (local.get $p) (i32.const 4)))
+          (br $i1)))
+      (local.set $e (i32.add (local.get $e) (i32.const 12)))
+      (br_if $s1 (i32.lt_u (local.get $e) (local.get $end))))
+    (local.set $e (local.get $subj))
+    (loop $s2
+      (local.set $p (i32.load (local.get $e)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (i32.load offset=8 (local.get $e)) (i32.const 2))))
+      (block $d2
+        (loop $i2
+          (br_if $d2 (i32.ge_u (local.get $p) (local.get $a)))
+          (local.set $c (i32.add (local.get $count) (i32.load (local.get $p))))
+          (if (i32.load8_u (local.get $c))
+            (then
+              (if (i32.ge_u (i32.load8_u (local.get $c)) (local.get $k))
+                (then (local.set $on (i32.add (local.get $on) (i32.load8_u (local.get $c))))))
+              (i32.store8 (local.get $c) (i32.const 0))))
+          (local.set $p (i32.add (local.get $p) (i32.const 4)))
+          (br $i2)))
+      (local.set $e (i32.add (local.get $e) (i32.const 12)))
+      (br_if $s2 (i32.lt_u (local.get $e) (local.get $end))))
+    (i32.store (i32.const 2496) (local.get $all))
+    (local.get $on))
+
+  ;; $count32: $count8 over Int32 counts (any number of subjects).
+  (func $count32 (param $subj i32) (param $S i32) (param $k i32) (param $count i32) (result i32)
+    (local $e i32) (local $end i32) (local $p i32) (local $a i32) (local $c i32) (local $v i32) (local $on i32) (local $all i32)
+    (local.set $e (local.get $subj))
+    (local.set $end (i32.add (local.get $subj) (i32.mul (local.get $S) (i32.const 12))))
+    (loop $s1
+      (local.set $p (i32.load (local.get $e)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (i32.load offset=8 (local.get $e)) (i32.const 2))))
+      (block $d1
+        (loop $i1
+          (br_if $d1 (i32.ge_u (local.get $p) (local.get $a)))
+          (local.set $c (i32.add (local.get $count) (i32.shl (i32.load (local.get $p)) (i32.const 2))))
+          (i32.store (local.get $c) (local.tee $v (i32.add (i32.load (local.get $c)) (i32.const 1))))
+          (local.set $all (i32.add (local.get $all) (i32.eq (local.get $v) (local.get $S))))
+          (local.set $p (i32.add (local.get $p) (i32.const 4)))
+          (br $i1)))
+      (local.set $e (i32.add (local.get $e) (i32.const 12)))
+      (br_if $s1 (i32.lt_u (local.get $e) (local.get $end))))
+    (local.set $e (local.get $subj))
+    (loop $s2
+      (local.set $p (i32.load (local.get $e)))
+      (local.set $a (i32.add (local.get $p) (i32.shl (i32.load offset=8 (local.get $e)) (i32.const 2))))
+      (block $d2
+        (loop $i2
+          (br_if $d2 (i32.ge_u (local.get $p) (local.get $a)))
+          (local.set $c (i32.add (local.get $count) (i32.shl (i32.load (local.get $p)) (i32.const 2))))
+          (local.set $v (i32.load (local.get $c)))
+          (if (local.get $v)
+            (then
+              (if (i32.ge_u (local.get $v) (local.get $k))
+                (then (local.set $on (i32.add (local.get $on) (local.get $v)))))
+              (i32.store (local.get $c) (i32.const 0))))
+          (local.set $p (i32.add (local.get $p) (i32.const 4)))
+          (br $i2)))
+      (local.set $e (i32.add (local.get $e) (i32.const 12)))
+      (br_if $s2 (i32.lt_u (local.get $e) (local.get $end))))
+    (i32.store (i32.const 2496) (local.get $all))
+    (local.get $on))
+
+  ;; run(subj, S, k, B, wide, count, out): B permutations; permutation b writes on to out + 8 b and
+  ;; all to out + 8 b + 4.
+  (func (export "run") (param $subj i32) (param $S i32) (param $k i32) (param $B i32) (param $wide i32) (param $count i32) (param $out i32)
+    (local $b i32) (local $e i32) (local $end i32)
+    (local.set $end (i32.add (local.get $subj) (i32.mul (local.get $S) (i32.const 12))))
+    (block $done
+      (loop $perm
+        (br_if $done (i32.ge_u (local.get $b) (local.get $B)))
+        (local.set $e (local.get $subj))
+        (loop $s
+          (call $shuffle (i32.load (local.get $e)) (i32.load offset=4 (local.get $e)) (i32.load offset=8 (local.get $e)))
+          (local.set $e (i32.add (local.get $e) (i32.const 12)))
+          (br_if $s (i32.lt_u (local.get $e) (local.get $end))))
+        (i32.store (local.get $out)
+          (if (result i32) (local.get $wide)
+            (then (call $count32 (local.get $subj) (local.get $S) (local.get $k) (local.get $count)))
+            (else (call $count8 (local.get $subj) (local.get $S) (local.get $k) (local.get $count)))))
+        (i32.store offset=4 (local.get $out) (i32.load (i32.const 2496)))
+        (local.set $out (i32.add (local.get $out) (i32.const 8)))
+        (local.set $b (i32.add (local.get $b) (i32.const 1)))
+        (br $perm))))
+)
