@@ -24,7 +24,7 @@ export const MAX_KERNEL_BYTES = 2 ** 31;
 
 /** Byte offsets in the kernel's memory (concentration.wat): the MT words end (and the `all` slot begins) at MT_END; the subject table. */
 const MT_END = 2496;
-const SUBJ = 2560;
+const SUBJ = 2816;
 const PAGE = 65536;
 
 interface NullExports {

@@ -46,42 +46,62 @@
       (br_if $w (i32.lt_u (local.get $k) (i32.const 2496)))))
 
   ;; $shuffle(r, n, L): the partial Fisher-Yates of one subject: for i = 0..L-1, j = i + int(n - i),
-  ;; swap r[i] and r[j]. The first L entries are then a uniform L-subset of the n.
+  ;; swap r[i] and r[j]. The first L entries are then a uniform L-subset of the n. The draws do not
+  ;; depend on the array, so they are made 64 at a time into the buffer at byte 2560 (j - i, as
+  ;; byte offsets), then the 64 swaps: a loop of loads and stores alone lets the processor have many
+  ;; of the random r[j] in flight at once, which matters when the arrays outgrow the cache.
   (func $shuffle (param $r i32) (param $n i32) (param $L i32)
-    (local $at i32) (local $i i32) (local $m i32) (local $x i32) (local $p i64) (local $a i32) (local $b i32) (local $t i32)
+    (local $at i32) (local $i i32) (local $c i32) (local $d i32) (local $m i32) (local $x i32) (local $p i64) (local $a i32) (local $b i32) (local $t i32)
     (local.set $at (global.get $at))
     (block $done
-      (loop $next
+      (loop $chunk
         (br_if $done (i32.ge_u (local.get $i) (local.get $L)))
+        ;; c = min(64, L - i) draws into the buffer
+        (local.set $c (select (i32.const 256) (i32.shl (i32.sub (local.get $L) (local.get $i)) (i32.const 2)) (i32.ge_u (i32.sub (local.get $L) (local.get $i)) (i32.const 64))))
         (local.set $m (i32.sub (local.get $n) (local.get $i)))
-        (block $ok
-          (loop $draw
-            (if (i32.eq (local.get $at) (i32.const 2496))
-              (then (call $twist) (local.set $at (i32.const 0))))
-            (local.set $x (i32.load (local.get $at)))
-            (local.set $at (i32.add (local.get $at) (i32.const 4)))
-            (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 11))))
-            (local.set $x (i32.xor (local.get $x) (i32.and (i32.shl (local.get $x) (i32.const 7)) (i32.const 0x9d2c5680))))
-            (local.set $x (i32.xor (local.get $x) (i32.and (i32.shl (local.get $x) (i32.const 15)) (i32.const 0xefc60000))))
-            (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 18))))
-            (local.set $p (i64.mul (i64.extend_i32_u (local.get $x)) (i64.extend_i32_u (local.get $m))))
-            (br_if $ok (i32.ge_u (i32.wrap_i64 (local.get $p)) (local.get $m)))
-            (br_if $ok (i32.ge_u (i32.wrap_i64 (local.get $p)) (i32.rem_u (i32.sub (i32.const 0) (local.get $m)) (local.get $m))))
-            (br $draw)))
+        (local.set $d (i32.const 0))
+        (loop $next
+          (block $ok
+            (loop $draw
+              (if (i32.eq (local.get $at) (i32.const 2496))
+                (then (call $twist) (local.set $at (i32.const 0))))
+              (local.set $x (i32.load (local.get $at)))
+              (local.set $at (i32.add (local.get $at) (i32.const 4)))
+              (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 11))))
+              (local.set $x (i32.xor (local.get $x) (i32.and (i32.shl (local.get $x) (i32.const 7)) (i32.const 0x9d2c5680))))
+              (local.set $x (i32.xor (local.get $x) (i32.and (i32.shl (local.get $x) (i32.const 15)) (i32.const 0xefc60000))))
+              (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 18))))
+              (local.set $p (i64.mul (i64.extend_i32_u (local.get $x)) (i64.extend_i32_u (local.get $m))))
+              (br_if $ok (i32.ge_u (i32.wrap_i64 (local.get $p)) (local.get $m)))
+              (br_if $ok (i32.ge_u (i32.wrap_i64 (local.get $p)) (i32.rem_u (i32.sub (i32.const 0) (local.get $m)) (local.get $m))))
+              (br $draw)))
+          (i32.store offset=2560 (local.get $d) (i32.shl (i32.wrap_i64 (i64.shr_u (local.get $p) (i64.const 32))) (i32.const 2)))
+          (local.set $m (i32.sub (local.get $m) (i32.const 1)))
+          (local.set $d (i32.add (local.get $d) (i32.const 4)))
+          (br_if $next (i32.lt_u (local.get $d) (local.get $c))))
+        ;; the swaps
         (local.set $a (i32.add (local.get $r) (i32.shl (local.get $i) (i32.const 2))))
-        (local.set $b (i32.add (local.get $a) (i32.shl (i32.wrap_i64 (i64.shr_u (local.get $p) (i64.const 32))) (i32.const 2))))
-        (local.set $t (i32.load (local.get $a)))
-        (i32.store (local.get $a) (i32.load (local.get $b)))
-        (i32.store (local.get $b) (local.get $t))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $next)))
+        (local.set $d (i32.const 0))
+        (loop $swap
+          (local.set $b (i32.add (local.get $a) (i32.load offset=2560 (local.get $d))))
+          (local.set $t (i32.load (local.get $a)))
+          (i32.store (local.get $a) (i32.load (local.get $b)))
+          (i32.store (local.get $b) (local.get $t))
+          (local.set $a (i32.add (local.get $a) (i32.const 4)))
+          (local.set $d (i32.add (local.get $d) (i32.const 4)))
+          (br_if $swap (i32.lt_u (local.get $d) (local.get $c))))
+        (local.set $i (i32.add (local.get $i) (i32.const 64)))
+        (br $chunk)))
     (global.set $at (local.get $at)))
 
   ;; $count8(subj, S, k, count): `on` of one permutation over byte counts (S < 256); `all` to bytes
   ;; 2496..2499. First pass: count each subject's first L states, noting a count that reaches S;
-  ;; second pass: the first error met of a state with count c adds c when c >= k and clears it.
+  ;; second pass: each error reads its state's count c, adds c when c >= k, and clears it, so the
+  ;; first error met of a state adds c and its others read 0, which adds nothing (k >= 1): the sum
+  ;; of JavaScript's `shareOnShared`, without a branch the processor would mispredict (whether a
+  ;; state was met before, whether c >= k), which cost more than the rest of the pass.
   (func $count8 (param $subj i32) (param $S i32) (param $k i32) (param $count i32) (result i32)
-    (local $e i32) (local $end i32) (local $p i32) (local $a i32) (local $c i32) (local $on i32) (local $all i32)
+    (local $e i32) (local $end i32) (local $p i32) (local $a i32) (local $c i32) (local $v i32) (local $on i32) (local $all i32)
     (local.set $e (local.get $subj))
     (local.set $end (i32.add (local.get $subj) (i32.mul (local.get $S) (i32.const 12))))
     (loop $s1
@@ -105,11 +125,9 @@
         (loop $i2
           (br_if $d2 (i32.ge_u (local.get $p) (local.get $a)))
           (local.set $c (i32.add (local.get $count) (i32.load (local.get $p))))
-          (if (i32.load8_u (local.get $c))
-            (then
-              (if (i32.ge_u (i32.load8_u (local.get $c)) (local.get $k))
-                (then (local.set $on (i32.add (local.get $on) (i32.load8_u (local.get $c))))))
-              (i32.store8 (local.get $c) (i32.const 0))))
+          (local.set $v (i32.load8_u (local.get $c)))
+          (local.set $on (i32.add (local.get $on) (select (local.get $v) (i32.const 0) (i32.ge_u (local.get $v) (local.get $k)))))
+          (i32.store8 (local.get $c) (i32.const 0))
           (local.set $p (i32.add (local.get $p) (i32.const 4)))
           (br $i2)))
       (local.set $e (i32.add (local.get $e) (i32.const 12)))
@@ -144,11 +162,8 @@
           (br_if $d2 (i32.ge_u (local.get $p) (local.get $a)))
           (local.set $c (i32.add (local.get $count) (i32.shl (i32.load (local.get $p)) (i32.const 2))))
           (local.set $v (i32.load (local.get $c)))
-          (if (local.get $v)
-            (then
-              (if (i32.ge_u (local.get $v) (local.get $k))
-                (then (local.set $on (i32.add (local.get $on) (local.get $v)))))
-              (i32.store (local.get $c) (i32.const 0))))
+          (local.set $on (i32.add (local.get $on) (select (local.get $v) (i32.const 0) (i32.ge_u (local.get $v) (local.get $k)))))
+          (i32.store (local.get $c) (i32.const 0))
           (local.set $p (i32.add (local.get $p) (i32.const 4)))
           (br $i2)))
       (local.set $e (i32.add (local.get $e) (i32.const 12)))
