@@ -13,7 +13,8 @@ import { mt19937Words } from './rng.ts';
  * Why: the null takes permutations x errors draws (2e8 at the report's work bound; 5e8 at 1e7
  * episodes, where the floor of 1,000 permutations applies). In JavaScript each draw is a method
  * call, a double multiply and bounds-checked typed-array accesses; in WebAssembly the twist, the
- * tempering, the 64-bit product and the swap are a few integer instructions in one loop.
+ * tempering (four words at once in SIMD), the 64-bit product and the swap are a few integer
+ * instructions in one loop, and the counting has no branch to mispredict.
  *
  * Memory: one WebAssembly memory per call, holding the MT state, the subject table, the counts
  * (one byte a state below 256 subjects, else an Int32), the output (8 bytes a permutation) and a
@@ -22,9 +23,9 @@ import { mt19937Words } from './rng.ts';
  */
 export const MAX_KERNEL_BYTES = 2 ** 31;
 
-/** Byte offsets in the kernel's memory (concentration.wat): the MT words end (and the `all` slot begins) at MT_END; the subject table. */
+/** Byte offsets in the kernel's memory (concentration.wat): the end of the MT state words (where $at starts: twist first); the subject table, after the fixed slots. */
 const MT_END = 2496;
-const SUBJ = 2816;
+const SUBJ = 5376;
 const PAGE = 65536;
 
 interface NullExports {
