@@ -19,7 +19,8 @@ import { mt19937Words } from './rng.ts';
  * Memory: one WebAssembly memory per call, holding the MT state, the subject table, the counts
  * (one byte a state below 256 subjects, else an Int32), the output (8 bytes a permutation) and a
  * copy of every subject's facts-right states (4 bytes each). Returns null when that exceeds
- * {@link MAX_KERNEL_BYTES}; the caller then runs the JavaScript loop.
+ * {@link MAX_KERNEL_BYTES} or the engine cannot reserve it; the caller then runs the JavaScript
+ * loop, which gives the same numbers.
  */
 export const MAX_KERNEL_BYTES = 2 ** 31;
 
@@ -40,10 +41,20 @@ function nullModule(): WebAssembly.Module {
   return compiled;
 }
 
+/** A zeroed WebAssembly memory of at least `bytes`, or null when the engine cannot reserve it (a RangeError). */
+function kernelMemory(bytes: number): WebAssembly.Memory | null {
+  try {
+    return new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
+  } catch (err) {
+    if (err instanceof RangeError) return null;
+    throw err;
+  }
+}
+
 /**
  * On and all of each of B permutations (interleaved), drawn from `createRng(seed)`'s stream:
  * subject s places `lengths[s]` errors among `factsRight[s]` (its states in [0, states), distinct).
- * The arrays are copied, not changed. Null when the memory needed exceeds {@link MAX_KERNEL_BYTES}.
+ * The arrays are copied, not changed. Null when the memory needed exceeds {@link MAX_KERNEL_BYTES} or cannot be reserved.
  */
 export function concentrationNullWasm(factsRight: readonly Int32Array[], lengths: readonly number[], states: number, k: number, B: number, seed: number): Int32Array | null {
   const S = factsRight.length;
@@ -53,7 +64,8 @@ export function concentrationNullWasm(factsRight: readonly Int32Array[], lengths
   let arrays = out + 8 * B;
   const total = arrays + 4 * factsRight.reduce((a, r) => a + r.length, 0);
   if (total > MAX_KERNEL_BYTES) return null;
-  const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(total / PAGE)) });
+  const memory = kernelMemory(total);
+  if (!memory) return null;
   const exports = new WebAssembly.Instance(nullModule(), { env: { memory } }).exports as unknown as NullExports;
   const words = new Int32Array(memory.buffer);
   words.set(mt19937Words(seed), 0);

@@ -35,7 +35,6 @@
   (global $at (mut i32) (i32.const 2496))
 
   (func (export "set_at") (param $v i32) (global.set $at (local.get $v)))
-  (func (export "get_at") (result i32) (global.get $at))
 
   ;; $twist_word(K): state word K / 4 twisted in place (its neighbour and the word 397 on, mod 624).
   (func $twist_word (param $k i32)
