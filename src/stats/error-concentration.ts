@@ -96,6 +96,9 @@ function shareOnShared(errorSets: readonly Int32Array[], lengths: readonly numbe
  * (1 + #{null >= observed}) / (1 + B) (Phipson & Smyth 2010, "Permutation p-values should never be
  * zero"), and the number of states every subject fails, observed and its null mean.
  *
+ * The null runs in WebAssembly (`concentrationNullWasm`, src/stats/concentration-kernel.ts: the
+ * same draws and counts as the JavaScript loop `concentrationNullJs`, about 5x to 7x faster).
+ *
  * Degenerate cases: no errors -> observed, mean, band and p null; fewer than one subject or k
  * outside [1, subjects] throws.
  *
@@ -227,7 +230,7 @@ function concentrationCore(subjects: readonly IndexedConcentrationSubject[], sta
   const lengths = observedSets.map((e) => e.length);
   const obs = shareOnShared(observedSets, lengths, countArray(S, states), k);
   const factsRight = subjects.map((x) => x.factsRight);
-  // The same integers either way; the JavaScript loop only when the kernel's memory would be too large.
+  // The same integers either way; the JavaScript loop only when the kernel's memory is too large or cannot be reserved.
   const counts = concentrationNullWasm(factsRight, lengths, states, k, B, seed) ?? concentrationNullJs(factsRight, lengths, states, k, B, seed);
   const nullShares: number[] = [];
   let ge = 0;
