@@ -83,10 +83,7 @@ export class Mt19937Stream {
   private i = MT_N;
 
   constructor(seed: number) {
-    // stdlib's state array: version, sections, N, the N state words, 1, the index, seed length, seed.
-    const st = seededGenerator(seed).state;
-    if (st[2] !== MT_N || st[MT_N + 4] !== MT_N) throw new RangeError('Mt19937Stream: unexpected stdlib MT19937 state layout');
-    this.mt = Int32Array.from(st.subarray(3, 3 + MT_N), (w) => w | 0);
+    this.mt = mt19937Words(seed);
   }
 
   /** Raw unsigned 32-bit draw (as `Rng.uint32`). */
@@ -138,6 +135,18 @@ export class Mt19937Stream {
     }
     this.i = 0;
   }
+}
+
+/**
+ * The 624 state words of `createRng(seed)` after seeding (stdlib's, as Int32), whose first draw
+ * twists them: where `Mt19937Stream` starts, and the WebAssembly null of the error concentration
+ * (src/stats/concentration-kernel.ts) too.
+ */
+export function mt19937Words(seed: number): Int32Array {
+  // stdlib's state array: version, sections, N, the N state words, 1, the index, seed length, seed.
+  const st = seededGenerator(seed).state;
+  if (st[2] !== MT_N || st[MT_N + 4] !== MT_N) throw new RangeError('Mt19937Stream: unexpected stdlib MT19937 state layout');
+  return Int32Array.from(st.subarray(3, 3 + MT_N), (w) => w | 0);
 }
 
 /** Lemire's method with exact 64-bit products (n > 2^21). */
