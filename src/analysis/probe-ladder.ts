@@ -4,7 +4,8 @@
  * `composed` (`PROBE_CONDITIONS`), and the difference between each two adjacent steps that were
  * run, paired on the state answer (state x epoch) and clustered by state.
  *
- *   loadProbeLadder(q, { level, seed, resamples, subject?, excludeStates? }) -> ProbeLadder
+ *   loadProbeLadder(q, { level, seed, resamples, subject?, excludeStates?, parts?, conditions? }) -> ProbeLadder
+ *   loadLadderConditions(q, opts) -> the conditions run (what the report checks before loading the ladder)
  *
  * Non-ambiguous states only (an ambiguous state has no single correct action; as in the
  * composition table). A step with no row for a subject is **not run** (`run: false`, no
@@ -15,6 +16,11 @@
  * states where states repeat, Clopper-Pearson otherwise); each difference as the composition
  * table's (`pairedDifferenceInterval`: the percentile cluster bootstrap of the per-state sums of
  * to - from, whole states resampled). Per-state sums come from SQL; nothing here sees answers.
+ *
+ * SQL (`ladderSql`), per scenario-range part (`LADDER_DECISIONS_PER_PART`): one pass over the
+ * decisions, grouped per state answer on integer subject and run keys (`withSubjectKeys`), with
+ * one column per condition the runs used; then per (subject, scenario). The ambiguous states are
+ * left out by a join to the episodes' targets held in a small temp table (`withEpisodeTargets`).
  */
 import { PROBE_CONDITIONS, type ProbeCondition } from '../schema/tables.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -190,7 +196,7 @@ export function buildSubjectLadder(cols: SubjectLadderColumns, o: RateOptions): 
 export async function loadLadderConditions(q: Q, o: LadderOptions): Promise<ProbeCondition[]> {
   const [r] = await withEpisodeTargets(q, TARGETS, [], () =>
     q(`SELECT list(DISTINCT coalesce(d.condition, 'raw')) AS conditions, coalesce(bool_or(d.condition IS NULL AND d.composed_correct IS NOT NULL), false) AS composed
-     FROM probe_decisions d ${NOT_AMBIGUOUS}
+       FROM probe_decisions d ${NOT_AMBIGUOUS}
        WHERE m.target IS DISTINCT FROM 'NOANSWER'${decisionFilter(o, ALL_PARTS[0])}`),
   );
   const have = new Set(((r.conditions ?? []) as Plain[]).map(String));
