@@ -457,7 +457,7 @@ export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}
     const onStateRow = collected ? { onStateRow: (g: readonly Plain[], state: string, facts: boolean, failed: boolean) => collected.add(String(g[0]), state, facts, failed) } : {};
     const t = await loadProbeTables({ conn, q }, { by, level, seed, resamples, excludeStates: excl, ...onStateRow });
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
-    const sensitivity = excl ? { sensitivity: await loadSensitivity(q, { by, level, seed, resamples }, opts.excludeStates!.length) } : {};
+    const sensitivity = excl ? { sensitivity: await loadSensitivity(q, { by, level, seed, resamples }, opts.excludeStates!.length, { kept: t }) } : {};
     const ladder = { ladder: await loadProbeLadder({ conn, q }, { level, seed, resamples, excludeStates: excl }) };
     const form = byModel && t.groups.length >= 2 ? { accuracy_form: accuracyForm(t.groups.map((g) => ({ subject: String(g.group.subject_model), t: g })), { seed, resamples, level }) } : {};
     if (!opts.concentration) return { ...t, level, seed, resamples, ...ladder, ...sensitivity, ...form };

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { dataError, storeError } from '../errors.ts';
 import type { Plain, SqlParams } from '../store/duckdb.ts';
 import { cell, fmtCount, pct, pp, table } from '../report/markdown.ts';
-import { loadProbeTables, type ProbeGroupTable, type ProbeTableOptions } from './probe-tables.ts';
+import { loadProbeTables, type ProbeGroupTable, type ProbeTableOptions, type ProbeTables } from './probe-tables.ts';
 
 /** One id per line; blank lines and lines starting with `#` are ignored; surrounding spaces trimmed. */
 export function parseExcludedStates(text: string, file: string): string[] {
@@ -70,11 +70,16 @@ type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
 
 const keyOf = (g: Record<string, Plain>) => JSON.stringify(g);
 
-/** Both tables (all states; flagged states left out) and the headline changes; the temp table must exist. */
-export async function loadSensitivity(q: Q, o: ProbeTableOptions, listed: number): Promise<ProbeSensitivity> {
+/**
+ * Both tables (all states; flagged states left out) and the headline changes; the temp table must
+ * exist. A caller that already holds one of the two tables, loaded with the same options (the
+ * report: all states; `standoff probes --exclude-states`: without the flagged ones), passes it in
+ * `known` and only the other is loaded.
+ */
+export async function loadSensitivity(q: Q, o: ProbeTableOptions, listed: number, known: { all?: ProbeTables; kept?: ProbeTables } = {}): Promise<ProbeSensitivity> {
   const [{ n }] = await q(`SELECT CAST(count(DISTINCT scenario_id) AS BIGINT) AS n FROM probe_decisions WHERE scenario_id IN (SELECT scenario_id FROM probe_excluded_states)`);
-  const all = await loadProbeTables(q, { ...o, excludeStates: false });
-  const kept = await loadProbeTables(q, { ...o, excludeStates: true });
+  const all = known.all ?? (await loadProbeTables(q, { ...o, excludeStates: false }));
+  const kept = known.kept ?? (await loadProbeTables(q, { ...o, excludeStates: true }));
   const keptBy = new Map(kept.groups.map((g) => [keyOf(g.group), g]));
   const rows: SensitivityRow[] = [];
   const share = (g: ProbeGroupTable | undefined, m: SensitivityRow['metric']) => (g ? { rate: g[m].rate, count: g[m].count, n: g[m].n } : { rate: null, count: 0, n: 0 });

@@ -72,9 +72,7 @@ export function expectedCalibrationError(
       `${fn} requires confidences and correct of the same length, got ${confidences.length} and ${correct.length}`,
     );
   }
-  const count = new Float64Array(B);
-  const confSum = new Float64Array(B);
-  const hits = new Float64Array(B);
+  const bins = new CalibrationBins(B);
   const N = confidences.length;
   for (let i = 0; i < N; i++) {
     const c = confidences[i];
@@ -85,26 +83,55 @@ export function expectedCalibrationError(
     if (!(y === true || y === false || y === 0 || y === 1)) {
       throw dataError('stats.badValue', `${fn} requires correct to hold booleans or 0/1, got ${show(y)} at index ${i}`);
     }
-    const b = binOf(c, B);
-    count[b]++;
-    confSum[b] += c;
-    if (y === true || y === 1) hits[b]++;
+    bins.add(c, y === true || y === 1);
   }
-  let ece = 0;
-  let mce = 0;
-  const bins: CalibrationBin[] = [];
-  for (let b = 0; b < B; b++) {
-    const k = count[b];
-    const meanConfidence = k > 0 ? confSum[b] / k : null;
-    const accuracy = k > 0 ? hits[b] / k : null;
-    if (k > 0) {
-      const gap = Math.abs((accuracy as number) - (meanConfidence as number));
-      ece += (k / N) * gap;
-      mce = Math.max(mce, gap);
+  return bins.result();
+}
+
+/**
+ * `expectedCalibrationError` folded one prediction at a time, for predictions streamed in order
+ * (nothing held per prediction): `add` each in turn, then `result()`, which is exactly
+ * `expectedCalibrationError` of the same predictions in the same order (the bins' sums are formed
+ * in that order). `add` does not check its arguments: the confidence must be in [0, 1].
+ */
+export class CalibrationBins {
+  private readonly count: Float64Array;
+  private readonly confSum: Float64Array;
+  private readonly hits: Float64Array;
+  private n = 0;
+
+  constructor(readonly B: number) {
+    this.count = new Float64Array(B);
+    this.confSum = new Float64Array(B);
+    this.hits = new Float64Array(B);
+  }
+
+  add(c: number, correct: boolean): void {
+    const b = binOf(c, this.B);
+    this.count[b]++;
+    this.confSum[b] += c;
+    if (correct) this.hits[b]++;
+    this.n++;
+  }
+
+  result(): ExpectedCalibrationErrorResult {
+    const { B, count, confSum, hits, n: N } = this;
+    let ece = 0;
+    let mce = 0;
+    const bins: CalibrationBin[] = [];
+    for (let b = 0; b < B; b++) {
+      const k = count[b];
+      const meanConfidence = k > 0 ? confSum[b] / k : null;
+      const accuracy = k > 0 ? hits[b] / k : null;
+      if (k > 0) {
+        const gap = Math.abs((accuracy as number) - (meanConfidence as number));
+        ece += (k / N) * gap;
+        mce = Math.max(mce, gap);
+      }
+      bins.push({ lower: b / B, upper: (b + 1) / B, count: k, meanConfidence, accuracy });
     }
-    bins.push({ lower: b / B, upper: (b + 1) / B, count: k, meanConfidence, accuracy });
+    return { ece: N === 0 ? null : ece, maxCalibrationError: N === 0 ? null : mce, n: N, bins };
   }
-  return { ece: N === 0 ? null : ece, maxCalibrationError: N === 0 ? null : mce, n: N, bins };
 }
 
 /** 0-based bin of c under the right-closed rule, comparing against the edges b / B exactly. */

@@ -62,6 +62,7 @@ export { benjaminiHochberg } from './benjamini-hochberg.ts';
 // Calibration
 export {
   expectedCalibrationError,
+  CalibrationBins,
   type CalibrationBin,
   type ExpectedCalibrationErrorOptions,
   type ExpectedCalibrationErrorResult,

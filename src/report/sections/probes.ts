@@ -11,10 +11,10 @@
  * sufficiency over the distinct states by the paper's criterion (within a family, grouped by the
  * correct answers alone; `sufficiencyText`), saying plainly what cannot be concluded when it
  * fails or compared nothing. Calibration (expected calibration error and a
- * reliability table, `expectedCalibrationError`) where the decisions carry option probabilities,
- * on the non-ambiguous states.
+ * reliability table, `loadCalibration`) where the decisions carry option probabilities, on the
+ * non-ambiguous states.
  */
-import { expectedCalibrationError, type CalibrationBin } from '../../stats/index.ts';
+import { CalibrationBins } from '../../stats/index.ts';
 import { byText, cell, code, fixed, fmtCount, pct, pp, ppInterval, rateCell, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
 import { sufficiencyText } from '../../analysis/probe-sufficiency-text.ts';
@@ -25,14 +25,13 @@ import { loadProbeParts } from '../../analysis/probe-parts.ts';
 import { fallbackLegend, shareCell } from '../probe-interval-legend.ts';
 import { loadLadderConditions, loadProbeLadder, type ProbeLadder } from '../../analysis/probe-ladder.ts';
 import { renderLadder } from '../probe-ladder.ts';
-import { rawDecisionSql } from '../../schema/tables.ts';
-import { forEachChunk } from '../../store/duckdb.ts';
+import { finishCalibration, loadCalibration, type Calibration } from '../../analysis/probe-calibration.ts';
 import { loadProbeTables, type ProbeGroupTable, type ProbeSufficiencyReport, type ShareInterval } from '../../analysis/probe-tables.ts';
 
 export const CALIBRATION_BINS = 10;
 
 export type ProbeSubject = { subject: string } & Omit<ProbeGroupTable, 'group'> & {
-  calibration: { n: number; without_probabilities: number; ece: number | null; mce: number | null; bins: CalibrationBin[] } | null;
+  calibration: Calibration | null;
 };
 
 export interface ProbesSection {
@@ -69,7 +68,7 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
   // Calibration first, while the heap is small: after the tables, their per-state columns are
   // garbage V8 has not collected yet, and the calibration's sort holds DuckDB's memory (at 1e7
   // episodes the section's peak RSS was there).
-  const calibration = await loadCalibration(ctx);
+  const calibration = await loadCalibration(ctx, { subject: SUBJECT, bins: CALIBRATION_BINS });
   const parts = await loadProbeParts(ctx.q);
   // The concentration's (subject, state) pairs are read off the tables' rows as they are folded.
   const collected = new ConcentrationCollector();
@@ -81,77 +80,22 @@ export async function probesSection(ctx: ReportContext): Promise<ProbesSection> 
     .map(({ group, ...rest }) => ({ subject: String(group.subject), ...rest, calibration: null }))
     .sort((a, b) => byText(a.subject, b.subject));
   const calibrationAvailable = calibration !== null;
-  if (calibration) for (const s of subjects) s.calibration = calibration.get(s.subject) ?? finishCalibration({ m: 0, conf: [], correct: [] });
+  if (calibration) for (const s of subjects) s.calibration = calibration.get(s.subject) ?? finishCalibration(0, new CalibrationBins(CALIBRATION_BINS));
   const concentration = await loadConcentration(ctx.q, { subject: SUBJECT, seed: ctx.seed, permutations: ctx.resamples, level: ctx.level, collected });
   let sensitivity: ProbeSensitivity | undefined;
   if (ctx.excludeStates) {
     await createExcludedStates((sql, params) => ctx.q(sql, params), ctx.excludeStates);
-    sensitivity = await loadSensitivity(ctx.q, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT }, ctx.excludeStates.length);
+    sensitivity = await loadSensitivity(ctx.q, { by: ['subject'], level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT }, ctx.excludeStates.length, { all: t });
   }
   // The ladder is shown when the runs asked more or less than raw and composed (which the composition table already compares).
   // The states are loaded only then: a store of raw and composed decisions (any store before the
   // column) holds one row per state, which the report does not need twice.
   const ladderOpts = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, subject: SUBJECT };
-  const ladderShown = (await loadLadderConditions(ctx.q, ladderOpts)).join(',') !== 'raw,composed';
-  const ladder = ladderShown ? await loadProbeLadder(ctx.q, ladderOpts) : null;
+  const conditions = await loadLadderConditions(ctx.q, ladderOpts);
+  const ladder = conditions.join(',') !== 'raw,composed' ? await loadProbeLadder(ctx, { ...ladderOpts, conditions }) : null;
   ladder?.subjects.sort((a, b) => byText(a.subject, b.subject));
   const accuracy_form = accuracyForm(subjects.map((x) => ({ subject: x.subject, t: x })), { seed: ctx.seed, resamples: ctx.resamples, level: ctx.level });
   return { available: true, level: ctx.level, subjects, sufficiency: t.sufficiency, ...(ladder ? { ladder } : {}), concentration, accuracy_form, ...(sensitivity ? { sensitivity } : {}), calibration_available: calibrationAvailable };
-}
-
-type Calibration = NonNullable<ProbeSubject['calibration']>;
-
-/** One subject's calibration from its decisions (`m`) and the confidences and outcomes of those with probabilities. */
-function finishCalibration(x: { m: number; conf: number[]; correct: (0 | 1)[] }): Calibration {
-  const e = expectedCalibrationError(x.conf, x.correct, { bins: CALIBRATION_BINS });
-  return { n: e.n, without_probabilities: x.m - e.n, ece: e.ece, mce: e.maxCalibrationError, bins: e.bins };
-}
-
-/**
- * Calibration: confidence = the probability the subject gave its chosen option, on the
- * non-ambiguous raw decisions, in (run, state) order per subject. One streamed pass over the
- * decisions (no answers needed), folded a subject at a time: each subject's calibration, or
- * null when no decision carries probabilities.
- */
-async function loadCalibration(ctx: ReportContext): Promise<Map<string, Calibration> | null> {
-  const done = new Map<string, Calibration>();
-  const finish = finishCalibration;
-  let name: string | null = null;
-  let x = { m: 0, conf: [] as number[], correct: [] as (0 | 1)[] };
-  let withProbs = 0;
-  await forEachChunk(
-    ctx.conn,
-    `SELECT subject, has_probs, conf, action FROM (
-       SELECT ${SUBJECT.expr} AS subject, d.run_id, d.state_id, d.correct AS action, d.option_probs IS NOT NULL AS has_probs,
-              CASE WHEN d.option_probs IS NOT NULL AND d.chosen_action IS NOT NULL
-                   THEN TRY_CAST(json_extract_string(d.option_probs, '$."' || d.chosen_action || '"') AS DOUBLE) END AS conf
-       FROM probe_decisions d
-       LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes) m USING (run_id, scenario_id)
-       ${SUBJECT.join}
-       WHERE ${rawDecisionSql('d')} AND NOT coalesce(m.target = 'NOANSWER', false))
-     ORDER BY subject, run_id, state_id`,
-    undefined,
-    (cols, rows) => {
-      for (let i = 0; i < rows; i++) {
-        const s = String(cols[0][i]);
-        if (s !== name) {
-          // Rows come a subject at a time: one subject's confidences in memory.
-          if (name !== null) done.set(name, finish(x));
-          name = s;
-          x = { m: 0, conf: [], correct: [] };
-        }
-        x.m++;
-        if (cols[1][i] === true) withProbs++;
-        const c = cols[2][i];
-        if (typeof c === 'number' && c >= 0 && c <= 1) {
-          x.conf.push(c);
-          x.correct.push(cols[3][i] === true ? 1 : 0);
-        }
-      }
-    },
-  );
-  if (name !== null) done.set(name, finish(x));
-  return withProbs === 0 ? null : done;
 }
 
 function renderIntro(p: ProbesSection): string[] {
