@@ -11,7 +11,8 @@
  * of each distinct (scenario, family, gold, fingerprint), several parts per scan of the answers.
  */
 import { probeSufficiency } from '../stats/index.ts';
-import type { Plain, SqlParams } from '../store/duckdb.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { forEachChunk, toPlain, type Plain, type SqlParams } from '../store/duckdb.ts';
 import { partFilterSql, partParams, type ProbePart } from './probe-parts.ts';
 
 type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
@@ -66,6 +67,8 @@ export class SufficiencyRows {
     /** The temporary table of the current part's state rows. */
     private readonly stateRows: string,
     private readonly perScan = SUFFICIENCY_ROWS_PER_SCAN,
+    /** A connection to stream the rows from (else `q` materializes them). */
+    private readonly conn?: DuckDBConnection,
   ) {}
 
   async open(): Promise<void> {
@@ -97,7 +100,16 @@ export class SufficiencyRows {
     const first = this.pending[0];
     const last = this.pending[this.pending.length - 1];
     const range = spanOf(this.pending.map((pn) => this.parts[pn]));
-    for (const r of await this.q(sufficiencySql(first, last, range), paramsOf(range))) this.rows.push(r);
+    const sql = sufficiencySql(first, last, range);
+    if (!this.conn) {
+      for (const r of await this.q(sql, paramsOf(range))) this.rows.push(r);
+    } else {
+      // Streamed: at 1e7 episodes one scan returns 500,000 rows, which materialized at once (and converted twice) raised the peak RSS.
+      await forEachChunk(this.conn, sql, paramsOf(range), (cols, n) => {
+        const [, sc, family, gold, answers] = cols;
+        for (let i = 0; i < n; i++) this.rows.push({ scenario_id: toPlain(sc[i]), family: toPlain(family[i]), gold: toPlain(gold[i]), answers: toPlain(answers[i]) });
+      });
+    }
     await this.q(`DELETE FROM ${SUFFICIENCY_STATES} WHERE pn <= ${last}`);
     this.pending = [];
     this.held = 0;

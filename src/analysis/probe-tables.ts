@@ -202,7 +202,7 @@ export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): P
   const q = typeof src === 'function' ? src : src.q;
   const parts = o.parts ?? (await loadProbeParts(q));
   const fold = new TablesFold(o);
-  const suff = new SufficiencyRows(q, parts, STATE_ROWS, o.sufficiencyRowsPerScan);
+  const suff = new SufficiencyRows(q, parts, STATE_ROWS, o.sufficiencyRowsPerScan, typeof src === 'function' ? undefined : src.conn);
   await suff.open();
   // Scenario codes run on across the parts: a scenario is in one part, so offset + code names it in the whole store.
   let offset = 0;
