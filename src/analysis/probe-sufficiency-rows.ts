@@ -78,8 +78,13 @@ export class SufficiencyRows {
 
   /** Keeps part `pn`'s rows (from `stateRows`); spells out the parts before it first when together they would pass the bound. */
   async add(pn: number): Promise<void> {
-    const rows = `SELECT CAST(${pn} AS INTEGER) AS pn, scenario_id, domain AS family, gold, h1, h2, k, min({'r': run_id, 's': subject_model, 't': state_id}) AS rep
-                  FROM ${this.stateRows} GROUP BY scenario_id, domain, gold, h1, h2, k`;
+    // Grouped by the gold set sorted: first by the set as stored (few distinct per scenario), then
+    // sorted, so list_sort runs once per distinct set and not once per state row; the minimum of
+    // the minima is the minimum.
+    const rows = `SELECT CAST(${pn} AS INTEGER) AS pn, scenario_id, family, list_sort(gold) AS gold, h1, h2, k, min(rep) AS rep
+                  FROM (SELECT scenario_id, domain AS family, gold, h1, h2, k, min({'r': run_id, 's': subject_model, 't': state_id}) AS rep
+                        FROM ${this.stateRows} GROUP BY scenario_id, domain, gold, h1, h2, k)
+                  GROUP BY scenario_id, family, list_sort(gold), h1, h2, k`;
     const [r] = await this.q(pn === 0 ? `CREATE OR REPLACE TEMP TABLE ${SUFFICIENCY_STATES} AS ${rows}` : `INSERT INTO ${SUFFICIENCY_STATES} ${rows}`);
     const n = Number(Object.values(r ?? {})[0] ?? 0);
     if (this.pending.length && this.held + n > this.perScan) await this.flush();

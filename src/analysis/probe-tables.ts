@@ -157,7 +157,7 @@ const EPISODE_META = 'probe_episode_meta';
 /**
  * One row per state answer with everything the tables need (`d` = probe_decisions); `part` keeps
  * one scenario range (`partFilterSql`). With `sufficiency`, also what the sufficiency check reads:
- * the sorted gold set and the fingerprint of the state's correct answers (`h1`, `h2`: two
+ * the gold set (as stored: the check sorts it) and the fingerprint of the state's correct answers (`h1`, `h2`: two
  * order-free sums of 64-bit hashes of (probe, expected); `k`: its answers, NULL without any).
  */
 export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false, part: ProbePart = ALL_PARTS[0], sufficiency = false, meta = EPISODE_META_SQL): string {
@@ -168,7 +168,7 @@ export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeSta
            coalesce(m.target = 'NOANSWER', false) AS ambiguous,
            CAST(coalesce(a.total, 0) AS INTEGER) AS total, CAST(coalesce(a.answered, 0) AS INTEGER) AS answered, CAST(coalesce(a.right_, 0) AS INTEGER) AS right_,
            d.correct AS action, d.composed_correct AS composed, coalesce(d.composed_action = 'NOANSWER', false) AS composed_noanswer
-           ${sufficiency ? ', list_sort(d.gold_actions) AS gold, a.h1, a.h2, a.total AS k' : ''}
+           ${sufficiency ? ', d.gold_actions AS gold, a.h1, a.h2, a.total AS k' : ''}
     FROM probe_decisions d
     LEFT JOIN (SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_${fingerprint}
                FROM probe_answers WHERE true${partFilterSql('', part)} GROUP BY ALL) a USING (run_id, subject_model, state_id)

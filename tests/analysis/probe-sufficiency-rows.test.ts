@@ -5,7 +5,8 @@
  * groups and scenarios. Whatever the parts and the scan bound, the sufficiency must be the one a
  * plain query gives: every (subject, state)'s correct answers spelled out, no fingerprint, one
  * pass. Checked on the demo store as committed, and with one subject's expected answer changed at
- * one state, so a state's correct answers differ between subjects: nothing may assume they agree.
+ * one state, so a state's correct answers differ between subjects (nothing may assume they
+ * agree), and that subject's gold sets stored in another order (the check groups them sorted).
  * Real store, real DuckDB.
  */
 import { join } from 'node:path';
@@ -74,12 +75,21 @@ describe('probe sufficiency from fingerprints, part by part', () => {
        SELECT a.* REPLACE (CASE WHEN c.m IS NULL THEN a.expected ELSE a.expected || '-changed' END AS expected)
        FROM memory.main.probe_answers a LEFT JOIN probe_changed c ON a.subject_model = c.m AND a.state_id = c.s AND a.probe_id = c.p`,
     );
+    // And that subject's gold sets are stored in reverse order (the check sorts them: nothing changes but the order read).
+    await q(
+      `CREATE OR REPLACE TEMP VIEW probe_decisions AS
+       SELECT d.* REPLACE (CASE WHEN d.subject_model IN (SELECT m FROM probe_changed) THEN list_reverse(d.gold_actions) ELSE d.gold_actions END AS gold_actions)
+       FROM memory.main.probe_decisions d`,
+    );
     try {
+      const [{ reversed }] = await q(`SELECT count(*) FILTER (WHERE len(gold_actions) > 1 AND gold_actions <> list_sort(gold_actions)) AS reversed FROM probe_decisions`);
+      expect(Number(reversed)).toBeGreaterThan(0);
       const after = await checkAgainstPlain();
       // The change is seen: one more distinct state (the changed subject's answers at that state).
       expect(after.states).toBe(before.states + 1);
     } finally {
       await q('DROP VIEW temp.main.probe_answers');
+      await q('DROP VIEW temp.main.probe_decisions');
       await q('DROP TABLE probe_changed');
     }
   }, 120_000);
