@@ -162,6 +162,21 @@ export function sufficiency(rows: readonly Record<string, Plain>[]): ProbeSuffic
   if (rows.length === 0) return null;
   const families = rows.some((r) => r.family !== null);
   const seen = new Map<string, number>();
+  // Many states share their answers (at 1e7 episodes, 500,000 rows and a few dozen answer sets): each set is parsed once.
+  const parsed = new Map<string, Record<string, string>>();
+  const answersOf = (text: string) => {
+    let a = parsed.get(text);
+    if (!a) {
+      a = Object.fromEntries(
+        text
+          .split('\n')
+          .filter(Boolean)
+          .map((x) => [x.slice(0, x.indexOf('=')), x.slice(x.indexOf('=') + 1)]),
+      );
+      parsed.set(text, a);
+    }
+    return a;
+  };
   const states = rows.map((r) => {
     const id = String(r.scenario_id);
     const k = (seen.get(id) ?? 0) + 1;
@@ -169,12 +184,7 @@ export function sufficiency(rows: readonly Record<string, Plain>[]): ProbeSuffic
     return {
       // The same scenario can show up with different answers or gold sets (several runs); keep them apart.
       state_id: k === 1 ? id : `${id}#${k}`,
-      probe_answers: Object.fromEntries(
-        String(r.answers)
-          .split('\n')
-          .filter(Boolean)
-          .map((x) => [x.slice(0, x.indexOf('=')), x.slice(x.indexOf('=') + 1)]),
-      ),
+      probe_answers: answersOf(String(r.answers)),
       gold_actions: (r.gold as string[]).length ? (r.gold as string[]).map(String) : ['(none)'],
       family: r.family === null ? null : String(r.family),
     };
