@@ -147,11 +147,7 @@ type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
 /** The episodes' scenario metadata the state rows join (`probeStateSql`): its distinct rows per run and scenario. */
 const EPISODE_META_SQL = '(SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes)';
 
-/**
- * The temporary table `loadProbeTables` reads `EPISODE_META_SQL` into once, for all its parts
- * (each part's scan of the episodes read every row of the store again: at 1e7 episodes, eight
- * scans of ten million rows for 500,000 distinct rows).
- */
+/** `EPISODE_META_SQL` read once for all parts (a part's scan reads every episode: at 1e7, 8 x 10M rows for 500,000). */
 const EPISODE_META = 'probe_episode_meta';
 
 /**
@@ -188,7 +184,7 @@ export const STATE_ROWS = 'probe_state_rows_part';
 const GROUP_CODES = 'probe_part_groups';
 const SCENARIO_CODES = 'probe_part_scenarios';
 
-/** The columns of `STATE_ROWS` besides the groups': what the tables' GROUP BY and `sufficiencyRows` read. */
+/** The columns of `STATE_ROWS` besides the groups': what the tables' query (`tablesSql`) and the sufficiency rows (`SufficiencyRows`) read. */
 const STATE_ROW_COLUMNS = ['scenario_id', 'ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'run_id', 'subject_model', 'state_id', 'domain', 'gold', 'h1', 'h2', 'k'].map(quoteIdent);
 
 /** A part's parameters, or none for the unbounded part. */
@@ -197,6 +193,11 @@ const paramsOf = (part: ProbePart): SqlParams | undefined => (part.lo === null &
 /** Where the probe tables read: a function returning plain rows, or a connection to stream the state rows from. */
 export type ProbeSource = Q | { conn: DuckDBConnection; q: Q };
 
+/**
+ * The tables and the sufficiency check, part by part: per part the state rows (`STATE_ROWS`), the
+ * tables' rows streamed with integer group and scenario codes (`tablesSql`), and the part's rows
+ * kept for `SufficiencyRows` (answers spelled out several parts per scan).
+ */
 export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): Promise<ProbeTables> {
   const g = o.by.map(quoteIdent);
   const q = typeof src === 'function' ? src : src.q;
