@@ -454,7 +454,7 @@ export async function probesFromStore(src: StoreSource, opts: ProbesOptions = {}
     const byModel = by.length === 1 && by[0] === 'subject_model';
     // Grouped by subject model, the concentration's (subject, state) pairs are read off the tables' rows (as in the report).
     const collected = opts.concentration && byModel ? new ConcentrationCollector() : undefined;
-    const onStateRow = collected ? { onStateRow: (g: readonly Plain[], state: string, facts: boolean, failed: boolean) => collected.add(String(g[0]), state, facts, failed) } : {};
+    const onStateRow = collected ? { onStateRow: (g: readonly Plain[], state: number, facts: boolean, failed: boolean) => collected.add(String(g[0]), state, facts, failed) } : {};
     const t = await loadProbeTables({ conn, q }, { by, level, seed, resamples, excludeStates: excl, ...onStateRow });
     if (t.groups.length === 0) throw dataError('probes.none', 'no probe decisions in this store (run with probes, or ingest probe answers)');
     const sensitivity = excl ? { sensitivity: await loadSensitivity(q, { by, level, seed, resamples }, opts.excludeStates!.length, { kept: t }) } : {};

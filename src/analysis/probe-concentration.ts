@@ -70,11 +70,15 @@ type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
  * met. `loadProbeTables` feeds it (`onStateRow`) so the report does not aggregate the answers twice.
  */
 export class ConcentrationCollector {
-  private readonly index = new Map<string, number>();
-  private readonly bySubject = new Map<string, { right: GrowableInt32; errors: GrowableInt32; state: string | null; facts: boolean; failed: boolean }>();
+  private readonly index = new Map<string | number, number>();
+  private readonly bySubject = new Map<string, { right: GrowableInt32; errors: GrowableInt32; state: string | number | null; facts: boolean; failed: boolean }>();
 
-  /** One state row of `subject`: facts right (every probe right) and failed (facts right, action wrong). */
-  add(subject: string, state: string, factsRight: boolean, failed: boolean): void {
+  /**
+   * One state row of `subject`: facts right (every probe right) and failed (facts right, action
+   * wrong). `state` names the state: its scenario id, or an integer code of it (`onStateRow`); one
+   * collector takes one kind.
+   */
+  add(subject: string, state: string | number, factsRight: boolean, failed: boolean): void {
     let x = this.bySubject.get(subject);
     if (!x) this.bySubject.set(subject, (x = { right: new GrowableInt32(), errors: new GrowableInt32(), state: null, facts: false, failed: false }));
     if (x.state !== state) {
@@ -85,7 +89,7 @@ export class ConcentrationCollector {
     x.failed ||= failed;
   }
 
-  private flush(x: { right: GrowableInt32; errors: GrowableInt32; state: string | null; facts: boolean; failed: boolean }): void {
+  private flush(x: { right: GrowableInt32; errors: GrowableInt32; state: string | number | null; facts: boolean; failed: boolean }): void {
     if (x.state !== null && x.facts) {
       let j = this.index.get(x.state);
       if (j === undefined) this.index.set(x.state, (j = this.index.size));

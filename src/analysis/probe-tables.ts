@@ -39,8 +39,9 @@ import {
 } from '../stats/index.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { rawDecisionSql } from '../schema/tables.ts';
-import { forEachChunk, quoteIdent, toPlain, type Plain, type SqlParams } from '../store/duckdb.ts';
+import { forEachChunk, quoteIdent, type Plain, type SqlParams } from '../store/duckdb.ts';
 import { GrowableInt32 } from '../growable-array.ts';
+import { SufficiencyRows, sufficiency, type ProbeSufficiencyReport } from './probe-sufficiency-rows.ts';
 import { ALL_PARTS, compareGroupValues, loadProbeParts, partFilterSql, partParams, type ProbePart } from './probe-parts.ts';
 import { CLT_METHOD, clusterIntervalFromTotals, type Interval, type RateOptions } from './rates.ts';
 import { stateIntervals, type ShownKind } from './state-interval.ts';
@@ -59,13 +60,16 @@ export interface ProbeTableOptions {
   excludeStates?: boolean;
   /** Scenario-range parts (`loadProbeParts`); default: as many as keep each within `PROBE_ANSWERS_PER_PART` answers. */
   parts?: ProbePart[];
+  /** The sufficiency rows spelled out per scan of the answers (default `SUFFICIENCY_ROWS_PER_SCAN`; tests pass 1). */
+  sufficiencyRowsPerScan?: number;
   /**
    * Called for each non-ambiguous state row as it is folded (a group's rows by scenario, part
-   * after part): the group's values, the scenario, every probe right, and every probe right with
+   * after part): the group's values, the scenario (an integer code, one per scenario id in the
+   * whole call, increasing in scenario_id order), every probe right, and every probe right with
    * the action wrong. The error concentration reads its subjects' states from here instead of
    * aggregating the answers again (`ConcentrationCollector`).
    */
-  onStateRow?: (group: readonly Plain[], scenario: string, factsRight: boolean, failed: boolean) => void;
+  onStateRow?: (group: readonly Plain[], scenario: number, factsRight: boolean, failed: boolean) => void;
 }
 
 /** The filter on `d` (probe_decisions) that leaves out flagged states, when asked. */
@@ -129,21 +133,8 @@ export interface ProbeGroupTable {
   } | null;
 }
 
-export interface ProbeSufficiencyReport {
-  sufficient: boolean;
-  /** Distinct states compared (a scenario's state once, however many epochs and subjects). */
-  states: number;
-  /** What the states were grouped by (the paper's criterion: within a family, the correct answers alone). */
-  grouped_by: 'family and correct probe answers' | 'correct probe answers';
-  answer_groups: number;
-  /** Groups holding two or more distinct states: where anything was compared. */
-  groups_with_several_states: number;
-  /** No group holds two states: nothing was compared, so "sufficient" says nothing. */
-  vacuous: boolean;
-  /** Distinct states in counterexample groups. */
-  counterexample_states: number;
-  counterexamples: { family: string | null; answers: Record<string, string>; states: string[]; gold_sets: string[][] }[];
-}
+export type { ProbeSufficiencyReport };
+export { sufficiency };
 
 export interface ProbeTables {
   by: string[];
@@ -153,13 +144,19 @@ export interface ProbeTables {
 
 type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
 
+/** The episodes' scenario metadata the state rows join (`probeStateSql`): its distinct rows per run and scenario. */
+const EPISODE_META_SQL = '(SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes)';
+
+/** `EPISODE_META_SQL` read once for all parts (a part's scan reads every episode: at 1e7, 8 x 10M rows for 500,000). */
+const EPISODE_META = 'probe_episode_meta';
+
 /**
  * One row per state answer with everything the tables need (`d` = probe_decisions); `part` keeps
  * one scenario range (`partFilterSql`). With `sufficiency`, also what the sufficiency check reads:
- * the sorted gold set and the fingerprint of the state's correct answers (`h1`, `h2`: two
+ * the gold set (as stored: the check sorts it) and the fingerprint of the state's correct answers (`h1`, `h2`: two
  * order-free sums of 64-bit hashes of (probe, expected); `k`: its answers, NULL without any).
  */
-export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false, part: ProbePart = ALL_PARTS[0], sufficiency = false): string {
+export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeStates = false, part: ProbePart = ALL_PARTS[0], sufficiency = false, meta = EPISODE_META_SQL): string {
   const fingerprint = sufficiency ? `, sum(hash(probe_id, expected)) AS h1, sum(hash(expected, probe_id, 'x')) AS h2` : '';
   return `
     SELECT d.run_id, d.subject_model, d.scenario_id, d.epoch, d.state_id, m.domain, m.decision_type, m.variant,
@@ -167,11 +164,11 @@ export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeSta
            coalesce(m.target = 'NOANSWER', false) AS ambiguous,
            CAST(coalesce(a.total, 0) AS INTEGER) AS total, CAST(coalesce(a.answered, 0) AS INTEGER) AS answered, CAST(coalesce(a.right_, 0) AS INTEGER) AS right_,
            d.correct AS action, d.composed_correct AS composed, coalesce(d.composed_action = 'NOANSWER', false) AS composed_noanswer
-           ${sufficiency ? ', list_sort(d.gold_actions) AS gold, a.h1, a.h2, a.total AS k' : ''}
+           ${sufficiency ? ', d.gold_actions AS gold, a.h1, a.h2, a.total AS k' : ''}
     FROM probe_decisions d
     LEFT JOIN (SELECT run_id, subject_model, state_id, count(*) AS total, count(answer) AS answered, count(*) FILTER (WHERE correct) AS right_${fingerprint}
                FROM probe_answers WHERE true${partFilterSql('', part)} GROUP BY ALL) a USING (run_id, subject_model, state_id)
-    LEFT JOIN (SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes WHERE true${partFilterSql('', part)}) m USING (run_id, scenario_id)
+    LEFT JOIN (SELECT * FROM ${meta} WHERE true${partFilterSql('', part)}) m USING (run_id, scenario_id)
     ${subject?.join ?? ''}
     WHERE ${rawDecisionSql('d')}${excludeStates ? ` AND ${EXCLUDED_STATES_FILTER}` : ''}${partFilterSql('d', part)}`;
 }
@@ -183,78 +180,148 @@ export function probeStateSql(subject?: ProbeTableOptions['subject'], excludeSta
  */
 export const STATE_ROWS = 'probe_state_rows_part';
 
-/** The columns of `STATE_ROWS` besides the groups': what the tables' GROUP BY and `sufficiencyRows` read. */
+/** One part's distinct group values and scenario ids, numbered in ORDER BY order (`partCodes`). */
+const GROUP_CODES = 'probe_part_groups';
+const SCENARIO_CODES = 'probe_part_scenarios';
+
+/** The columns of `STATE_ROWS` besides the groups': what the tables' query (`tablesSql`) and the sufficiency rows (`SufficiencyRows`) read. */
 const STATE_ROW_COLUMNS = ['scenario_id', 'ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'run_id', 'subject_model', 'state_id', 'domain', 'gold', 'h1', 'h2', 'k'].map(quoteIdent);
 
 /** A part's parameters, or none for the unbounded part. */
 const paramsOf = (part: ProbePart): SqlParams | undefined => (part.lo === null && part.hi === null ? undefined : partParams(part));
 
-/** Group values compare by value (lists and objects through their JSON). */
-const samePlain = (a: Plain, b: Plain) => a === b || (typeof a === 'object' && a !== null && JSON.stringify(a) === JSON.stringify(b));
-
 /** Where the probe tables read: a function returning plain rows, or a connection to stream the state rows from. */
 export type ProbeSource = Q | { conn: DuckDBConnection; q: Q };
 
+/**
+ * The tables and the sufficiency check, part by part: per part the state rows (`STATE_ROWS`), the
+ * tables' rows streamed with integer group and scenario codes (`tablesSql`), and the part's rows
+ * kept for `SufficiencyRows` (answers spelled out several parts per scan).
+ */
 export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): Promise<ProbeTables> {
-  const by = o.by;
-  const g = by.map(quoteIdent);
+  const g = o.by.map(quoteIdent);
   const q = typeof src === 'function' ? src : src.q;
   const parts = o.parts ?? (await loadProbeParts(q));
-  // Each group's accumulator stays open across the parts: its rows arrive part after part in one pass's order.
-  const accs = new Map<string, { values: Plain[]; acc: ProbeGroupAccumulator }>();
-  let cur: { values: Plain[]; acc: ProbeGroupAccumulator } | null = null;
-  const switchGroup = (groupValues: Plain[]) => {
-    const key = JSON.stringify(groupValues);
-    cur = accs.get(key) ?? null;
-    if (!cur) accs.set(key, (cur = { values: groupValues, acc: new ProbeGroupAccumulator(Object.fromEntries(by.map((c, k) => [c, groupValues[k]]))) }));
-  };
-  const add = (row: StateRow) => {
-    cur!.acc.add(row);
-    if (o.onStateRow && !row.ambiguous) {
-      const facts = row.total > 0 && row.right === row.total;
-      o.onStateRow(cur!.values, row.cluster, facts, facts && !row.action);
-    }
-  };
-  const row: StateRow = { cluster: '', ambiguous: false, total: 0, answered: 0, right: 0, action: false, composed: null, composedNoanswer: false, weight: 0 };
-  const suffRows: Record<string, Plain>[] = [];
-  for (const part of parts) {
+  const fold = new TablesFold(o);
+  const suff = new SufficiencyRows(q, parts, STATE_ROWS, o.sufficiencyRowsPerScan, typeof src === 'function' ? undefined : src.conn);
+  await suff.open();
+  // Scenario codes run on across the parts: a scenario is in one part, so offset + code names it in the whole store.
+  let offset = 0;
+  const meta = parts.length > 1 ? EPISODE_META : EPISODE_META_SQL;
+  if (parts.length > 1) await q(`CREATE OR REPLACE TEMP TABLE ${EPISODE_META} AS SELECT * FROM ${EPISODE_META_SQL}`);
+  for (const [pn, part] of parts.entries()) {
     // The part's state rows materialized once, for the tables and the sufficiency check: only the columns they read.
     const keep = [...new Set([...g, ...STATE_ROW_COLUMNS])].join(', ');
-    await q(`CREATE OR REPLACE TEMP TABLE ${STATE_ROWS} AS SELECT ${keep} FROM (${probeStateSql(o.subject, o.excludeStates, part, true)})`, paramsOf(part));
-    const sql = `
-    SELECT ${g.length ? `${g.join(', ')}, ` : ''}scenario_id, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
-    FROM ${STATE_ROWS} GROUP BY ALL ORDER BY ALL`;
-    if (typeof src === 'function') {
-      for (const r of await src(sql)) {
-        const values = by.map((c) => r[c]);
-        if (!cur || values.some((v, k) => !samePlain(v, cur!.values[k]))) switchGroup(values);
-        add(readStateRow(row, r.scenario_id, r.ambiguous, r.total, r.answered, r.right_, r.action, r.composed, r.composed_noanswer, r.n));
-      }
-    } else {
-      const G = by.length;
-      await forEachChunk(src.conn, sql, undefined, (columns, rows) => {
-        const [sc, amb, tot, ans, rt, act, comp, cna, n] = columns.slice(G);
-        for (let i = 0; i < rows; i++) {
-          let same = cur !== null;
-          for (let k = 0; same && k < G; k++) same = samePlain(toPlain(columns[k][i]), cur!.values[k]);
-          if (!same) switchGroup(columns.slice(0, G).map((col) => toPlain(col[i])));
-          add(readStateRow(row, sc[i], amb[i], tot[i], ans[i], rt[i], act[i], comp[i], cna[i], n[i]));
-        }
-      });
-    }
-    for (const r of await sufficiencyRows(q, part)) suffRows.push(r);
+    await q(`CREATE OR REPLACE TEMP TABLE ${STATE_ROWS} AS SELECT ${keep} FROM (${probeStateSql(o.subject, o.excludeStates, part, true, meta)})`, paramsOf(part));
+    offset += await foldPart(src, g, fold, offset);
+    await suff.add(pn);
     await q(`DROP TABLE ${STATE_ROWS}`);
   }
-  const entries = [...accs.values()];
-  // One part returns the groups in ORDER BY order; several, each in its own: sort them as one pass would.
-  if (parts.length > 1) entries.sort((x, y) => compareGroupValues(x.values, y.values));
-  const groups = entries.map((e) => e.acc.finish(o));
-  return { by, groups, sufficiency: sufficiency(suffRows) };
+  await suff.close();
+  if (parts.length > 1) await q(`DROP TABLE ${EPISODE_META}`);
+  return { by: o.by, groups: fold.finish(parts.length), sufficiency: sufficiency(suff.rows) };
+}
+
+/**
+ * Numbers the part's distinct group values (`gid`) and scenario ids (`sid`) from 1 in ORDER BY
+ * order (NULLs last), so the tables' rows carry two integers instead of the strings, and returns
+ * each gid's group values and the number of scenarios.
+ */
+async function partCodes(q: Q, g: readonly string[]): Promise<{ groups: Plain[][]; scenarios: number }> {
+  const cols = g.map((c, k) => `${c} AS g${k}`).join(', ');
+  const gs = g.map((_, k) => `g${k}`).join(', ');
+  await q(`CREATE OR REPLACE TEMP TABLE ${SCENARIO_CODES} AS SELECT scenario_id, CAST(row_number() OVER (ORDER BY scenario_id) AS INTEGER) AS sid FROM (SELECT DISTINCT scenario_id FROM ${STATE_ROWS})`);
+  const [{ scenarios }] = await q(`SELECT CAST(count(*) AS BIGINT) AS scenarios FROM ${SCENARIO_CODES}`);
+  if (g.length === 0) return { groups: [[], []], scenarios: Number(scenarios) };
+  await q(`CREATE OR REPLACE TEMP TABLE ${GROUP_CODES} AS SELECT ${gs}, CAST(row_number() OVER (ORDER BY ${gs}) AS INTEGER) AS gid FROM (SELECT DISTINCT ${cols} FROM ${STATE_ROWS})`);
+  const groups: Plain[][] = [[]];
+  for (const r of await q(`SELECT ${gs}, gid FROM ${GROUP_CODES} ORDER BY gid`)) groups[Number(r.gid)] = g.map((_, k) => r[`g${k}`]);
+  return { groups, scenarios: Number(scenarios) };
+}
+
+/**
+ * The tables' query over one part's state rows: one row per (group, scenario, outcome) with its
+ * count, sorted as `GROUP BY ALL ORDER BY ALL` over (groups, scenario_id, outcome) sorts them, the
+ * group values and the scenario id replaced by their codes (`partCodes`).
+ */
+function tablesSql(g: readonly string[]): string {
+  const cols = g.map((c, k) => `${c} AS g${k}`);
+  const join = g.length ? `JOIN ${GROUP_CODES} gc ON ${g.map((_, k) => `t.g${k} IS NOT DISTINCT FROM gc.g${k}`).join(' AND ')}` : '';
+  const outcome = ['ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'n'].map((c) => `t.${c}`).join(', ');
+  return `
+    SELECT ${g.length ? 'gc.gid' : '1'} AS gid, sc.sid, ${outcome}
+    FROM (SELECT ${[...cols, 'scenario_id'].join(', ')}, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
+          FROM ${STATE_ROWS} GROUP BY ALL) t
+    ${join}
+    JOIN ${SCENARIO_CODES} sc ON t.scenario_id IS NOT DISTINCT FROM sc.scenario_id
+    ORDER BY gid, sc.sid, ${outcome}`;
+}
+
+/** Folds one part's tables rows (`tablesSql`) into `fold`; returns the part's number of scenarios. */
+async function foldPart(src: ProbeSource, g: readonly string[], fold: TablesFold, offset: number): Promise<number> {
+  const q = typeof src === 'function' ? src : src.q;
+  const codes = await partCodes(q, g);
+  fold.startPart(codes.groups);
+  const sql = tablesSql(g);
+  const row = fold.row;
+  if (typeof src === 'function') {
+    for (const r of await src(sql)) fold.add(Number(r.gid), readStateRow(row, offset + Number(r.sid), r.ambiguous, r.total, r.answered, r.right_, r.action, r.composed, r.composed_noanswer, r.n));
+  } else {
+    await forEachChunk(src.conn, sql, undefined, (columns, rows) => {
+      const [gid, sid, amb, tot, ans, rt, act, comp, cna, n] = columns;
+      for (let i = 0; i < rows; i++) fold.add(gid[i] as number, readStateRow(row, offset + (sid[i] as number), amb[i], tot[i], ans[i], rt[i], act[i], comp[i], cna[i], n[i]));
+    });
+  }
+  return codes.scenarios;
+}
+
+/** The tables' groups, folded row by row: each group's accumulator stays open across the parts (its rows arrive part after part in one pass's order). */
+class TablesFold {
+  private readonly accs = new Map<string, { values: Plain[]; acc: ProbeGroupAccumulator }>();
+  private cur: { values: Plain[]; acc: ProbeGroupAccumulator } | null = null;
+  private gid = -1;
+  private groups: Plain[][] = [];
+  /** The row `readStateRow` fills (reused). */
+  readonly row: StateRow = { cluster: 0, ambiguous: false, total: 0, answered: 0, right: 0, action: false, composed: null, composedNoanswer: false, weight: 0 };
+  constructor(private readonly o: ProbeTableOptions) {}
+
+  /** A new part: its group codes (`partCodes`). */
+  startPart(groups: Plain[][]): void {
+    this.groups = groups;
+    this.gid = -1;
+  }
+
+  add(gid: number, row: StateRow): void {
+    if (gid !== this.gid) this.switchGroup(gid);
+    const cur = this.cur!;
+    cur.acc.add(row);
+    if (this.o.onStateRow && !row.ambiguous) {
+      const facts = row.total > 0 && row.right === row.total;
+      this.o.onStateRow(cur.values, row.cluster, facts, facts && !row.action);
+    }
+  }
+
+  private switchGroup(gid: number): void {
+    const values = this.groups[gid];
+    const key = JSON.stringify(values);
+    this.gid = gid;
+    this.cur = this.accs.get(key) ?? null;
+    if (!this.cur) this.accs.set(key, (this.cur = { values, acc: new ProbeGroupAccumulator(Object.fromEntries(this.o.by.map((c, k) => [c, values[k]]))) }));
+  }
+
+  /** The groups' tables, in ORDER BY order. */
+  finish(parts: number): ProbeGroupTable[] {
+    const entries = [...this.accs.values()];
+    // One part returns the groups in ORDER BY order; several, each in its own: sort them as one pass would.
+    if (parts > 1) entries.sort((x, y) => compareGroupValues(x.values, y.values));
+    return entries.map((e) => e.acc.finish(this.o));
+  }
 }
 
 /** One state row of the tables' query (reused: `readStateRow` overwrites it row after row). */
 interface StateRow {
-  cluster: string;
+  /** The scenario's code (`partCodes`, numbered on across the parts). */
+  cluster: number;
   ambiguous: boolean;
   /** Applicable probes, answered, right. */
   total: number;
@@ -268,8 +335,8 @@ interface StateRow {
 }
 
 /** Fills `row` from one row's values (as DuckDB returns them: INTEGER as number, BIGINT as bigint or number). */
-function readStateRow(row: StateRow, scenario: unknown, ambiguous: unknown, total: unknown, answered: unknown, right: unknown, action: unknown, composed: unknown, composedNoanswer: unknown, n: unknown): StateRow {
-  row.cluster = String(scenario);
+function readStateRow(row: StateRow, scenario: number, ambiguous: unknown, total: unknown, answered: unknown, right: unknown, action: unknown, composed: unknown, composedNoanswer: unknown, n: unknown): StateRow {
+  row.cluster = scenario;
   row.ambiguous = ambiguous === true;
   row.total = Number(total);
   row.answered = Number(answered);
@@ -287,10 +354,31 @@ const SHARE_NAMES: ProbeShareName[] = [
 ];
 
 const TALLY_KEYS = Object.keys(probeTally([])) as (keyof ProbeTally)[];
+// addTally and zeroTally name every field (a loop over the keys was the hottest line of the tables at 1e7 episodes).
+if (TALLY_KEYS.length !== 14) throw new Error(`probe tables: ProbeTally has ${TALLY_KEYS.length} fields, addTally and zeroTally name 14`);
 
 /** Adds tally b into a (field by field; a one-row tally added in row order sums exactly as `probeTally` over the rows). */
 function addTally(a: ProbeTally, b: ProbeTally): void {
-  for (const k of TALLY_KEYS) a[k] += b[k];
+  a.frar += b.frar;
+  a.fraw += b.fraw;
+  a.fwar += b.fwar;
+  a.fwaw += b.fwaw;
+  a.statesWithoutProbes += b.statesWithoutProbes;
+  a.accSum += b.accSum;
+  a.pooledNum += b.pooledNum;
+  a.answered += b.answered;
+  a.total += b.total;
+  a.cn += b.cn;
+  a.composedRight += b.composedRight;
+  a.decisionRightOnComposed += b.decisionRightOnComposed;
+  a.repaired += b.repaired;
+  a.broken += b.broken;
+}
+
+/** Sets every field of t to 0. */
+function zeroTally(t: ProbeTally): void {
+  t.frar = t.fraw = t.fwar = t.fwaw = t.statesWithoutProbes = t.accSum = t.pooledNum = 0;
+  t.answered = t.total = t.cn = t.composedRight = t.decisionRightOnComposed = t.repaired = t.broken = 0;
 }
 
 /** Adds `probeShareCounts(t)` into entry i of the share columns (in `SHARE_NAMES` order), without building it. */
@@ -346,13 +434,13 @@ class ClusterColumns<T extends string> {
   readonly cols: Record<T, IntColumn>;
   /** The columns in `names` order. */
   readonly list: IntColumn[];
-  private last: string | null = null;
+  private last: number | null = null;
   constructor(names: readonly T[]) {
     this.list = names.map(() => ({ count: new GrowableInt32(), n: new GrowableInt32() }));
     this.cols = Object.fromEntries(names.map((x, k) => [x, this.list[k]])) as Record<T, IntColumn>;
   }
   /** Index of `cluster`'s entry (a new one when the cluster changes). */
-  at(cluster: string): number {
+  at(cluster: number): number {
     const first = this.list[0];
     if (cluster !== this.last || first.n.length === 0) {
       for (const c of this.list) {
@@ -369,8 +457,15 @@ class ClusterColumns<T extends string> {
   /** Column `name` as plain arrays, for the intervals. */
   plain(name: T): { count: number[]; n: number[] } {
     const c = this.cols[name];
-    return { count: Array.from(c.count.data.subarray(0, c.count.length)), n: Array.from(c.n.data.subarray(0, c.n.length)) };
+    return { count: toNumbers(c.count.data, c.count.length), n: toNumbers(c.n.data, c.n.length) };
   }
+}
+
+/** The first `length` values of `data` as a plain array (a loop: `Array.from` over a typed array goes through its iterator). */
+function toNumbers(data: Int32Array, length: number): number[] {
+  const out = new Array<number>(length);
+  for (let i = 0; i < length; i++) out[i] = data[i];
+  return out;
 }
 
 /**
@@ -408,7 +503,7 @@ class ProbeGroupAccumulator {
       return;
     }
     const one = this.one;
-    for (const k of TALLY_KEYS) one[k] = 0;
+    zeroTally(one);
     if (!tallyRow(one, r)) {
       this.tally.statesWithoutProbes += one.statesWithoutProbes;
       return;
@@ -502,68 +597,4 @@ export function pairedDifferenceInterval(sums: readonly number[], pairs: readonl
 export function shareInterval(count: number, n: number, perState: { count: readonly number[]; n: readonly number[] }, o: RateOptions): ShareInterval {
   const { interval, shown, exact, cluster } = stateIntervals(count, n, perState, o);
   return { count, n, rate: n > 0 ? count / n : null, lower: exact.lower, upper: exact.upper, interval, shown, exact, cluster };
-}
-
-/**
- * One part's rows of the sufficiency check, from its state rows (`STATE_ROWS`): within a family
- * (the episodes' domain), states grouped by their correct probe answers alone. The fingerprint of
- * a state's correct answers keeps the DISTINCT over a million states cheap; the answers are then
- * spelled out for one representative state of each distinct (scenario, family, gold,
- * fingerprint). A scenario's rows are all in one part, so the rows of all parts in turn are the
- * rows of one pass, in its order.
- */
-async function sufficiencyRows(q: Q, part: ProbePart = ALL_PARTS[0]): Promise<Record<string, Plain>[]> {
-  return q(
-    `
-    WITH st AS (SELECT scenario_id, domain AS family, gold, h1, h2, k, min({'r': run_id, 's': subject_model, 't': state_id}) AS rep
-                FROM ${STATE_ROWS} GROUP BY ALL),
-    ans AS (SELECT st.rep, string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id) AS answers
-            FROM st JOIN probe_answers p ON p.run_id = st.rep.r AND p.subject_model = st.rep.s AND p.state_id = st.rep.t
-            WHERE st.k IS NOT NULL${partFilterSql('p', part)} GROUP BY st.rep)
-    SELECT DISTINCT st.scenario_id, st.family, st.gold, coalesce(ans.answers, '') AS answers
-    FROM st LEFT JOIN ans ON ans.rep = st.rep
-    ORDER BY scenario_id, family NULLS FIRST, answers, gold`,
-    paramsOf(part),
-  );
-}
-
-/**
- * Sufficiency over the distinct states of the store, by the paper's criterion (section 2.4,
- * appendix B.4): within a family (the episodes' `domain`; one family where none is recorded),
- * states are grouped by their correct probe answers alone. One entry per distinct (scenario,
- * family, correct answers, gold set) (`sufficiencyRows`, part after part), read once whatever the
- * epochs and subjects.
- */
-function sufficiency(rows: readonly Record<string, Plain>[]): ProbeSufficiencyReport | null {
-  if (rows.length === 0) return null;
-  const families = rows.some((r) => r.family !== null);
-  const seen = new Map<string, number>();
-  const states = rows.map((r) => {
-    const id = String(r.scenario_id);
-    const k = (seen.get(id) ?? 0) + 1;
-    seen.set(id, k);
-    return {
-      // The same scenario can show up with different answers or gold sets (several runs); keep them apart.
-      state_id: k === 1 ? id : `${id}#${k}`,
-      probe_answers: Object.fromEntries(
-        String(r.answers)
-          .split('\n')
-          .filter(Boolean)
-          .map((x) => [x.slice(0, x.indexOf('=')), x.slice(x.indexOf('=') + 1)]),
-      ),
-      gold_actions: (r.gold as string[]).length ? (r.gold as string[]).map(String) : ['(none)'],
-      family: r.family === null ? null : String(r.family),
-    };
-  });
-  const s = probeSufficiency(states);
-  return {
-    sufficient: s.sufficient,
-    states: s.states,
-    grouped_by: families ? 'family and correct probe answers' : 'correct probe answers',
-    answer_groups: s.groups.length,
-    groups_with_several_states: s.groupsWithSeveralStates,
-    vacuous: s.vacuous,
-    counterexample_states: s.counterexampleStates,
-    counterexamples: s.counterexamples.map((c) => ({ family: c.family, answers: c.answers, states: c.states, gold_sets: c.goldSets })),
-  };
 }
