@@ -14,7 +14,17 @@
  */
 import type { Plain, SqlParams } from '../store/duckdb.ts';
 
-/** Probe answers per scenario-range part: at 1e6 episodes (4.5M answers) one part; at 1e7, eight. */
+/**
+ * Probe answers per scenario-range part: at 1e6 episodes (4.5M answers) one part; at 1e7, eight.
+ * Measured at 1e7 (report settings; session 11): a part's scan decodes every row of the answers
+ * and decisions (the files interleave the scenarios, so no row group is pruned), ~1.1 s CPU of
+ * the answers' aggregate and ~0.75 s of the decisions per part; the rest grows with the part's
+ * share. Four parts save ~3.4 s in the state rows and lose it downstream (the sufficiency inserts
+ * and the tables' query over a state-rows table twice the size: `loadProbeTables` 57.4 vs 58.0 s
+ * CPU, peak RSS +30-120 MB). One pass aggregating all the answers first costs more (16 s CPU
+ * for the GROUP BY alone, spilling ~400 MB; the answers' aggregates of the eight parts cut from
+ * it: 41.8 s CPU, peak RSS 1.36 GB, against 20.6 s and 0.83 GB straight from the Parquet).
+ */
 export const PROBE_ANSWERS_PER_PART = 6_000_000;
 
 /** One range of scenario ids: `lo` (inclusive) and `hi` (exclusive), null where unbounded. */
