@@ -63,6 +63,16 @@ export interface AgreementResult {
  */
 export const JUDGMENTS_PER_PART = 10_000_000;
 
+/**
+ * Judgments per hash part of the pattern pivot (`loadJudgePatterns`: the report's judges sections,
+ * `standoff agreement`), larger than `JUDGMENTS_PER_PART`: its per-sample aggregate is grouped
+ * again into a few hundred patterns in the same query (no per-sample rows leave DuckDB), and DuckDB
+ * spills that aggregate within its 1 GB, so one scan of the judgments is cheaper than three (issue
+ * 28, 1e7, 29.8M judgments, the pivot with section 2's verdict tally: 17.6-19.8 s of CPU in 3
+ * parts, 13.9-15.3 s in one; peak RSS 1.2-1.5 GB and 1.3 GB). 1 part at 1e6 and 1e7.
+ */
+export const PATTERN_JUDGMENTS_PER_PART = 32_000_000;
+
 /** How many hash partitions keep each within `perPart` judgments. */
 export const partitionsFor = (judgments: number, perPart = JUDGMENTS_PER_PART): number => Math.max(1, Math.ceil(judgments / perPart));
 
@@ -152,7 +162,7 @@ export async function loadJudgePatterns(
   scorer: string,
   subject = 'e.subject_model',
   join = '',
-  judgmentsPerPart = JUDGMENTS_PER_PART,
+  judgmentsPerPart = PATTERN_JUDGMENTS_PER_PART,
   uniqueRuns?: UniqueRuns,
   tally = false,
 ): Promise<JudgePatterns & { tally?: VerdictTally }> {

@@ -28,7 +28,7 @@
 import { judgePairAgreement, leaveOneJudgeOut, medianOfJudges, type AlphaLevel, type JudgePairAgreement } from '../../stats/index.ts';
 import { byText, cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, signed, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
-import { agreementFromCounts, JUDGMENTS_PER_PART, loadJudgePatterns, patternMatrix, type AgreementResult, type JudgePatterns, type UniqueRuns, type VerdictTally } from '../../analysis/judge-patterns.ts';
+import { agreementFromCounts, loadJudgePatterns, PATTERN_JUDGMENTS_PER_PART, patternMatrix, type AgreementResult, type JudgePatterns, type UniqueRuns, type VerdictTally } from '../../analysis/judge-patterns.ts';
 import { KIND_SQL, type MetricKind } from '../../analysis/metrics.ts';
 
 export const ALIGNMENT_SCORER = 'reasoning_action_alignment';
@@ -137,7 +137,7 @@ async function loadO1JudgePanel(ctx: ReportContext, uniqueRuns?: UniqueRuns): Pr
   const scorers = await ctx.q(`SELECT scorer, CAST(count(*) AS BIGINT) AS n FROM judgments GROUP BY scorer ORDER BY n DESC, scorer`);
   if (scorers.length === 0) return null;
   const scorer = scorers.some((s) => s.scorer === ALIGNMENT_SCORER) ? ALIGNMENT_SCORER : String(scorers[0].scorer);
-  return { scorer, patterns: await loadJudgePatterns(ctx.q, scorer, O1_LABELS.expr, O1_LABELS.join, JUDGMENTS_PER_PART, uniqueRuns, true) };
+  return { scorer, patterns: await loadJudgePatterns(ctx.q, scorer, O1_LABELS.expr, O1_LABELS.join, PATTERN_JUDGMENTS_PER_PART, uniqueRuns, true) };
 }
 
 /** Every judged scorer of the store, with the subjects' labels of `labels`. */
@@ -154,7 +154,7 @@ export async function judgedScorers(ctx: ReportContext, labels: SubjectLabels, u
 export async function judgedScorer(ctx: ReportContext, scorer: string, labels: SubjectLabels, uniqueRuns?: UniqueRuns, loaded?: JudgePatterns): Promise<JudgesSection> {
   const [k] = await ctx.q(`SELECT ${KIND_SQL} AS kind FROM judgments WHERE scorer = $scorer`, { scorer });
   const kind = (k?.kind as MetricKind | null) ?? null;
-  const p = loaded ?? (await loadJudgePatterns(ctx.q, scorer, labels.expr, labels.join, JUDGMENTS_PER_PART, uniqueRuns));
+  const p = loaded ?? (await loadJudgePatterns(ctx.q, scorer, labels.expr, labels.join, PATTERN_JUDGMENTS_PER_PART, uniqueRuns));
   const counts = p.patterns.map((x) => x.count);
   const values = patternMatrix(p);
   const alpha = kind && values.some((row) => row.some((v) => v !== null))
