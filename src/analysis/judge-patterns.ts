@@ -59,7 +59,8 @@ export interface AgreementResult {
  * Judgments per hash partition of the samples when judgments are pivoted per sample: each GROUP BY
  * then holds a bounded share of the samples (at 1e7 one pass needed ~7 GB). Every partition scans
  * all the judgments again (~2.6 s of CPU at 1e7), so the parts are as large as the 1 GB DuckDB
- * limit allows: 3 at 1e7 (29.8M judgments), 1 at 1e6.
+ * limit allows: 3 at 1e7 (29.8M judgments), 1 at 1e6. The default of `samplePartsOf`, so of
+ * `standoff judges` (`loadJudgeMedians`); the pattern pivot uses `PATTERN_JUDGMENTS_PER_PART`.
  */
 export const JUDGMENTS_PER_PART = 10_000_000;
 
