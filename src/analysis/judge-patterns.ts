@@ -59,9 +59,20 @@ export interface AgreementResult {
  * Judgments per hash partition of the samples when judgments are pivoted per sample: each GROUP BY
  * then holds a bounded share of the samples (at 1e7 one pass needed ~7 GB). Every partition scans
  * all the judgments again (~2.6 s of CPU at 1e7), so the parts are as large as the 1 GB DuckDB
- * limit allows: 3 at 1e7 (29.8M judgments), 1 at 1e6.
+ * limit allows: 3 at 1e7 (29.8M judgments), 1 at 1e6. The default of `samplePartsOf`, so of
+ * `standoff judges` (`loadJudgeMedians`); the pattern pivot uses `PATTERN_JUDGMENTS_PER_PART`.
  */
 export const JUDGMENTS_PER_PART = 10_000_000;
+
+/**
+ * Judgments per hash part of the pattern pivot (`loadJudgePatterns`: the report's judges sections,
+ * `standoff agreement`), larger than `JUDGMENTS_PER_PART`: its per-sample aggregate is grouped
+ * again into a few hundred patterns in the same query (no per-sample rows leave DuckDB), and DuckDB
+ * spills that aggregate within its 1 GB, so one scan of the judgments is cheaper than three (issue
+ * 28, 1e7, 29.8M judgments, the pivot with section 2's verdict tally: 17.6-19.8 s of CPU in 3
+ * parts, 13.9-15.3 s in one; peak RSS 1.2-1.5 GB and 1.3 GB). 1 part at 1e6 and 1e7.
+ */
+export const PATTERN_JUDGMENTS_PER_PART = 32_000_000;
 
 /** How many hash partitions keep each within `perPart` judgments. */
 export const partitionsFor = (judgments: number, perPart = JUDGMENTS_PER_PART): number => Math.max(1, Math.ceil(judgments / perPart));
@@ -89,8 +100,9 @@ type Query = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[
  * GROUP BY after the join: taken from `uniqueRuns` (the report's gate), else counted here (2.3 s
  * CPU at 1e7).
  */
-export async function samplePartsOf(q: Query, scorer: string, perPart = JUDGMENTS_PER_PART, uniqueRuns?: UniqueRuns): Promise<SamplePart[]> {
-  const runs = await q(`SELECT run_id, CAST(count(*) AS BIGINT) AS n FROM judgments WHERE scorer = $scorer GROUP BY run_id ORDER BY run_id || '/'`, { scorer });
+export async function samplePartsOf(q: Query, scorer: string, perPart = JUDGMENTS_PER_PART, uniqueRuns?: UniqueRuns, allScorers = false): Promise<SamplePart[]> {
+  const where = allScorers ? '' : 'WHERE scorer = $scorer';
+  const runs = await q(`SELECT run_id, CAST(count(*) AS BIGINT) AS n FROM judgments ${where} GROUP BY run_id ORDER BY run_id || '/'`, allScorers ? {} : { scorer });
   const parts: SamplePart[] = [];
   for (const r of runs) {
     const run = String(r.run_id);
@@ -131,18 +143,30 @@ export function perSampleSql(o: { agg: string; from: string; part: SamplePart; s
 }
 
 /**
+ * Judge verdicts of every scorer per run and subject label, and how many are ERROR: the counts of
+ * judgments joined to their episodes on (run, episode id). Only for runs whose episode ids are
+ * unique (a run left out is counted by the caller's own join).
+ */
+export type VerdictTally = Map<string, Map<string, { n: number; errors: number }>>;
+
+/**
  * The scorer's judgments as patterns. `subject` is the SQL expression naming a sample's subject
  * and `join` the joins that make it available (the report's `r_subject` labels; the CLI's model
- * names), over episodes aliased `e`.
+ * names), over episodes aliased `e`. With `tally`, the same scan also counts every scorer's
+ * verdicts (and ERROR verdicts) per run and subject (`VerdictTally`): the per-sample aggregate
+ * then covers all the run's judgments, the judges' columns filtered on the scorer, and samples
+ * without a judgment of the scorer are dropped from the patterns after the count (issue 28: the
+ * report's section 2 counted them in a second join of every judgment, 8.3 s of CPU at 1e7).
  */
 export async function loadJudgePatterns(
   q: (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>,
   scorer: string,
   subject = 'e.subject_model',
   join = '',
-  judgmentsPerPart = JUDGMENTS_PER_PART,
+  judgmentsPerPart = PATTERN_JUDGMENTS_PER_PART,
   uniqueRuns?: UniqueRuns,
-): Promise<JudgePatterns> {
+  tally = false,
+): Promise<JudgePatterns & { tally?: VerdictTally }> {
   // The scorer and the judge models are bound ($scorer, $j0, $j1, ...), never written into the SQL.
   const n = (cond: string) => `CAST(count(*) FILTER (WHERE ${cond}) AS BIGINT)`;
   const judgeRows = await q(`
@@ -152,25 +176,7 @@ export async function loadJudgePatterns(
     FROM judgments WHERE scorer = $scorer GROUP BY judge_model ORDER BY judge_model`, { scorer });
   const judges = judgeRows.map((r) => String(r.judge_model));
   if (judges.length === 0) return { scorer, judges, families: [], verdicts: [], patterns: [] };
-  const cols = judges
-    .map((_, i) => {
-      const f = `FILTER (WHERE j.judge_model = $j${i})`;
-      return `max(j.value) ${f} AS v${i}, bool_or(j.excluded_self) ${f} AS x${i}, CAST(count(*) ${f} AS INTEGER) AS c${i}`;
-    })
-    .join(', ');
-  const keep = judges.flatMap((_, i) => [`v${i}`, `x${i}`]);
-  const counts = judges.map((_, i) => `c${i}`);
-  const sel = judges.map((_, i) => `v${i}, x${i}, c${i}`).join(', ');
-  // Counted per run and hash part of its samples (a sample is in exactly one), then merged: each
-  // GROUP BY holds a bounded share of the samples (at 1e7 one pass ran DuckDB out of memory).
-  const params = { scorer, ...Object.fromEntries(judges.map((jm, i) => [`j${i}`, jm])) };
-  const parts: Record<string, Plain>[][] = [];
-  for (const part of await samplePartsOf(q, scorer, judgmentsPerPart, uniqueRuns)) {
-    parts.push(await q(`
-    WITH p AS (${perSampleSql({ agg: cols, from: 'FROM judgments j WHERE j.scorer = $scorer', part, select: (v) => `${v(subject)} AS subject`, join, keep, counts })})
-    SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n FROM p GROUP BY ALL ORDER BY ALL`, { ...params, run: part.run }));
-  }
-  const rows = parts.length === 1 ? parts[0] : mergePatternRows(parts, judges.length);
+  const { rows, verdicts } = await patternRows(q, { scorer, judges, subject, join, judgmentsPerPart, uniqueRuns, tally });
   return {
     scorer,
     judges,
@@ -185,9 +191,74 @@ export async function loadJudgePatterns(
       })),
       count: Number(r.n),
     })),
+    ...(tally ? { tally: verdicts } : {}),
   };
 }
 
+interface PatternQuery {
+  scorer: string;
+  judges: string[];
+  subject: string;
+  join: string;
+  judgmentsPerPart: number;
+  uniqueRuns?: UniqueRuns;
+  tally: boolean;
+}
+
+/**
+ * The pattern rows (subject, v0, x0, c0, ..., n), counted per run and hash part of its samples (a
+ * sample is in exactly one), then merged: each GROUP BY holds a bounded share of the samples (at
+ * 1e7 one pass ran DuckDB out of memory). With `o.tally`, a run whose episode ids are unique is
+ * aggregated over all its judgments (`tn`, `te`: a sample's judgments and ERROR verdicts of every
+ * scorer), summed per subject into `verdicts`; rows without a judgment of the scorer (every `c` 0)
+ * are then dropped, which leaves the rows of the scorer's own pivot, in its order.
+ */
+async function patternRows(q: Query, o: PatternQuery): Promise<{ rows: Record<string, Plain>[]; verdicts: VerdictTally }> {
+  const params = { scorer: o.scorer, ...Object.fromEntries(o.judges.map((jm, i) => [`j${i}`, jm])) };
+  const counts = o.judges.map((_, i) => `c${i}`);
+  const sel = o.judges.map((_, i) => `v${i}, x${i}, c${i}`).join(', ');
+  const verdicts: VerdictTally = new Map();
+  const parts: Record<string, Plain>[][] = [];
+  for (const part of await samplePartsOf(q, o.scorer, o.judgmentsPerPart, o.uniqueRuns, o.tally)) {
+    const all = o.tally && part.unique;
+    const sql = perSampleSql({
+      agg: pivotColumns(o.judges, all),
+      from: `FROM judgments j WHERE ${all ? 'true' : 'j.scorer = $scorer'}`,
+      part,
+      select: (v) => `${v(o.subject)} AS subject`,
+      join: o.join,
+      keep: o.judges.flatMap((_, i) => [`v${i}`, `x${i}`]),
+      counts: all ? [...counts, 'tn', 'te'] : counts,
+    });
+    const tail = all ? ', CAST(sum(tn) AS BIGINT) AS tn, CAST(sum(te) AS BIGINT) AS te' : '';
+    const rows = await q(`WITH p AS (${sql}) SELECT subject, ${sel}, CAST(count(*) AS BIGINT) AS n${tail} FROM p GROUP BY subject, ${sel} ORDER BY subject, ${sel}`, { ...params, run: part.run });
+    if (!all) {
+      parts.push(rows);
+      continue;
+    }
+    const bySubject = verdicts.get(part.run) ?? new Map<string, { n: number; errors: number }>();
+    verdicts.set(part.run, bySubject);
+    for (const r of rows) {
+      const v = bySubject.get(String(r.subject)) ?? { n: 0, errors: 0 };
+      v.n += Number(r.tn);
+      v.errors += Number(r.te);
+      bySubject.set(String(r.subject), v);
+    }
+    const mine = rows.filter((r) => counts.some((c) => Number(r[c]) > 0)).map(({ tn: _n, te: _e, ...r }) => r);
+    if (mine.length > 0) parts.push(mine);
+  }
+  return { rows: parts.length === 1 ? parts[0] : mergePatternRows(parts, o.judges.length), verdicts };
+}
+
+/** Each judge's value, self-exclusion and judgments per sample; with `all`, the judges' columns filtered on the scorer and the sample's judgments and ERROR verdicts of every scorer beside. */
+function pivotColumns(judges: string[], all: boolean): string {
+  const cols = judges.map((_, i) => {
+    const f = `FILTER (WHERE ${all ? 'j.scorer = $scorer AND ' : ''}j.judge_model = $j${i})`;
+    return `max(j.value) ${f} AS v${i}, bool_or(j.excluded_self) ${f} AS x${i}, CAST(count(*) ${f} AS INTEGER) AS c${i}`;
+  });
+  if (all) cols.push(`CAST(count(*) AS INTEGER) AS tn`, `CAST(count(*) FILTER (WHERE j.verdict = 'ERROR') AS INTEGER) AS te`);
+  return cols.join(', ');
+}
 
 /** Pattern rows of several partitions summed into one list, in the order a single pass sorts them (ORDER BY ALL: subject, then v0, x0, c0, ...; NULLs last). */
 function mergePatternRows(parts: Record<string, Plain>[][], judges: number): Record<string, Plain>[] {

@@ -115,6 +115,52 @@ describe('judge pivots per run: the join on the episode id alone, no regrouping 
   });
 });
 
+describe('judge patterns with the verdict tally: every scorer\'s verdicts per run and subject from the same scan', () => {
+  /** The verdicts of every scorer joined to their episodes on (run_id, episode_id), per run and subject. */
+  const joined = async () => {
+    const rows = await q(`SELECT j.run_id, e.subject_model AS subject, CAST(count(*) AS BIGINT) AS n, CAST(count(*) FILTER (WHERE j.verdict = 'ERROR') AS BIGINT) AS errors
+      FROM judgments j JOIN episodes e ON e.run_id = j.run_id AND e.episode_id = j.episode_id GROUP BY ALL`);
+    const out = new Map<string, Map<string, { n: number; errors: number }>>();
+    for (const r of rows) {
+      const m = out.get(String(r.run_id)) ?? new Map<string, { n: number; errors: number }>();
+      out.set(String(r.run_id), m);
+      m.set(String(r.subject), { n: Number(r.n), errors: Number(r.errors) });
+    }
+    return out;
+  };
+
+  it('the scorer\'s patterns unchanged (one pass and parts); the tally of the one join for runs with unique episode ids, none for a run with an episode twice', async () => {
+    // run-2: unique episode ids shared with run-1 (which holds ep-004 twice); a second scorer judges samples of both runs, some the first scorer never judged.
+    await q(`INSERT INTO episodes SELECT 'run-2', episode_id, 'n' || (CAST(right(episode_id, 3) AS INTEGER) % 2), 'g' FROM episodes WHERE run_id = 'run-1' AND episode_id < 'ep-200' GROUP BY episode_id`);
+    await q(`INSERT INTO judgments SELECT 'run-2', episode_id, scorer, judge_model, judge_family, 1 - value, verdict, raw, NOT excluded_self FROM judgments WHERE run_id = 'run-1' AND judge_model <> 'j-ghost' AND episode_id < 'ep-150'`);
+    await q(`INSERT INTO judgments SELECT run_id, episode_id, 'other', 'j-o', 'fam-o', CASE WHEN CAST(right(episode_id, 3) AS INTEGER) % 5 = 0 THEN NULL ELSE 1 END, CASE WHEN CAST(right(episode_id, 3) AS INTEGER) % 5 = 0 THEN 'ERROR' ELSE 'ALIGNED' END, NULL, false
+      FROM episodes WHERE episode_id >= 'ep-100' GROUP BY ALL`);
+    try {
+      const plain = await loadJudgePatterns(q, 'align');
+      expect(plain.patterns).toEqual(await onePass(plain.judges));
+      const want = await joined();
+      for (const perPart of [undefined, 100]) {
+        const t = await loadJudgePatterns(q, 'align', 'e.subject_model', '', perPart, undefined, true);
+        expect({ ...t, tally: undefined }).toEqual({ ...plain, tally: undefined });
+        expect([...t.tally!.keys()]).toEqual(['run-2']); // run-1 holds ep-004 twice: its verdicts are left to the caller's join
+        expect(t.tally!.get('run-2')).toEqual(want.get('run-2'));
+        expect([...t.tally!.get('run-2')!.values()].some((v) => v.errors > 0)).toBe(true);
+      }
+      // Without the duplicate both runs are tallied, each as the join counts it.
+      const unique = new Map([['run-1', true], ['run-2', true]]);
+      await q(`DELETE FROM episodes WHERE episode_id = 'ep-004' AND run_id = 'run-1' AND rowid = (SELECT max(rowid) FROM episodes WHERE episode_id = 'ep-004' AND run_id = 'run-1')`);
+      const one = await loadJudgePatterns(q, 'align');
+      const t = await loadJudgePatterns(q, 'align', 'e.subject_model', '', 150, unique, true);
+      expect({ ...t, tally: undefined }).toEqual({ ...one, tally: undefined });
+      expect(t.tally).toEqual(await joined());
+    } finally {
+      await q(`DELETE FROM episodes WHERE run_id = 'run-2'`);
+      await q(`DELETE FROM judgments WHERE run_id = 'run-2' OR scorer = 'other'`);
+      if (Number((await q(`SELECT count(*) AS n FROM episodes WHERE episode_id = 'ep-004'`))[0]!.n) === 1) await q(`INSERT INTO episodes SELECT * FROM episodes WHERE episode_id = 'ep-004'`);
+    }
+  });
+});
+
 describe('uniqueEpisodeRuns: the gate\'s unique_episodes verdict per run', () => {
   it('reads the check of one run and of several (named with the run), and nothing else', () => {
     const check = (name: string, run: string | null, passed: boolean): GateCheck => ({ check: name, run, passed, detail: '', failures: [] });

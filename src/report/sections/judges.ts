@@ -28,7 +28,7 @@
 import { judgePairAgreement, leaveOneJudgeOut, medianOfJudges, type AlphaLevel, type JudgePairAgreement } from '../../stats/index.ts';
 import { byText, cell, code, fixed, fmtCount, numInterval, pct, pctInterval, pp, signed, table } from '../markdown.ts';
 import type { ReportContext } from './context.ts';
-import { agreementFromCounts, JUDGMENTS_PER_PART, loadJudgePatterns, patternMatrix, type AgreementResult, type JudgePatterns, type UniqueRuns } from '../../analysis/judge-patterns.ts';
+import { agreementFromCounts, loadJudgePatterns, PATTERN_JUDGMENTS_PER_PART, patternMatrix, type AgreementResult, type JudgePatterns, type UniqueRuns, type VerdictTally } from '../../analysis/judge-patterns.ts';
 import { KIND_SQL, type MetricKind } from '../../analysis/metrics.ts';
 
 export const ALIGNMENT_SCORER = 'reasoning_action_alignment';
@@ -104,12 +104,40 @@ const emptyJudges = (scorer: string, message: string): JudgesSection => ({
 
 /** The Standoff O1 suite's judges: the alignment panel (or the most judged scorer). */
 export async function judgesSection(ctx: ReportContext, uniqueRuns?: UniqueRuns): Promise<JudgesSection> {
-  const scorers = await ctx.q(`SELECT scorer, CAST(count(*) AS BIGINT) AS n FROM judgments GROUP BY scorer ORDER BY n DESC, scorer`);
-  if (scorers.length === 0) {
+  const panel = await o1JudgePanel(ctx, uniqueRuns);
+  if (panel === null) {
     return emptyJudges(ALIGNMENT_SCORER, 'No judgments in this store: the runs were made without judges (or the judge records were not ingested), so there is no judge agreement to report, and alignment was not measured.');
   }
+  return judgedScorer(ctx, panel.scorer, { ...O1_LABELS, subjects: ctx.subjects }, uniqueRuns, panel.patterns);
+}
+
+/** O1's subject labels: `r_subject`'s, over episodes `e` (the subject list is the context's). */
+const O1_LABELS: SubjectLabels = { expr: 's.subject', join: 'JOIN r_subject s ON s.run_id = e.run_id AND s.subject_model = e.subject_model', subjects: [] };
+
+/** The O1 judges section's scorer and its patterns, with every scorer's verdicts per run and subject (null: no judgments). */
+export interface O1JudgePanel {
+  scorer: string;
+  patterns: JudgePatterns & { tally?: VerdictTally };
+}
+
+const o1Panels = new WeakMap<ReportContext, Promise<O1JudgePanel | null>>();
+
+/**
+ * The O1 suite's judged scorer (the alignment panel, or the most judged scorer) and its patterns,
+ * loaded once per context with the verdict tally (`loadJudgePatterns`): section 2's verdict counts
+ * per subject and section 6 read the same scan of the judgments, whichever asks first.
+ */
+export function o1JudgePanel(ctx: ReportContext, uniqueRuns?: UniqueRuns): Promise<O1JudgePanel | null> {
+  let p = o1Panels.get(ctx);
+  if (!p) o1Panels.set(ctx, (p = loadO1JudgePanel(ctx, uniqueRuns)));
+  return p;
+}
+
+async function loadO1JudgePanel(ctx: ReportContext, uniqueRuns?: UniqueRuns): Promise<O1JudgePanel | null> {
+  const scorers = await ctx.q(`SELECT scorer, CAST(count(*) AS BIGINT) AS n FROM judgments GROUP BY scorer ORDER BY n DESC, scorer`);
+  if (scorers.length === 0) return null;
   const scorer = scorers.some((s) => s.scorer === ALIGNMENT_SCORER) ? ALIGNMENT_SCORER : String(scorers[0].scorer);
-  return judgedScorer(ctx, scorer, { expr: 's.subject', join: 'JOIN r_subject s ON s.run_id = e.run_id AND s.subject_model = e.subject_model', subjects: ctx.subjects }, uniqueRuns);
+  return { scorer, patterns: await loadJudgePatterns(ctx.q, scorer, O1_LABELS.expr, O1_LABELS.join, PATTERN_JUDGMENTS_PER_PART, uniqueRuns, true) };
 }
 
 /** Every judged scorer of the store, with the subjects' labels of `labels`. */
@@ -123,10 +151,10 @@ export async function judgedScorers(ctx: ReportContext, labels: SubjectLabels, u
  * One judged scorer: every judge statistic of the report. The scorer is a bound parameter;
  * `uniqueRuns` are the gate's episode-uniqueness verdicts (`uniqueEpisodeRuns`), when it ran.
  */
-export async function judgedScorer(ctx: ReportContext, scorer: string, labels: SubjectLabels, uniqueRuns?: UniqueRuns): Promise<JudgesSection> {
+export async function judgedScorer(ctx: ReportContext, scorer: string, labels: SubjectLabels, uniqueRuns?: UniqueRuns, loaded?: JudgePatterns): Promise<JudgesSection> {
   const [k] = await ctx.q(`SELECT ${KIND_SQL} AS kind FROM judgments WHERE scorer = $scorer`, { scorer });
   const kind = (k?.kind as MetricKind | null) ?? null;
-  const p = await loadJudgePatterns(ctx.q, scorer, labels.expr, labels.join, JUDGMENTS_PER_PART, uniqueRuns);
+  const p = loaded ?? (await loadJudgePatterns(ctx.q, scorer, labels.expr, labels.join, PATTERN_JUDGMENTS_PER_PART, uniqueRuns));
   const counts = p.patterns.map((x) => x.count);
   const values = patternMatrix(p);
   const alpha = kind && values.some((row) => row.some((v) => v !== null))

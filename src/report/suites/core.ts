@@ -40,7 +40,8 @@ const several = (g: GenericValues) => (g.suites?.length ?? 0) > 1;
  */
 export interface ResultsView<P> {
   source: ObservationSource;
-  present(ctx: ReportContext, computed: { scorers: ScorerInfo[]; cells: ResultCell[] }): Promise<P>;
+  /** `earlier`: the earlier sections' results (the suite's `SectionInput`). */
+  present(ctx: ReportContext, computed: { scorers: ScorerInfo[]; cells: ResultCell[] }, earlier?: Readonly<Record<string, unknown>>): Promise<P>;
   render(value: P, input: RenderInput): string;
   figures?(value: P, input: RenderInput): (FigureSpec | null)[];
   step?: string;
@@ -51,7 +52,7 @@ export function resultsSectionOf<P>(view: ResultsView<P>): SuiteSection<P> {
   return {
     key: 'results',
     step: view.step ?? 'results per subject',
-    compute: async ({ ctx }) => view.present(ctx, await computeResults(ctx, view.source)),
+    compute: async ({ ctx, earlier }) => view.present(ctx, await computeResults(ctx, view.source), earlier),
     render: view.render,
     figures: view.figures,
   };
