@@ -43,6 +43,7 @@ import { forEachChunk, quoteIdent, type Plain, type SqlParams } from '../store/d
 import { GrowableInt32 } from '../growable-array.ts';
 import { SufficiencyRows, sufficiency, type ProbeSufficiencyReport } from './probe-sufficiency-rows.ts';
 import { ALL_PARTS, compareGroupValues, loadProbeParts, partFilterSql, partParams, type ProbePart } from './probe-parts.ts';
+import { episodeTargetsSql, withEpisodeTargets } from './probe-temp-tables.ts';
 import { CLT_METHOD, clusterIntervalFromTotals, type Interval, type RateOptions } from './rates.ts';
 import { stateIntervals, type ShownKind } from './state-interval.ts';
 
@@ -144,10 +145,9 @@ export interface ProbeTables {
 
 type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
 
-/** The episodes' scenario metadata the state rows join (`probeStateSql`): its distinct rows per run and scenario. */
-const EPISODE_META_SQL = '(SELECT DISTINCT run_id, scenario_id, domain, decision_type, variant, target FROM episodes)';
-
-/** `EPISODE_META_SQL` read once for all parts (a part's scan reads every episode: at 1e7, 8 x 10M rows for 500,000). */
+/** The episodes' metadata the state rows join (`probeStateSql`): inline for one part, else read once into a table (`withEpisodeTargets`; a part's scan reads every episode). */
+const META_COLUMNS = ['domain', 'decision_type', 'variant'];
+const EPISODE_META_SQL = `(${episodeTargetsSql(META_COLUMNS)})`;
 const EPISODE_META = 'probe_episode_meta';
 
 /**
@@ -207,18 +207,18 @@ export async function loadProbeTables(src: ProbeSource, o: ProbeTableOptions): P
   await suff.open();
   // Scenario codes run on across the parts: a scenario is in one part, so offset + code names it in the whole store.
   let offset = 0;
-  const meta = parts.length > 1 ? EPISODE_META : EPISODE_META_SQL;
-  if (parts.length > 1) await q(`CREATE OR REPLACE TEMP TABLE ${EPISODE_META} AS SELECT * FROM ${EPISODE_META_SQL}`);
-  for (const [pn, part] of parts.entries()) {
-    // The part's state rows materialized once, for the tables and the sufficiency check: only the columns they read.
-    const keep = [...new Set([...g, ...STATE_ROW_COLUMNS])].join(', ');
-    await q(`CREATE OR REPLACE TEMP TABLE ${STATE_ROWS} AS SELECT ${keep} FROM (${probeStateSql(o.subject, o.excludeStates, part, true, meta)})`, paramsOf(part));
-    offset += await foldPart(src, g, fold, offset);
-    await suff.add(pn);
-    await q(`DROP TABLE ${STATE_ROWS}`);
-  }
+  // The part's state rows materialized once, for the tables and the sufficiency check: only the columns they read.
+  const keep = [...new Set([...g, ...STATE_ROW_COLUMNS])].join(', ');
+  const eachPart = async (meta: string) => {
+    for (const [pn, part] of parts.entries()) {
+      await q(`CREATE OR REPLACE TEMP TABLE ${STATE_ROWS} AS SELECT ${keep} FROM (${probeStateSql(o.subject, o.excludeStates, part, true, meta)})`, paramsOf(part));
+      offset += await foldPart(src, g, fold, offset);
+      await suff.add(pn);
+      await q(`DROP TABLE ${STATE_ROWS}`);
+    }
+  };
+  await (parts.length > 1 ? withEpisodeTargets(q, EPISODE_META, META_COLUMNS, () => eachPart(EPISODE_META)) : eachPart(EPISODE_META_SQL));
   await suff.close();
-  if (parts.length > 1) await q(`DROP TABLE ${EPISODE_META}`);
   return { by: o.by, groups: fold.finish(parts.length), sufficiency: sufficiency(suff.rows) };
 }
 

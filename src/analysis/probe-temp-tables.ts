@@ -42,8 +42,11 @@ export async function withSubjectKeys<T>(q: Q, table: string, subject: SubjectEx
   }
 }
 
+/** The rows of `withEpisodeTargets`' table, as a query (for a caller that reads them once, inline). */
+export const episodeTargetsSql = (columns: readonly string[]): string => `SELECT DISTINCT run_id, scenario_id, ${[...columns, 'target'].join(', ')} FROM episodes`;
+
 export async function withEpisodeTargets<T>(q: Q, table: string, columns: readonly string[], fn: () => Promise<T>): Promise<T> {
-  await q(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT DISTINCT run_id, scenario_id, ${[...columns, 'target'].join(', ')} FROM episodes`);
+  await q(`CREATE OR REPLACE TEMP TABLE ${table} AS ${episodeTargetsSql(columns)}`);
   try {
     return await fn();
   } finally {
