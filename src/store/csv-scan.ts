@@ -23,6 +23,7 @@ import { open } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { GrowableInt32 } from '../growable-array.ts';
+import { createLineCounter, type LineCounter } from './csv-lines.ts';
 
 /** Largest field in bytes (1 MiB); a longer one is a `fieldTooLarge` problem. */
 export const MAX_FIELD_BYTES = 1024 * 1024;
@@ -190,7 +191,11 @@ export class CsvScanner {
   /** The file starts with a UTF-8 byte-order mark. */
   bom = false;
 
-  constructor(private readonly opts: { stopAfterHeader?: boolean; delimiter?: string } = {}) {
+  /**
+   * `counter`: chunks read into its buffer have their lines counted by its SIMD kernel on the fast
+   * path (`countLines`); other chunks by `indexOf`.
+   */
+  constructor(private readonly opts: { stopAfterHeader?: boolean; delimiter?: string; counter?: LineCounter } = {}) {
     this.delim = (opts.delimiter ?? ',').charCodeAt(0);
   }
 
@@ -358,16 +363,8 @@ export class CsvScanner {
     if (!this.recStarted && seg[0] === LF) return false;
     if (!isUtf8(seg)) return false;
     // Every line of the segment is one record; none may be longer than the field limit.
-    let count = 0;
-    let prev = -1;
-    let first = true;
-    for (let j = seg.indexOf(LF); j >= 0; j = seg.indexOf(LF, j + 1)) {
-      const len = j - prev - 1 + (first ? this.fieldBytes : 0);
-      if (len > MAX_FIELD_BYTES) return false;
-      first = false;
-      prev = j;
-      count++;
-    }
+    const count = this.countLines(seg);
+    if (count < 0) return false;
     if (!this.recStarted) this.startRecord();
     this.eol = 1;
     // Records rec .. rec + count - 1 end here; their starts keep the same offsets (no entries).
@@ -383,6 +380,30 @@ export class CsvScanner {
     this.st = S.FieldStart;
     if (last + 1 < chunk.length) this.slow(chunk, last + 1, chunk.length);
     return true;
+  }
+
+  /**
+   * The lines of a segment that ends with a line feed, or -1 when one is longer than the field
+   * limit (the first line continues the field being read). In the counter's buffer, a segment of at
+   * most the limit + 1 bytes can hold a longer line only as its first: that line is measured and
+   * the line feeds are counted by the kernel; otherwise line by line.
+   */
+  private countLines(seg: Buffer): number {
+    const counter = this.opts.counter;
+    if (counter && seg.length <= MAX_FIELD_BYTES + 1 && counter.holds(seg)) {
+      return seg.indexOf(LF) + this.fieldBytes > MAX_FIELD_BYTES ? -1 : counter.count(seg);
+    }
+    let count = 0;
+    let prev = -1;
+    let first = true;
+    for (let j = seg.indexOf(LF); j >= 0; j = seg.indexOf(LF, j + 1)) {
+      const len = j - prev - 1 + (first ? this.fieldBytes : 0);
+      if (len > MAX_FIELD_BYTES) return -1;
+      first = false;
+      prev = j;
+      count++;
+    }
+    return count;
   }
 
   private slow(chunk: Uint8Array, from: number, to: number): void {
@@ -485,13 +506,15 @@ export class CsvScanner {
 /**
  * Scans a whole file (hashing it); see `CsvScanner`. One 1 MiB buffer, read into again and again
  * (the scanner copies what it keeps): a read stream's fresh buffer per chunk cost a fifth more CPU.
+ * The buffer is a line counter's (`csv-lines.ts`), so the fast path counts lines in place.
  */
 export async function scanCsvFile(file: string, delimiter = ','): Promise<CsvScan> {
-  const scanner = new CsvScanner({ delimiter });
+  const counter = createLineCounter();
+  const scanner = new CsvScanner({ delimiter, counter });
   const hash = createHash('sha256');
   const fh = await open(file, 'r');
   try {
-    const buf = Buffer.allocUnsafe(1 << 20);
+    const buf = counter.buffer;
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, null);
       if (bytesRead === 0) break;

@@ -195,11 +195,11 @@ export function keySourcesOf(r: Resolution, stage: string): KeySource[] {
   return keys;
 }
 
-/** SELECT of the counts: n (rows) and one per output table, plus max_epoch. */
+/** SELECT of the counts: n (rows), bad (rows with a bad cell or row check) and one per output table, plus max_epoch (one scan of the stage). */
 export function countsSqlOf(r: Resolution, stage: string): string {
   const get = getter(r);
   const t = r.table;
-  const countParts = ['count(*) AS n'];
+  const countParts = ['count(*) AS n', 'count(*) FILTER (WHERE "__bad") AS bad'];
   countParts.push(`${t === 'episodes' ? 'count(*)' : '0'} AS episodes`);
   countParts.push(`${r.scoreCols.length ? r.scoreCols.map((s) => `count(*) FILTER (WHERE ${q(`p${s.k}`)})`).join(' + ') : '0'} AS scores`);
   const judgeCount = [...(t === 'judgments' ? ['count(*)'] : []), ...r.judgeCols.map((jc) => `count(*) FILTER (WHERE ${q(`jp${jc.j}`)})`)];
