@@ -105,8 +105,10 @@ export function stageSqlOf(r: Resolution, stage: string, outer: string[], rowChe
   const rowBad = rowChecks.length > 0 ? rowChecks.map((k) => `(${k.why}) IS NOT NULL`).join(' OR ') : 'false';
   const keyHash = keyHashSql(r);
   return (relation: string) => {
-    const cells = `${[...r.inner, `coalesce(${cellBad}, false) AS "__cellbad"`, ...(keyHash ? [`${keyHash} AS "__kh"`] : [])].join(', ')}`;
-    if (outer.length === 0 && rowChecks.length === 0) return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT ${cells}, "__cellbad" AS "__bad" FROM ${relation}`;
+    const cellsAs = (flag: string) => `${[...r.inner, `coalesce(${cellBad}, false) AS ${q(flag)}`, ...(keyHash ? [`${keyHash} AS "__kh"`] : [])].join(', ')}`;
+    // One level: the cell flag is the row's flag (stored once).
+    if (outer.length === 0 && rowChecks.length === 0) return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT ${cellsAs('__bad')} FROM ${relation}`;
+    const cells = cellsAs('__cellbad');
     const middle = `SELECT *${outer.length ? `, ${outer.join(', ')}` : ''} FROM (SELECT ${cells} FROM ${relation})`;
     return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT *, "__cellbad" OR coalesce(${rowBad}, false) AS "__bad" FROM (${middle})`;
   };
