@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
- * `npm run build:wasm`: assembles each .wat of src/stats/kernels with wabt (a devDependency) and
- * writes its bytes, base64, to a TypeScript module beside it, which the statistics import (no
- * file is read at run time, and the CLI bundle needs no wabt): draws.wat -> draws-wasm.ts (the
- * bootstrap) and concentration.wat -> concentration-wasm.ts (the error-concentration null). Run it
- * after editing a .wat; tests/stats/draw-kernels.test.ts and concentration-kernel.test.ts fail
- * while the committed bytes differ from what the .wat assembles to.
+ * `npm run build:wasm`: assembles each .wat (src/stats/kernels, src/store/csv-lines.wat) with wabt
+ * (a devDependency) and writes its bytes, base64, to a TypeScript module beside it, which the code
+ * imports (no file is read at run time, and the CLI bundle needs no wabt): draws.wat ->
+ * draws-wasm.ts (the bootstrap), concentration.wat -> concentration-wasm.ts (the
+ * error-concentration null) and csv-lines.wat -> csv-lines-wasm.ts (the CSV byte scan's line
+ * count). Run it after editing a .wat; each module's test (MODULES) fails while the committed bytes
+ * differ from what the .wat assembles to.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -17,11 +18,14 @@ export const WAT = join(ROOT, 'src', 'stats', 'kernels', 'draws.wat');
 export const OUT = join(ROOT, 'src', 'stats', 'kernels', 'draws-wasm.ts');
 export const CONCENTRATION_WAT = join(ROOT, 'src', 'stats', 'kernels', 'concentration.wat');
 export const CONCENTRATION_OUT = join(ROOT, 'src', 'stats', 'kernels', 'concentration-wasm.ts');
+export const CSV_LINES_WAT = join(ROOT, 'src', 'store', 'csv-lines.wat');
+export const CSV_LINES_OUT = join(ROOT, 'src', 'store', 'csv-lines-wasm.ts');
 
 /** Each .wat, its generated module, the constant holding the bytes, and the test that checks them. */
 const MODULES = [
   { wat: WAT, out: OUT, name: 'DRAWS_WASM_BASE64', test: 'tests/stats/draw-kernels.test.ts' },
   { wat: CONCENTRATION_WAT, out: CONCENTRATION_OUT, name: 'CONCENTRATION_WASM_BASE64', test: 'tests/stats/concentration-kernel.test.ts' },
+  { wat: CSV_LINES_WAT, out: CSV_LINES_OUT, name: 'CSV_LINES_WASM_BASE64', test: 'tests/store/csv-lines.test.ts' },
 ];
 
 /** The module's bytes as wabt assembles them from `watText` (no names section: deterministic). */

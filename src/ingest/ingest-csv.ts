@@ -218,8 +218,7 @@ async function loadFile(
     problems.add(short);
     return { scan, load, counts: null };
   }
-  const bad = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${q(plan.stage)} WHERE "__bad"`)).getRowObjectsJS()[0]!.n);
-  if (bad > 0) {
+  if ((counts.bad ?? 0) > 0) {
     // The error path: the raw cells of the bad rows, to say what is wrong with them.
     const raw = `raw_${plan.stage}`;
     const cols = plan.sourceColumns.map((i) => q(csvColumn(i))).join(', ') || '1 AS "__none"';

@@ -15,14 +15,15 @@
  * - the invalid UTF-8 byte itself and its field, and a field over 1 MiB with its field (DuckDB
  *   names neither).
  *
- * Chunks without quotes, carriage returns, blank lines or long lines take a fast path (native
- * `indexOf` and `isUtf8`); the others are walked byte by byte with RFC 4180's state machine.
+
+
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { GrowableInt32 } from '../growable-array.ts';
+import { createLineCounter, type LineCounter } from './csv-lines.ts';
 
 /** Largest field in bytes (1 MiB); a longer one is a `fieldTooLarge` problem. */
 export const MAX_FIELD_BYTES = 1024 * 1024;
@@ -190,7 +191,11 @@ export class CsvScanner {
   /** The file starts with a UTF-8 byte-order mark. */
   bom = false;
 
-  constructor(private readonly opts: { stopAfterHeader?: boolean; delimiter?: string } = {}) {
+  /**
+   * `counter`: chunks read into its buffer are tested and their lines counted by its SIMD kernel
+   * on the fast path (`plainLines`); other chunks by `indexOf`.
+   */
+  constructor(private readonly opts: { stopAfterHeader?: boolean; delimiter?: string; counter?: LineCounter } = {}) {
     this.delim = (opts.delimiter ?? ',').charCodeAt(0);
   }
 
@@ -354,20 +359,9 @@ export class CsvScanner {
     const last = buf.lastIndexOf(LF);
     if (last < 0) return false;
     const seg = buf.subarray(0, last + 1);
-    if (seg.indexOf(QUOTE) >= 0 || seg.indexOf(CR) >= 0 || seg.indexOf(NLNL) >= 0) return false;
     if (!this.recStarted && seg[0] === LF) return false;
-    if (!isUtf8(seg)) return false;
-    // Every line of the segment is one record; none may be longer than the field limit.
-    let count = 0;
-    let prev = -1;
-    let first = true;
-    for (let j = seg.indexOf(LF); j >= 0; j = seg.indexOf(LF, j + 1)) {
-      const len = j - prev - 1 + (first ? this.fieldBytes : 0);
-      if (len > MAX_FIELD_BYTES) return false;
-      first = false;
-      prev = j;
-      count++;
-    }
+    const count = this.plainLines(seg);
+    if (count < 0 || !isUtf8(seg)) return false;
     if (!this.recStarted) this.startRecord();
     this.eol = 1;
     // Records rec .. rec + count - 1 end here; their starts keep the same offsets (no entries).
@@ -383,6 +377,32 @@ export class CsvScanner {
     this.st = S.FieldStart;
     if (last + 1 < chunk.length) this.slow(chunk, last + 1, chunk.length);
     return true;
+  }
+
+  /**
+   * The lines of a segment that ends with a line feed, or -1 when the fast path does not apply: a
+   * quote, a carriage return, a blank line, or a line longer than the field limit (the first line
+   * continues the field being read). In the counter's buffer one SIMD pass tests and counts; a
+   * segment of at most the limit + 1 bytes can hold a longer line only as its first, which is
+   * measured alone. Otherwise `indexOf`, line by line.
+   */
+  private plainLines(seg: Buffer): number {
+    const counter = this.opts.counter;
+    if (counter && seg.length <= MAX_FIELD_BYTES + 1 && counter.holds(seg)) {
+      return seg.indexOf(LF) + this.fieldBytes > MAX_FIELD_BYTES ? -1 : counter.plainLines(seg);
+    }
+    if (seg.indexOf(QUOTE) >= 0 || seg.indexOf(CR) >= 0 || seg.indexOf(NLNL) >= 0) return -1;
+    let count = 0;
+    let prev = -1;
+    let first = true;
+    for (let j = seg.indexOf(LF); j >= 0; j = seg.indexOf(LF, j + 1)) {
+      const len = j - prev - 1 + (first ? this.fieldBytes : 0);
+      if (len > MAX_FIELD_BYTES) return -1;
+      first = false;
+      prev = j;
+      count++;
+    }
+    return count;
   }
 
   private slow(chunk: Uint8Array, from: number, to: number): void {
@@ -485,13 +505,15 @@ export class CsvScanner {
 /**
  * Scans a whole file (hashing it); see `CsvScanner`. One 1 MiB buffer, read into again and again
  * (the scanner copies what it keeps): a read stream's fresh buffer per chunk cost a fifth more CPU.
+ * The buffer is a line counter's (`csv-lines.ts`), so the fast path tests and counts in place.
  */
 export async function scanCsvFile(file: string, delimiter = ','): Promise<CsvScan> {
-  const scanner = new CsvScanner({ delimiter });
+  const counter = createLineCounter();
+  const scanner = new CsvScanner({ delimiter, counter });
   const hash = createHash('sha256');
   const fh = await open(file, 'r');
   try {
-    const buf = Buffer.allocUnsafe(1 << 20);
+    const buf = counter.buffer;
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, null);
       if (bytesRead === 0) break;

@@ -162,7 +162,7 @@ describe('the SQL of a resolved plan, run in DuckDB', () => {
     const described = describeRowOf(r, rowChecks)(bad[0] as Record<string, unknown>, 4);
     expect(described.map((p) => [p.line, p.field, p.code])).toEqual([[4, 'e', 'badType']]);
     const [counts] = await rows(countsSqlOf(r, 'st'));
-    expect([counts!.n, counts!.episodes, counts!.scores, counts!.max_epoch]).toEqual([3n, 3n, 3n, 1]);
+    expect([counts!.n, counts!.bad, counts!.episodes, counts!.scores, counts!.max_epoch]).toEqual([3n, 1n, 3n, 3n, 1]);
     const keys = keySourcesOf(r, 'st');
     expect(keys.map((k) => [k.table, k.what])).toEqual([['episodes', 'episode']]);
     expect((await rows(`${keys[0]!.sql} ORDER BY r`)).map((x) => x.k)).toEqual(['gpt/a/1', 'gpt/b/1']);

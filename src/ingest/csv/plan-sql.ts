@@ -105,8 +105,10 @@ export function stageSqlOf(r: Resolution, stage: string, outer: string[], rowChe
   const rowBad = rowChecks.length > 0 ? rowChecks.map((k) => `(${k.why}) IS NOT NULL`).join(' OR ') : 'false';
   const keyHash = keyHashSql(r);
   return (relation: string) => {
-    const cells = `${[...r.inner, `coalesce(${cellBad}, false) AS "__cellbad"`, ...(keyHash ? [`${keyHash} AS "__kh"`] : [])].join(', ')}`;
-    if (outer.length === 0 && rowChecks.length === 0) return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT ${cells}, "__cellbad" AS "__bad" FROM ${relation}`;
+    const cellsAs = (flag: string) => `${[...r.inner, `coalesce(${cellBad}, false) AS ${q(flag)}`, ...(keyHash ? [`${keyHash} AS "__kh"`] : [])].join(', ')}`;
+    // One level: the cell flag is the row's flag (stored once).
+    if (outer.length === 0 && rowChecks.length === 0) return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT ${cellsAs('__bad')} FROM ${relation}`;
+    const cells = cellsAs('__cellbad');
     const middle = `SELECT *${outer.length ? `, ${outer.join(', ')}` : ''} FROM (SELECT ${cells} FROM ${relation})`;
     return `CREATE OR REPLACE TABLE ${q(stage)} AS SELECT *, "__cellbad" OR coalesce(${rowBad}, false) AS "__bad" FROM (${middle})`;
   };
@@ -195,11 +197,11 @@ export function keySourcesOf(r: Resolution, stage: string): KeySource[] {
   return keys;
 }
 
-/** SELECT of the counts: n (rows) and one per output table, plus max_epoch. */
+/** SELECT of the counts: n (rows), bad (rows with a bad cell or row check) and one per output table, plus max_epoch (one scan of the stage). */
 export function countsSqlOf(r: Resolution, stage: string): string {
   const get = getter(r);
   const t = r.table;
-  const countParts = ['count(*) AS n'];
+  const countParts = ['count(*) AS n', 'count(*) FILTER (WHERE "__bad") AS bad'];
   countParts.push(`${t === 'episodes' ? 'count(*)' : '0'} AS episodes`);
   countParts.push(`${r.scoreCols.length ? r.scoreCols.map((s) => `count(*) FILTER (WHERE ${q(`p${s.k}`)})`).join(' + ') : '0'} AS scores`);
   const judgeCount = [...(t === 'judgments' ? ['count(*)'] : []), ...r.judgeCols.map((jc) => `count(*) FILTER (WHERE ${q(`jp${jc.j}`)})`)];

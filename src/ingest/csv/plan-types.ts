@@ -72,7 +72,7 @@ export interface FilePlan {
   describeRow(row: Record<string, unknown>, line: number): CsvFileProblem[];
   literalChecks: LiteralCheck[];
   keys: KeySource[];
-  /** SELECT of the counts: n (rows) and one per output table, plus max_epoch. */
+  /** SELECT of the counts: n (rows), bad (rows flagged `__bad`) and one per output table, plus max_epoch. */
   countsSql: string;
   /** SELECT per output table (file columns, schema order); `lines` names the line map table (aggregates). */
   outputs(lines: string): Partial<Record<OutTable, string[]>>;
