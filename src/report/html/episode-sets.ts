@@ -78,6 +78,12 @@ WHERE NOT j.x AND j.v IS NOT NULL
 GROUP BY e.run_id, e.episode_id, e.scenario_id, e.epoch HAVING count(DISTINCT j.v) > 1
 ${ORDER}`;
 
+/** A subject's "eligible judges disagree" set ({@link DISAGREE_SQL}; in parts for the judge batch). */
+export function disagreeSet(subject: string, s: SubjectSource, scorer: string, count: number): EpisodeSetDef {
+  const params = { run: s.run_id, model: s.subject_model, scorer };
+  return { key: disagreeKey(subject), title: `${subject} · eligible judges disagree`, count, sql: DISAGREE_SQL, params, judge: { scorer, subject: { run: s.run_id, model: s.subject_model } } };
+}
+
 /** Every episode of a subject (section 2's samples). */
 const ALL_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
 WHERE e.run_id = $run AND e.subject_model = $model
@@ -178,7 +184,7 @@ export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): Ep
     for (const p of r.judges.per_subject) {
       const s = src(p.subject);
       if (!s) continue;
-      sets.push({ key: disagreeKey(p.subject), title: `${p.subject} · eligible judges disagree`, count: p.disagreements, sql: DISAGREE_SQL, params: { run: s.run_id, model: s.subject_model, scorer: r.judges.scorer } });
+      sets.push(disagreeSet(p.subject, s, r.judges.scorer, p.disagreements));
     }
   }
   const scorerOf = (m: string) => METRIC_SCORER[m as (typeof LINKED_METRICS)[number]] ?? m;

@@ -33,8 +33,21 @@ export interface EpisodeSetDef {
    * row's values. Sets with the same `batch` (and the same parameter names and types) cost one pass.
    */
   batch?: string;
+  /**
+   * A judge set in parts (a subject's "eligible judges disagree", or a judge pair's "gave different
+   * values"), so the loader can answer every judge set of one scorer in one pass (`judge-batch.ts`)
+   * with the same rows as `sql`: the subject's run and model, or the pair's two judges.
+   */
+  judge?: JudgeSetPart;
   /** The scorer the set is about: its list shows that scorer's value and answer (default: the `scorer` parameter, if any). */
   scorer?: string;
+}
+
+/** What a judge set is about (see {@link EpisodeSetDef.judge}): exactly one of `subject` and `pair`. */
+export interface JudgeSetPart {
+  scorer: string;
+  subject?: { run: string; model: string };
+  pair?: [string, string];
 }
 
 /** A generic report's subject label within its suite, and the run and model it stands for. */
