@@ -166,4 +166,26 @@ ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
       conn.closeSync();
     }
   });
+
+  it("a measured set skips its join back to episodes only where the gate found the run's episode ids unique, and finds the same members", async () => {
+    await withDemo(async (conn, defs, sources) => {
+      const measured = defs.filter((d) => d.key.startsWith('measured/'));
+      expect(measured.length).toBeGreaterThan(3);
+      for (const d of measured) expect(d.direct).toBeDefined();
+      const plain = (list: EpisodeSetDef[]) => list.map(({ direct: _d, ...d }) => ({ ...d, batch: undefined }));
+      for (const listCap of [3, 1000]) {
+        expect(await readAllMembers(conn, measured, listCap, false)).toEqual(await readAllMembers(conn, plain(measured), listCap, false));
+        expect(await readAllMembers(conn, measured, listCap, true)).toEqual(await readAllMembers(conn, plain(measured), listCap, false));
+      }
+      // A gate that found a run's episode ids repeated (or no gate): the set's own SQL.
+      const gate = { ...r.gate, checks: r.gate.checks.map((c) => (c.check.startsWith('unique_episodes') ? { ...c, passed: false } : c)) };
+      expect(r.gate.checks.some((c) => c.check.startsWith('unique_episodes') && c.passed)).toBe(true);
+      for (const g of [gate, undefined]) {
+        const again = buildEpisodeSets({ ...r, gate: g } as ReportResults, sources).filter((d) => d.key.startsWith('measured/'));
+        expect(again.map((d) => d.key)).toEqual(measured.map((d) => d.key));
+        for (const d of again) expect(d.direct).toBeUndefined();
+        for (const d of again) expect(d.batch).toContain('JOIN episodes e');
+      }
+    });
+  }, 120_000);
 });

@@ -293,7 +293,7 @@ const firstMembers = (limit: number) => `arg_min(struct_pack(run_id := run_id, e
 async function readMembers(conn: Conn, d: EpisodeSetDef, cap: number): Promise<[string, string][]> {
   const limit = Math.max(1, Math.floor(cap));
   const items = d.items === undefined ? '' : ', CAST(count(DISTINCT (scenario_id, epoch)) AS BIGINT) AS items';
-  const sql = `WITH t AS (SELECT CAST(count(*) AS BIGINT) AS n${items}, ${firstMembers(limit)} AS top FROM (${withoutOrder(d.sql)}))
+  const sql = `WITH t AS (SELECT CAST(count(*) AS BIGINT) AS n${items}, ${firstMembers(limit)} AS top FROM (${d.direct ?? withoutOrder(d.sql)}))
 SELECT * FROM (SELECT * EXCLUDE (top), unnest(top, recursive := true) FROM t) ${SET_ORDER}`;
   const rows = (await query(conn as DuckDBConnection, sql, d.params)).rows;
   const n = Number(rows[0]?.n ?? 0);

@@ -25,6 +25,12 @@ export interface EpisodeSetDef {
   shows?: number;
   /** SELECT run_id, episode_id, scenario_id, epoch ... with `$name` parameters; ordered. */
   sql: string;
+  /**
+   * The same rows as `sql` by a cheaper query that holds only on this store (a measured set's
+   * without its join back to episodes, where the gate found the run's episode ids unique): the
+   * loader runs it instead of `sql` when the set is queried alone; the page shows `sql`.
+   */
+  direct?: string;
   params: Record<string, SetParam>;
   /**
    * The same sets answered together (`load-episodes.ts`): a query over the relation `p` (a row per
