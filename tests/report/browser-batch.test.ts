@@ -1,7 +1,9 @@
 /**
  * The episode browser answers sets that share a definition in one pass (`batch`, issue 28): the
  * 16 grounded-vs-lucky cells, the subjects' every-episode sets, each measured rate's sets, the
- * statuses, the reasons and each slice kind's cells cost one query instead of one per set. Each set must still find exactly its own rows, in the same order, with the same first
+ * statuses, the reasons, each slice kind's cells and a scorer's judge sets (subjects' disagreements and
+ * judge pairs, `judge-batch.ts`) cost one query instead of one per set; a measured set skips its join
+ * back to episodes where the gate found the run's episode ids unique. Each set must still find exactly its own rows, in the same order, with the same first
  * members: checked against the per-set queries on the demo store (real Parquet, real DuckDB),
  * with a list cap that cuts most sets, and on a table with NULL epochs (ORDER BY puts them last).
  */
