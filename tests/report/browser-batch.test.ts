@@ -1,7 +1,9 @@
 /**
  * The episode browser answers sets that share a definition in one pass (`batch`, issue 28): the
  * 16 grounded-vs-lucky cells, the subjects' every-episode sets, each measured rate's sets, the
- * statuses, the reasons and each slice kind's cells cost one query instead of one per set. Each set must still find exactly its own rows, in the same order, with the same first
+ * statuses, the reasons, each slice kind's cells and a scorer's judge sets (subjects' disagreements and
+ * judge pairs, `judge-batch.ts`) cost one query instead of one per set; a measured set skips its join
+ * back to episodes where the gate found the run's episode ids unique. Each set must still find exactly its own rows, in the same order, with the same first
  * members: checked against the per-set queries on the demo store (real Parquet, real DuckDB),
  * with a list cap that cuts most sets, and on a table with NULL epochs (ORDER BY puts them last).
  */
@@ -12,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport, type ReportResults } from '../../src/report/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { createDb, query } from '../../src/store/duckdb.ts';
-import { buildEpisodeSets } from '../../src/report/html/episode-sets.ts';
+import { buildEpisodeSets, disagreeSet } from '../../src/report/html/episode-sets.ts';
+import { buildGenericJudgePairSets } from '../../src/report/html/pair-sets.ts';
+import type { GenericSections } from '../../src/report/generic.ts';
 import { batchGroups, loadEpisodeBrowser, readAllMembers } from '../../src/report/html/load-episodes.ts';
 import type { EpisodeSetDef, SubjectSource } from '../../src/report/html/set-types.ts';
 import { ROOT } from '../helpers/cli.ts';
@@ -45,13 +49,17 @@ describe('sets sharing a definition are answered in one pass', () => {
       const grounded = groups.find((g) => defs[g[0]].key.startsWith('grounded/'))!;
       expect(keys(grounded)).toEqual(defs.filter((d) => d.key.startsWith('grounded/')).map((d) => d.key));
       expect(grounded.length).toBe(12); // 3 subjects x 4 cells
-      // Four-cell sets (they count items too), judge pairs and disagreements stay one query each.
-      for (const g of groups.filter((x) => /^(four:|judges-differ:|disagree\/)/.test(defs[x[0]].key))) expect(g.length).toBe(1);
+      // Four-cell sets (they count items too) stay one query each; the judge sets of a scorer (disagreements and pairs) are one group.
+      for (const g of groups.filter((x) => /^four:/.test(defs[x[0]].key))) expect(g.length).toBe(1);
+      const judge = groups.filter((x) => /^(judges-differ:|disagree\/)/.test(defs[x[0]].key));
+      expect(judge.length).toBe(1);
+      expect(keys(judge[0])).toEqual(defs.filter((d) => /^(judges-differ:|disagree\/)/.test(d.key)).map((d) => d.key));
+      expect(judge[0].length).toBeGreaterThan(3);
       expect(batchGroups(defs, false).length).toBe(defs.length);
       // A group with more rows than the bound goes one query per set (arg_min has no early cut-off).
       const cut = batchGroups(defs, true, 100);
       expect(cut.flat().sort((a, b) => a - b)).toEqual(defs.map((_, i) => i));
-      for (const g of cut.filter((x) => x.length > 1)) expect(g.reduce((s, i) => s + defs[i].count, 0)).toBeLessThanOrEqual(100);
+      for (const g of cut.filter((x) => x.length > 1 && defs[x[0]].judge === undefined)) expect(g.reduce((s, i) => s + defs[i].count, 0)).toBeLessThanOrEqual(100);
       expect(cut.length).toBeGreaterThan(groups.length);
       expect(cut.find((g) => g.includes(grounded[0]))).toEqual(grounded.reduce((s, i) => s + defs[i].count, 0) > 100 ? [grounded[0]] : grounded);
     });
@@ -127,4 +135,59 @@ ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
       conn.closeSync();
     }
   });
+
+  it("answers a scorer's judge sets (disagreements and pairs) in one pass with each set's own rows: self-excluded and ERROR verdicts, a judge's repeated verdicts, unnamed judges, repeated episode ids", async () => {
+    const db = await createDb();
+    const conn = await db.connect();
+    try {
+      // 90 episodes over 2 runs and 3 models; ep005 and ep010 stored twice (once with another epoch), epochs sometimes NULL.
+      await conn.run(`CREATE TABLE episodes AS SELECT 'r' || (i % 2) AS run_id, 'ep' || lpad(CAST(i AS VARCHAR), 3, '0') AS episode_id, 'm' || (i % 3) AS subject_model,
+        's' || (i % 7) AS scenario_id, CASE WHEN i % 9 = 0 THEN NULL ELSE i % 4 END AS epoch FROM range(90) t(i)
+        UNION ALL SELECT 'r1', 'ep005', 'm2', 's5', 1 UNION ALL SELECT 'r0', 'ep010', 'm1', 's3', 3`);
+      // Three named judges and an unnamed one; values 0/1 or NULL (ERROR); some verdicts self-excluded; judge ja twice on some episodes; another scorer's rows.
+      await conn.run(`CREATE TABLE judgments AS SELECT e.run_id, e.episode_id, sc AS scorer, j.judge_model,
+          CASE WHEN (i + k) % 11 = 0 THEN NULL ELSE CAST((i * (k + 2) + rep) % 3 > 0 AS DOUBLE) END AS value, (i + 2 * k) % 13 = 0 AS excluded_self
+        FROM (SELECT *, CAST(substr(episode_id, 3) AS INTEGER) AS i FROM (SELECT DISTINCT run_id, episode_id FROM episodes)) e,
+          (VALUES (0, 'ja'), (1, 'jb'), (2, 'jc'), (3, NULL)) j(k, judge_model), range(2) r(rep), (VALUES ('s'), ('other')) t(sc)
+        WHERE (rep = 0 OR (k = 0 AND i % 4 = 0)) AND (k <> 3 OR i % 5 = 0) AND (k <> 2 OR i % 6 <> 1)`);
+      const g = { judges: [{ scorer: 's', pairs: [['ja', 'jb'], ['ja', 'jc'], ['jb', 'jc'], ['ja', 'jnone']].map(([a, b]) => ({ a, b, bothRated: 0, agreements: 0 })) }] } as unknown as GenericSections;
+      const raw = [
+        ...['m0', 'm1', 'm2', 'mx'].flatMap((model) => ['r0', 'r1'].map((run) => disagreeSet(`${run}/${model}`, { subject: model, run_id: run, subject_model: model }, 's', 0))),
+        ...buildGenericJudgePairSets(g),
+      ];
+      const defs: EpisodeSetDef[] = [];
+      for (const d of raw) defs.push({ ...d, count: Number((await query(conn, `SELECT count(*) AS n FROM (${d.sql})`, d.params)).rows[0].n) });
+      expect(batchGroups(defs)).toEqual([defs.map((_, i) => i)]);
+      expect(defs.filter((d) => d.count > 0).length).toBe(8); // two subjects' sets, a pair naming a judge without verdicts and the unknown model are empty
+      for (const cap of [1, 5, 40]) expect(await readAllMembers(conn, defs, cap, true)).toEqual(await readAllMembers(conn, defs, cap, false));
+      for (const i of [0, defs.length - 2]) {
+        const bad = defs.map((d, k) => (k === i ? { ...d, count: d.count + 1 } : d));
+        await expect(readAllMembers(conn, bad, 10, true)).rejects.toThrow(`"${defs[i].key}" finds ${defs[i].count} episodes but the report counts ${defs[i].count + 1}`);
+      }
+    } finally {
+      conn.closeSync();
+    }
+  });
+
+  it("a measured set skips its join back to episodes only where the gate found the run's episode ids unique, and finds the same members", async () => {
+    await withDemo(async (conn, defs, sources) => {
+      const measured = defs.filter((d) => d.key.startsWith('measured/'));
+      expect(measured.length).toBeGreaterThan(3);
+      for (const d of measured) expect(d.direct).toBeDefined();
+      const plain = (list: EpisodeSetDef[]) => list.map(({ direct: _d, ...d }) => ({ ...d, batch: undefined }));
+      for (const listCap of [3, 1000]) {
+        expect(await readAllMembers(conn, measured, listCap, false)).toEqual(await readAllMembers(conn, plain(measured), listCap, false));
+        expect(await readAllMembers(conn, measured, listCap, true)).toEqual(await readAllMembers(conn, plain(measured), listCap, false));
+      }
+      // A gate that found a run's episode ids repeated (or no gate): the set's own SQL.
+      const gate = { ...r.gate, checks: r.gate.checks.map((c) => (c.check.startsWith('unique_episodes') ? { ...c, passed: false } : c)) };
+      expect(r.gate.checks.some((c) => c.check.startsWith('unique_episodes') && c.passed)).toBe(true);
+      for (const g of [gate, undefined]) {
+        const again = buildEpisodeSets({ ...r, gate: g } as ReportResults, sources).filter((d) => d.key.startsWith('measured/'));
+        expect(again.map((d) => d.key)).toEqual(measured.map((d) => d.key));
+        for (const d of again) expect(d.direct).toBeUndefined();
+        for (const d of again) expect(d.batch).toContain('JOIN episodes e');
+      }
+    });
+  }, 120_000);
 });

@@ -16,6 +16,7 @@ import type { GenericSections } from '../generic.ts';
 import { metricSql, scorerMetric, scorerMetricName } from '../../analysis/metrics.ts';
 import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
 import { DIM_LABEL, SLICE_DIMENSIONS, type SliceDimension } from '../sections/slices.ts';
+import { uniqueEpisodeRuns } from '../sections/summary.ts';
 import type { SCORER_NAMES } from '../../schema/tables.ts';
 import { buildFourCellSets, buildGenericJudgePairSets, buildO1FourCellSets, buildStandoffJudgePairSets } from './pair-sets.ts';
 
@@ -78,6 +79,12 @@ WHERE NOT j.x AND j.v IS NOT NULL
 GROUP BY e.run_id, e.episode_id, e.scenario_id, e.epoch HAVING count(DISTINCT j.v) > 1
 ${ORDER}`;
 
+/** A subject's "eligible judges disagree" set ({@link DISAGREE_SQL}; in parts for the judge batch). */
+export function disagreeSet(subject: string, s: SubjectSource, scorer: string, count: number): EpisodeSetDef {
+  const params = { run: s.run_id, model: s.subject_model, scorer };
+  return { key: disagreeKey(subject), title: `${subject} · eligible judges disagree`, count, sql: DISAGREE_SQL, params, judge: { scorer, subject: { run: s.run_id, model: s.subject_model } } };
+}
+
 /** Every episode of a subject (section 2's samples). */
 const ALL_SQL = `SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch FROM episodes e
 WHERE e.run_id = $run AND e.subject_model = $model
@@ -91,9 +98,25 @@ const metricMeasuredSql = (m: MainMetric) => `SELECT e.run_id, e.episode_id, e.s
 WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL
 ${ORDER}`;
 
+/**
+ * {@link metricMeasuredSql} without its join back to episodes, for a run whose episode ids are
+ * unique (the gate's `unique_episodes` passed): the metric's rows already carry the episode's own
+ * run, id, scenario and epoch (`metricSql` reads them from \`episodes e\`), so each row meets exactly
+ * the episode row it came from and the join changes nothing. At 1e7 the join costs ~1 s of CPU a set.
+ */
+const metricMeasuredDirectSql = (m: MainMetric) => `SELECT o.run_id, o.episode_id, o.scenario_id, o.epoch FROM ${metricSql(m)} o
+WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL`;
+
+/** {@link metricMeasuredDirectSql} for every row of `p` (run, model). */
+const metricMeasuredDirectBatch = (m: MainMetric) => `SELECT p.set_idx, o.run_id, o.episode_id, o.scenario_id, o.epoch FROM ${metricSql(m)} o
+JOIN p ON o.run_id = p.run AND o.subject_model = p.model WHERE o.value IS NOT NULL`;
+
 /** {@link metricMeasuredSql} for every row of `p` (run, model). */
 const metricMeasuredBatch = (m: MainMetric) => `SELECT p.set_idx, e.run_id, e.episode_id, e.scenario_id, e.epoch FROM ${metricSql(m)} o JOIN episodes e ON e.run_id = o.run_id AND e.episode_id = o.episode_id
 JOIN p ON o.run_id = p.run AND o.subject_model = p.model WHERE o.value IS NOT NULL`;
+
+/** How the loader answers a measured set: without the join back to episodes where the run's episode ids are unique (the batch of such runs' sets too). */
+const measuredQueries = (m: MainMetric, unique: boolean) => (unique ? { direct: metricMeasuredDirectSql(m), batch: metricMeasuredDirectBatch(m) } : { batch: metricMeasuredBatch(m) });
 
 /** The scorer whose value a list of a rate's episodes shows. */
 const METRIC_SCORER: Record<(typeof LINKED_METRICS)[number], (typeof SCORER_NAMES)[number]> = { gathered_evidence: 'gathered_evidence', policy_action: 'policy_compliant_action', alignment: 'reasoning_action_alignment' };
@@ -149,13 +172,14 @@ function buildSliceSets(r: ReportResults, src: (subject: string) => SubjectSourc
 export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): EpisodeSetDef[] {
   const sets: EpisodeSetDef[] = [];
   const src = (subject: string) => sources.find((s) => s.subject === subject);
+  const unique = uniqueEpisodeRuns(r.gate ? { gate: r.gate } : undefined);
   for (const x of r.results.subjects) {
     const s = src(x.subject);
     if (!s) continue;
     sets.push({ key: allKey(x.subject), title: `${x.subject} · every episode`, count: x.samples, sql: ALL_SQL, batch: ALL_BATCH, params: { run: s.run_id, model: s.subject_model } });
     for (const m of LINKED_METRICS) {
       const t = x.metrics[m].trials;
-      sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), batch: metricMeasuredBatch(m), params: { run: s.run_id, model: s.subject_model }, scorer: METRIC_SCORER[m] });
+      sets.push({ key: metricKey(x.subject, m), title: `${x.subject} · ${METRIC_LABEL[m]}: the ${t} measured episode${t === 1 ? '' : 's'}`, count: t, sql: metricMeasuredSql(m), params: { run: s.run_id, model: s.subject_model }, scorer: METRIC_SCORER[m], ...measuredQueries(m, unique.get(s.run_id) === true) });
     }
   }
   for (const g of r.grounded.subjects) {
@@ -178,7 +202,7 @@ export function buildEpisodeSets(r: ReportResults, sources: SubjectSource[]): Ep
     for (const p of r.judges.per_subject) {
       const s = src(p.subject);
       if (!s) continue;
-      sets.push({ key: disagreeKey(p.subject), title: `${p.subject} · eligible judges disagree`, count: p.disagreements, sql: DISAGREE_SQL, params: { run: s.run_id, model: s.subject_model, scorer: r.judges.scorer } });
+      sets.push(disagreeSet(p.subject, s, r.judges.scorer, p.disagreements));
     }
   }
   const scorerOf = (m: string) => METRIC_SCORER[m as (typeof LINKED_METRICS)[number]] ?? m;

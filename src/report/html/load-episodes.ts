@@ -20,6 +20,7 @@ import { reportError } from '../sections/context.ts';
 import { toScriptJson } from './script-json.ts';
 import { isO1Data } from '../../schema/tables.ts';
 import { maskSecretPatterns } from '../../redact.ts';
+import { JUDGE_BATCH_MAX_JUDGES, JUDGE_MODELS_SQL, judgeBatchSql, pivotJudges } from './judge-batch.ts';
 import { SET_ORDER, toStandaloneSql, withoutOrder, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
 
 /** Episodes listed per set (a larger set says how many more there are and gives its query). */
@@ -176,7 +177,10 @@ export async function readAllMembers(conn: Conn, defs: EpisodeSetDef[], cap: num
   const read: [string, string][][] = new Array(defs.length);
   for (const group of batchGroups(defs, batch)) {
     if (group.length === 1) read[group[0]] = await readMembers(conn, defs[group[0]], cap);
-    else (await readBatch(conn, group.map((i) => defs[i]), cap)).forEach((m, k) => (read[group[k]] = m));
+    else {
+      const sets = group.map((i) => defs[i]);
+      (await (sets[0].judge !== undefined ? readJudgeBatch(conn, sets, cap) : readBatch(conn, sets, cap))).forEach((m, k) => (read[group[k]] = m));
+    }
   }
   return read;
 }
@@ -199,17 +203,19 @@ export const BATCH_MAX_ROWS = 750_000;
 
 /**
  * Indices of `defs` by batch (each group in page order, groups in order of their first set); a
- * set without a batch (or counting items), or of a group whose counts pass `maxRows`, alone.
+ * set without a batch (or counting items), or of a group whose counts pass `maxRows`, alone. The
+ * judge sets of one scorer (`judge`) form one group at any size: their one pass reads what each of
+ * their own queries reads (`judge-batch.ts`).
  */
 export function batchGroups(defs: EpisodeSetDef[], batch = true, maxRows = BATCH_MAX_ROWS): number[][] {
   const groups = new Map<string, number[]>();
   defs.forEach((d, i) => {
-    const key = batch && d.batch !== undefined && d.items === undefined ? `${d.batch}\u0000${paramShape(d)}` : `#${i}`;
+    const key = !batch || d.items !== undefined ? `#${i}` : d.judge !== undefined ? `judge\u0000${d.judge.scorer}` : d.batch !== undefined ? `${d.batch}\u0000${paramShape(d)}` : `#${i}`;
     const g = groups.get(key);
     if (g) g.push(i);
     else groups.set(key, [i]);
   });
-  return [...groups.values()].flatMap((g) => (g.reduce((s, i) => s + defs[i].count, 0) > maxRows ? g.map((i) => [i]) : [g]));
+  return [...groups.values()].flatMap((g) => (defs[g[0]].judge === undefined && g.reduce((s, i) => s + defs[i].count, 0) > maxRows ? g.map((i) => [i]) : [g]));
 }
 
 /**
@@ -219,7 +225,6 @@ export function batchGroups(defs: EpisodeSetDef[], batch = true, maxRows = BATCH
  * NULL scenario or epoch last, as ORDER BY puts them); each set's count is checked as one query's.
  */
 async function readBatch(conn: Conn, defs: EpisodeSetDef[], cap: number): Promise<[string, string][][]> {
-  const limit = Math.max(1, Math.floor(cap));
   const names = Object.keys(defs[0].params).sort();
   const values: Record<string, DuckDBValue> = { set_idx: listValue(defs.map((_, i) => i)) };
   const types: Record<string, DuckDBType> = { set_idx: LIST(INTEGER) };
@@ -228,10 +233,35 @@ async function readBatch(conn: Conn, defs: EpisodeSetDef[], cap: number): Promis
     types[`p${k}`] = LIST(typeof defs[0].params[n] === 'boolean' ? BOOLEAN : VARCHAR);
   });
   const p = `SELECT unnest($set_idx) AS set_idx${names.map((n, k) => `, unnest($p${k}) AS "${n}"`).join('')}`;
-  const sql = `WITH p AS (${p}), b AS (${defs[0].batch}),
+  return readBatchRows(conn, defs, cap, { sql: `WITH p AS (${p}), b AS (${defs[0].batch})`, values, types });
+}
+
+/**
+ * The judge sets of one scorer in one pass (`judge-batch.ts`), or one query each when the scorer
+ * has more judges than a pivot holds.
+ */
+async function readJudgeBatch(conn: Conn, defs: EpisodeSetDef[], cap: number): Promise<[string, string][][]> {
+  const stored = (await query(conn as DuckDBConnection, JUDGE_MODELS_SQL, { scorer: defs[0].judge!.scorer })).rows.map((r) => String(r.judge_model));
+  const judges = pivotJudges(defs, stored);
+  if (judges.length > JUDGE_BATCH_MAX_JUDGES) {
+    const out: [string, string][][] = [];
+    for (const d of defs) out.push(await readMembers(conn, d, cap));
+    return out;
+  }
+  return readBatchRows(conn, defs, cap, judgeBatchSql(defs, judges));
+}
+
+/**
+ * Runs a batch (`q.sql`: a WITH list ending in the relation `b` of set_idx, run_id, episode_id,
+ * scenario_id, epoch): one aggregate per set counts its rows and keeps its first `cap` in
+ * SET_ORDER; each set's count is checked as one query's.
+ */
+async function readBatchRows(conn: Conn, defs: EpisodeSetDef[], cap: number, q: { sql: string; values: Record<string, DuckDBValue>; types: Record<string, DuckDBType> }): Promise<[string, string][][]> {
+  const limit = Math.max(1, Math.floor(cap));
+  const sql = `${q.sql},
 t AS (SELECT set_idx, CAST(count(*) AS BIGINT) AS n, ${firstMembers(limit)} AS top FROM b GROUP BY set_idx)
 SELECT set_idx, n, run_id, episode_id FROM (SELECT set_idx, n, unnest(top, recursive := true) FROM t) ORDER BY set_idx, run_id, scenario_id, epoch, episode_id`;
-  const rows = toQueryResult(await conn.runAndReadAll(sql, values, types)).rows;
+  const rows = toQueryResult(await conn.runAndReadAll(sql, q.values, q.types)).rows;
   const count = new Map<number, number>();
   const out: [string, string][][] = defs.map(() => []);
   for (const r of rows) {
@@ -263,7 +293,7 @@ const firstMembers = (limit: number) => `arg_min(struct_pack(run_id := run_id, e
 async function readMembers(conn: Conn, d: EpisodeSetDef, cap: number): Promise<[string, string][]> {
   const limit = Math.max(1, Math.floor(cap));
   const items = d.items === undefined ? '' : ', CAST(count(DISTINCT (scenario_id, epoch)) AS BIGINT) AS items';
-  const sql = `WITH t AS (SELECT CAST(count(*) AS BIGINT) AS n${items}, ${firstMembers(limit)} AS top FROM (${withoutOrder(d.sql)}))
+  const sql = `WITH t AS (SELECT CAST(count(*) AS BIGINT) AS n${items}, ${firstMembers(limit)} AS top FROM (${d.direct ?? withoutOrder(d.sql)}))
 SELECT * FROM (SELECT * EXCLUDE (top), unnest(top, recursive := true) FROM t) ${SET_ORDER}`;
   const rows = (await query(conn as DuckDBConnection, sql, d.params)).rows;
   const n = Number(rows[0]?.n ?? 0);

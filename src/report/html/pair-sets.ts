@@ -117,6 +117,7 @@ export function buildGenericJudgePairSets(g: GenericSections): EpisodeSetDef[] {
       count: p.bothRated - p.agreements,
       sql: JUDGE_DIFFER_SQL,
       params: { scorer: j.scorer, ja: p.a, jb: p.b },
+      judge: { scorer: j.scorer, pair: [p.a, p.b] as [string, string] },
     })),
   );
 }
@@ -130,5 +131,6 @@ export function buildStandoffJudgePairSets(r: ReportResults): EpisodeSetDef[] {
     count: p.bothRated - p.agreements,
     sql: JUDGE_DIFFER_SQL,
     params: { scorer: r.judges.scorer, ja: p.a, jb: p.b },
+    judge: { scorer: r.judges.scorer, pair: [p.a, p.b] as [string, string] },
   }));
 }

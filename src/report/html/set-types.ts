@@ -25,6 +25,12 @@ export interface EpisodeSetDef {
   shows?: number;
   /** SELECT run_id, episode_id, scenario_id, epoch ... with `$name` parameters; ordered. */
   sql: string;
+  /**
+   * The same rows as `sql` by a cheaper query that holds only on this store (a measured set's
+   * without its join back to episodes, where the gate found the run's episode ids unique): the
+   * loader runs it instead of `sql` when the set is queried alone; the page shows `sql`.
+   */
+  direct?: string;
   params: Record<string, SetParam>;
   /**
    * The same sets answered together (`load-episodes.ts`): a query over the relation `p` (a row per
@@ -33,8 +39,21 @@ export interface EpisodeSetDef {
    * row's values. Sets with the same `batch` (and the same parameter names and types) cost one pass.
    */
   batch?: string;
+  /**
+   * A judge set in parts (a subject's "eligible judges disagree", or a judge pair's "gave different
+   * values"), so the loader can answer every judge set of one scorer in one pass (`judge-batch.ts`)
+   * with the same rows as `sql`: the subject's run and model, or the pair's two judges.
+   */
+  judge?: JudgeSetPart;
   /** The scorer the set is about: its list shows that scorer's value and answer (default: the `scorer` parameter, if any). */
   scorer?: string;
+}
+
+/** What a judge set is about (see {@link EpisodeSetDef.judge}): exactly one of `subject` and `pair`. */
+export interface JudgeSetPart {
+  scorer: string;
+  subject?: { run: string; model: string };
+  pair?: [string, string];
 }
 
 /** A generic report's subject label within its suite, and the run and model it stands for. */
