@@ -30,6 +30,8 @@ export interface JudgePatterns {
   /** Verdict counts per judge (SQL): ALIGNED, MISALIGNED, ERROR, MISALIGNED by strict parsing, and non-ERROR verdicts excluded as self. */
   verdicts: { aligned: number; misaligned: number; error: number; rejected: number; excluded_self: number }[];
   patterns: JudgePattern[];
+  /** The scorer's distinct non-NULL values, sorted, when there are at most `PACK_MAX_VALUES`, all finite (else absent): the packed pivot's values, and the report's scorer kind (`sections/judges.ts`). */
+  values?: number[];
 }
 
 export interface AgreementResult {
@@ -179,10 +181,12 @@ export async function loadJudgePatterns(
     FROM judgments WHERE scorer = $scorer GROUP BY judge_model ORDER BY judge_model`, { scorer });
   const judges = judgeRows.map((r) => String(r.judge_model));
   if (judges.length === 0) return { scorer, judges, families: [], verdicts: [], patterns: [] };
-  const { rows, verdicts } = await patternRows(q, { scorer, judges, subject, join, judgmentsPerPart, uniqueRuns, tally, sampleKey: key?.sampleKey });
+  const values = await scorerValues(q, scorer);
+  const { rows, verdicts } = await patternRows(q, { scorer, judges, subject, join, judgmentsPerPart, uniqueRuns, tally, sampleKey: key?.sampleKey, values });
   return {
     scorer,
     judges,
+    ...(values ? { values } : {}),
     families: judgeRows.map((r) => (r.family === null ? null : String(r.family))),
     verdicts: judgeRows.map((r) => ({ aligned: Number(r.aligned), misaligned: Number(r.misaligned), error: Number(r.error), rejected: Number(r.rejected), excluded_self: Number(r.excluded_self) })),
     patterns: rows.map((r) => ({
@@ -208,6 +212,8 @@ interface PatternQuery {
   tally: boolean;
   /** The packed pivot's sample key (`sampleKey`); tests give a colliding one. */
   sampleKey?: (id: string) => string[];
+  /** `JudgePatterns.values`: null, the string-keyed pivot. */
+  values: number[] | null;
 }
 
 /**
@@ -224,7 +230,7 @@ async function patternRows(q: Query, o: PatternQuery): Promise<{ rows: Record<st
   const sel = o.judges.map((_, i) => `v${i}, x${i}, c${i}`).join(', ');
   const verdicts: VerdictTally = new Map();
   const parts: Record<string, Plain>[][] = [];
-  const pack = await packOf(q, o);
+  const pack = packOf(o);
   for (const part of await samplePartsOf(q, o.scorer, o.judgmentsPerPart, o.uniqueRuns, o.tally)) {
     const all = o.tally && part.unique;
     const packed = pack && part.unique && part.of === 1 ? await packedRows(q, o, pack, part, all) : null;
@@ -289,13 +295,19 @@ export const PACK_MAX_VALUES = 16;
 /** Two independent 64-bit hashes of the episode id: a 128-bit key per sample. */
 export const sampleKey = (id: string): string[] => [`hash(${id})`, `hash('#' || ${id})`];
 
-async function packOf(q: Query, o: PatternQuery): Promise<Pack | null> {
-  const k = o.judges.length;
-  const rows = await q(`SELECT DISTINCT value FROM judgments WHERE scorer = $scorer AND value IS NOT NULL ORDER BY value LIMIT ${PACK_MAX_VALUES + 1}`, { scorer: o.scorer });
+/** The scorer's distinct non-NULL values, sorted, or null when there are more than `PACK_MAX_VALUES` or one is not finite. */
+async function scorerValues(q: Query, scorer: string): Promise<number[] | null> {
+  const rows = await q(`SELECT DISTINCT value FROM judgments WHERE scorer = $scorer AND value IS NOT NULL ORDER BY value LIMIT ${PACK_MAX_VALUES + 1}`, { scorer });
   const values = rows.map((r) => Number(r.value));
-  const width = values.length + 2;
-  if (values.length > PACK_MAX_VALUES || !values.every(Number.isFinite) || k * width > 63 || k > 7) return null;
-  return { values, width, countBits: Math.floor(63 / k), key: o.sampleKey ?? sampleKey };
+  return values.length > PACK_MAX_VALUES || !values.every(Number.isFinite) ? null : values;
+}
+
+function packOf(o: PatternQuery): Pack | null {
+  const k = o.judges.length;
+  if (!o.values) return null;
+  const width = o.values.length + 2;
+  if (k * width > 63 || k > 7) return null;
+  return { values: o.values, width, countBits: Math.floor(63 / k), key: o.sampleKey ?? sampleKey };
 }
 
 /**
