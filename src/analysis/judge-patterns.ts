@@ -318,8 +318,9 @@ function packOf(o: PatternQuery): Pack | null {
  * are decoded in SQL into the same columns (values from the bound list, so the same doubles) and
  * grouped and ordered as before. Checked, else null (the caller runs the string-keyed pivot): every
  * judgment the query read was joined to exactly one episode (the samples' judgments summed over the
- * join equal the run's count; a judgment without an episode, a key shared by two episodes or by a
- * judgment's id and an episode's make them differ), and no sample has `2^countBits` judgments.
+ * join equal the run's count: a judgment without an episode, or two episodes sharing a key, make
+ * them differ), and no sample has `2^countBits` judgments. Not detected: a judgment whose episode is
+ * missing, with an id sharing both 64-bit hashes with an episode's id of the run (~2^-128 a pair).
  */
 async function packedRows(q: Query, o: PatternQuery, pack: Pack, part: SamplePart, all: boolean): Promise<Record<string, Plain>[] | null> {
   const { values, width: w, countBits: b } = pack;
