@@ -30,6 +30,8 @@ export interface JudgePatterns {
   /** Verdict counts per judge (SQL): ALIGNED, MISALIGNED, ERROR, MISALIGNED by strict parsing, and non-ERROR verdicts excluded as self. */
   verdicts: { aligned: number; misaligned: number; error: number; rejected: number; excluded_self: number }[];
   patterns: JudgePattern[];
+  /** The scorer's distinct non-NULL values, sorted, when there are at most `PACK_MAX_VALUES`, all finite (else absent): the packed pivot's values, and the report's scorer kind (`sections/judges.ts`). */
+  values?: number[];
 }
 
 export interface AgreementResult {
@@ -87,6 +89,8 @@ export interface SamplePart {
   of: number;
   index: number;
   unique: boolean;
+  /** The run's judgments the part's query reads (of the scorer, or of every scorer with `allScorers`), all parts together. */
+  judgments: number;
 }
 
 type Query = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
@@ -108,7 +112,7 @@ export async function samplePartsOf(q: Query, scorer: string, perPart = JUDGMENT
     const run = String(r.run_id);
     const unique = uniqueRuns?.get(run) ?? (await q(`SELECT count(*) = count(DISTINCT episode_id) AS uniq FROM episodes WHERE run_id = $run`, { run }))[0]?.uniq === true;
     const of = partitionsFor(Number(r.n), perPart);
-    for (let index = 0; index < of; index++) parts.push({ run, of, index, unique });
+    for (let index = 0; index < of; index++) parts.push({ run, of, index, unique, judgments: Number(r.n) });
   }
   return parts;
 }
@@ -166,6 +170,7 @@ export async function loadJudgePatterns(
   judgmentsPerPart = PATTERN_JUDGMENTS_PER_PART,
   uniqueRuns?: UniqueRuns,
   tally = false,
+  key?: Pick<PatternQuery, 'sampleKey'>,
 ): Promise<JudgePatterns & { tally?: VerdictTally }> {
   // The scorer and the judge models are bound ($scorer, $j0, $j1, ...), never written into the SQL.
   const n = (cond: string) => `CAST(count(*) FILTER (WHERE ${cond}) AS BIGINT)`;
@@ -176,10 +181,12 @@ export async function loadJudgePatterns(
     FROM judgments WHERE scorer = $scorer GROUP BY judge_model ORDER BY judge_model`, { scorer });
   const judges = judgeRows.map((r) => String(r.judge_model));
   if (judges.length === 0) return { scorer, judges, families: [], verdicts: [], patterns: [] };
-  const { rows, verdicts } = await patternRows(q, { scorer, judges, subject, join, judgmentsPerPart, uniqueRuns, tally });
+  const values = await scorerValues(q, scorer);
+  const { rows, verdicts } = await patternRows(q, { scorer, judges, subject, join, judgmentsPerPart, uniqueRuns, tally, sampleKey: key?.sampleKey, values });
   return {
     scorer,
     judges,
+    ...(values ? { values } : {}),
     families: judgeRows.map((r) => (r.family === null ? null : String(r.family))),
     verdicts: judgeRows.map((r) => ({ aligned: Number(r.aligned), misaligned: Number(r.misaligned), error: Number(r.error), rejected: Number(r.rejected), excluded_self: Number(r.excluded_self) })),
     patterns: rows.map((r) => ({
@@ -203,6 +210,10 @@ interface PatternQuery {
   judgmentsPerPart: number;
   uniqueRuns?: UniqueRuns;
   tally: boolean;
+  /** The packed pivot's sample key (`sampleKey`); tests give a colliding one. */
+  sampleKey?: (id: string) => string[];
+  /** `JudgePatterns.values`: null, the string-keyed pivot. */
+  values: number[] | null;
 }
 
 /**
@@ -219,8 +230,16 @@ async function patternRows(q: Query, o: PatternQuery): Promise<{ rows: Record<st
   const sel = o.judges.map((_, i) => `v${i}, x${i}, c${i}`).join(', ');
   const verdicts: VerdictTally = new Map();
   const parts: Record<string, Plain>[][] = [];
+  const pack = packOf(o);
   for (const part of await samplePartsOf(q, o.scorer, o.judgmentsPerPart, o.uniqueRuns, o.tally)) {
     const all = o.tally && part.unique;
+    const packed = pack && part.unique && part.of === 1 ? await packedRows(q, o, pack, part, all) : null;
+    if (packed) {
+      if (all) addTally(verdicts, part.run, packed);
+      const mine = all ? packed.filter((r) => counts.some((c) => Number(r[c]) > 0)).map(({ tn: _n, te: _e, ...r }) => r) : packed.map(({ tn: _n, ...r }) => r);
+      if (mine.length > 0 || !all) parts.push(mine);
+      continue;
+    }
     const sql = perSampleSql({
       agg: pivotColumns(o.judges, all),
       from: `FROM judgments j WHERE ${all ? 'true' : 'j.scorer = $scorer'}`,
@@ -236,18 +255,103 @@ async function patternRows(q: Query, o: PatternQuery): Promise<{ rows: Record<st
       parts.push(rows);
       continue;
     }
-    const bySubject = verdicts.get(part.run) ?? new Map<string, { n: number; errors: number }>();
-    verdicts.set(part.run, bySubject);
-    for (const r of rows) {
-      const v = bySubject.get(String(r.subject)) ?? { n: 0, errors: 0 };
-      v.n += Number(r.tn);
-      v.errors += Number(r.te);
-      bySubject.set(String(r.subject), v);
-    }
+    addTally(verdicts, part.run, rows);
     const mine = rows.filter((r) => counts.some((c) => Number(r[c]) > 0)).map(({ tn: _n, te: _e, ...r }) => r);
     if (mine.length > 0) parts.push(mine);
   }
   return { rows: parts.length === 1 ? parts[0] : mergePatternRows(parts, o.judges.length), verdicts };
+}
+
+/** Sums the pattern rows' judgments (`tn`) and ERROR verdicts (`te`) of every scorer per subject into run `run`'s tally. */
+function addTally(verdicts: VerdictTally, run: string, rows: Record<string, Plain>[]): void {
+  const bySubject = verdicts.get(run) ?? new Map<string, { n: number; errors: number }>();
+  verdicts.set(run, bySubject);
+  for (const r of rows) {
+    const v = bySubject.get(String(r.subject)) ?? { n: 0, errors: 0 };
+    v.n += Number(r.tn);
+    v.errors += Number(r.te);
+    bySubject.set(String(r.subject), v);
+  }
+}
+
+/**
+ * How the packed pivot (`packedRows`) encodes a sample's verdicts in two integers: the scorer's
+ * distinct values (sorted; bound as `$pv0`, `$pv1`, ...), and per judge a field of `width` bits in
+ * `f` (one bit per value it gave, then "some verdict excluded as self", "some verdict not
+ * excluded") and of `countBits` bits in `c` (its judgments). Null when they do not fit in 63 bits
+ * or a value is not finite: the string-keyed pivot (`perSampleSql`) is used.
+ */
+export interface Pack {
+  values: number[];
+  width: number;
+  countBits: number;
+  /** The key a sample's judgments are grouped and joined on, over an episode id expression: two 64-bit hashes (tests put a colliding key here). */
+  key: (id: string) => string[];
+}
+
+/** At most this many distinct values of a scorer are packed (a value per bit, per judge). */
+export const PACK_MAX_VALUES = 16;
+
+/** Two independent 64-bit hashes of the episode id: a 128-bit key per sample. */
+export const sampleKey = (id: string): string[] => [`hash(${id})`, `hash('#' || ${id})`];
+
+/** The scorer's distinct non-NULL values, sorted, or null when there are more than `PACK_MAX_VALUES` or one is not finite. */
+async function scorerValues(q: Query, scorer: string): Promise<number[] | null> {
+  const rows = await q(`SELECT DISTINCT value FROM judgments WHERE scorer = $scorer AND value IS NOT NULL ORDER BY value LIMIT ${PACK_MAX_VALUES + 1}`, { scorer });
+  const values = rows.map((r) => Number(r.value));
+  return values.length > PACK_MAX_VALUES || !values.every(Number.isFinite) ? null : values;
+}
+
+function packOf(o: PatternQuery): Pack | null {
+  const k = o.judges.length;
+  if (!o.values) return null;
+  const width = o.values.length + 2;
+  if (k * width > 63 || k > 7) return null;
+  return { values: o.values, width, countBits: Math.floor(63 / k), key: o.sampleKey ?? sampleKey };
+}
+
+/**
+ * The pattern rows of `part` (a whole run whose episode ids are unique), as `perSampleSql` and the
+ * pattern GROUP BY give them, but grouped and joined on a 128-bit hash of the episode id instead of
+ * the id itself, with each sample's verdicts packed in two integers (`Pack`): at 1e7 grouping 29.8M
+ * judgments on a string key with eleven FILTER aggregates was most of the judge scan. The fields
+ * are decoded in SQL into the same columns (values from the bound list, so the same doubles) and
+ * grouped and ordered as before. Checked, else null (the caller runs the string-keyed pivot): every
+ * judgment the query read was joined to exactly one episode (the samples' judgments summed over the
+ * join equal the run's count: a judgment without an episode, or two episodes sharing a key, make
+ * them differ), and no sample has `2^countBits` judgments. Not detected: a judgment whose episode is
+ * missing, with an id sharing both 64-bit hashes with an episode's id of the run (~2^-128 a pair).
+ */
+async function packedRows(q: Query, o: PatternQuery, pack: Pack, part: SamplePart, all: boolean): Promise<Record<string, Plain>[] | null> {
+  const { values, width: w, countBits: b } = pack;
+  const m = values.length;
+  const vals = `[${values.map((_, i) => `CAST($pv${i} AS DOUBLE)`).join(', ')}]`;
+  const jl = `[${o.judges.map((_, i) => `$j${i}`).join(', ')}]`;
+  const ji = all ? `CASE WHEN j.scorer = $scorer THEN list_position(${jl}, j.judge_model) END` : `list_position(${jl}, j.judge_model)`;
+  const bit = (n: number | string) => `(CAST(1 AS BIGINT) << CAST(${n} AS BIGINT))`;
+  const flag = `CASE WHEN ji > 0 THEN (CASE WHEN value IS NULL THEN 0 ELSE ${bit(`list_position(${vals}, value) - 1`)} END | CASE WHEN excluded_self THEN ${2 ** m} WHEN NOT excluded_self THEN ${2 ** (m + 1)} ELSE 0 END) << CAST(${w} * (ji - 1) AS BIGINT) ELSE 0 END`;
+  const cnt = `CASE WHEN ji > 0 THEN ${bit(`${b} * (ji - 1)`)} ELSE 0 END`;
+  const jk = pack.key('j.episode_id');
+  const ek = pack.key('e.episode_id');
+  const keys = jk.map((_, i) => `k${i}`).join(', ');
+  const src = `SELECT ${jk.map((x, i) => `${x} AS k${i}`).join(', ')}, ${ji} AS ji, j.value, j.excluded_self, j.verdict FROM judgments j WHERE ${all ? '' : 'j.scorer = $scorer AND '}j.run_id = $run`;
+  const te = all ? `, CAST(count(*) FILTER (WHERE verdict = 'ERROR') AS BIGINT) AS te` : '';
+  const a = `SELECT ${keys}, bit_or(${flag}) AS f, CAST(sum(${cnt}) AS BIGINT) AS c, CAST(count(*) AS BIGINT) AS tn${te} FROM s GROUP BY ${keys}`;
+  const on = ek.map((x, i) => `${x} = a.k${i}`).join(' AND ');
+  const p = `SELECT ${o.subject} AS subject, a.f, a.c, count(*) AS n, sum(a.tn) AS tn${all ? ', sum(a.te) AS te' : ''}, max(a.tn) AS mx FROM a JOIN episodes e ON ${on} ${o.join} WHERE e.run_id = $run GROUP BY ALL`;
+  const dec = o.judges.map((_, i) => {
+    const vb = `((f >> ${w * i}) & ${2 ** m - 1})`;
+    const v = values.map((_, r) => `WHEN ${vb} >= ${2 ** r} THEN CAST($pv${r} AS DOUBLE)`).reverse().join(' ');
+    return `CASE ${v || 'WHEN false THEN CAST(NULL AS DOUBLE)'} END AS v${i}, CASE WHEN (f >> ${w * i + m}) & 1 = 1 THEN true WHEN (f >> ${w * i + m + 1}) & 1 = 1 THEN false END AS x${i}, CAST((c >> ${b * i}) & ${2 ** b - 1} AS INTEGER) AS c${i}`;
+  });
+  const sel = o.judges.map((_, i) => `v${i}, x${i}, c${i}`).join(', ');
+  const sql = `WITH s AS (${src}), a AS (${a}), p AS (${p}), d AS (SELECT subject, ${dec.join(', ')}, n, tn${all ? ', te' : ''}, mx FROM p)
+    SELECT subject, ${sel}, CAST(sum(n) AS BIGINT) AS n, CAST(sum(tn) AS BIGINT) AS tn${all ? ', CAST(sum(te) AS BIGINT) AS te' : ''}, max(mx) AS mx FROM d GROUP BY subject, ${sel} ORDER BY subject, ${sel}`;
+  const params = { scorer: o.scorer, run: part.run, ...Object.fromEntries(o.judges.map((jm, i) => [`j${i}`, jm])), ...Object.fromEntries(values.map((v, i) => [`pv${i}`, v])) };
+  const rows = await q(sql, params);
+  const joined = rows.reduce((t, r) => t + Number(r.tn), 0);
+  if (joined !== part.judgments || rows.some((r) => Number(r.mx) >= 2 ** b)) return null;
+  return rows.map(({ mx: _m, ...r }) => r);
 }
 
 /** Each judge's value, self-exclusion and judgments per sample; with `all`, the judges' columns filtered on the scorer and the sample's judgments and ERROR verdicts of every scorer beside. */
