@@ -281,9 +281,15 @@ function pairwiseTable(p: PairwiseSection, L: number, v: PairwiseView): string {
 
 /**
  * A typed pivot streamed a chunk at a time (NULL -> NaN): `sql` yields the cluster index, the
- * epoch, then one column per subject; rows in the order the SQL sorts them.
+ * epoch, then one column per subject; rows in the order the SQL sorts them. `each` also sees
+ * every chunk (columns after the subjects' are the caller's).
  */
-export async function pivotColumns(conn: DuckDBConnection, sql: string, subjects: number): Promise<{ sid: Int32Array; col: Float64Array[] }> {
+export async function pivotColumns(
+  conn: DuckDBConnection,
+  sql: string,
+  subjects: number,
+  each?: (cols: ((i: number) => unknown)[], rows: number) => void,
+): Promise<{ sid: Int32Array; col: Float64Array[] }> {
   let cap = 1 << 16;
   let sid = new Int32Array(cap);
   let col = Array.from({ length: subjects }, () => new Float64Array(cap));
@@ -307,6 +313,12 @@ export async function pivotColumns(conn: DuckDBConnection, sql: string, subjects
       }
     }
     n += rows;
+    each?.(cols, rows);
   });
-  return { sid: sid.subarray(0, n), col: col.map((c) => c.subarray(0, n)) };
+  // Trimmed to the rows (a copy, one column at a time): the doubled buffers are up to twice as long,
+  // and a report holds several families at once.
+  const trim = <T extends Int32Array | Float64Array>(x: T): T => (x.length === n ? x : (x.slice(0, n) as T));
+  sid = trim(sid);
+  for (let s = 0; s < subjects; s++) col[s] = trim(col[s]);
+  return { sid, col };
 }

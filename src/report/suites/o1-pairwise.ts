@@ -6,15 +6,25 @@
  * correlated pairs. p-values are adjusted within each metric.
  */
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from '../sections/context.ts';
+import { RANK_METRICS, RankTotalsBuilder, keepRankTotals } from '../sections/ranking.ts';
 import { pairwiseOf, pivotColumns, type Adjust, type PairFamily, type PairwiseSection, type PairwiseView } from '../sections/pairwise.ts';
 
 export const PAIR_METRICS: MainMetric[] = ['gathered_evidence', 'policy_action', 'alignment'];
 
 export async function o1PairFamilies(ctx: ReportContext): Promise<PairFamily[]> {
   const out: PairFamily[] = [];
+  const S = ctx.subjects.length;
   for (const metric of PAIR_METRICS) {
-    const cols = ctx.subjects.map((_, i) => `avg(value) FILTER (WHERE subj = ${i}) AS s${i}`).join(', ');
-    const { sid, col } = await pivotColumns(ctx.conn, `SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = ${MAIN_METRICS.indexOf(metric)} GROUP BY sid, epoch ORDER BY sid, epoch`, ctx.subjects.length);
+    // The ranking section's items are this pivot's (its `max(value)` per subject beside the mean):
+    // one GROUP BY for both sections, its totals kept for the ranking (`keepRankTotals`).
+    const rank = S >= 3 && RANK_METRICS.includes(metric) ? new RankTotalsBuilder(ctx, metric) : null;
+    const cols = [
+      ...ctx.subjects.map((_, i) => `avg(value) FILTER (WHERE subj = ${i}) AS s${i}`),
+      ...(rank ? ctx.subjects.map((_, i) => `max(value) FILTER (WHERE subj = ${i}) AS v${i}`) : []),
+    ].join(', ');
+    const sql = `SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = ${MAIN_METRICS.indexOf(metric)} GROUP BY sid, epoch ORDER BY sid, epoch`;
+    const { sid, col } = await pivotColumns(ctx.conn, sql, S, rank ? (c, rows) => rank.addChunk(c, rows, 2 + S) : undefined);
+    if (rank) keepRankTotals(ctx, metric, rank.finish());
     out.push({ suite: ctx.suite, scorer: metric, metric, kind: metric === 'alignment' ? 'bounded' : 'binary', label: METRIC_LABEL[metric].toLowerCase(), subjects: ctx.subjects, clusters: sid, cols: col, clusterWhen: 'always' });
   }
   return out;
