@@ -67,6 +67,13 @@ describe('report ranking section', () => {
           // The totals the pairwise section folds from its own pivot and leaves for the ranking: the same.
           await o1PairFamilies(ctx);
           expect((await rankingSection(ctx))?.rankings ?? []).toEqual(rows);
+          // Repeated rows of a subject on an item (max, not the mean, is the ranking's value): the
+          // pairwise pivot leaves no totals and the ranking reads its own, the same as without pairwise.
+          await ctx.conn.run(`INSERT INTO obs_t SELECT mk, subj, sid, epoch, dim, 1 - value, g FROM obs_t WHERE sid % 4 = 1 AND value = 0`);
+          const alone = await rankingSection(ctx);
+          await o1PairFamilies(ctx);
+          expect(await rankingSection(ctx)).toEqual(alone);
+          if (edit.length === 0) expect(alone?.rankings ?? []).not.toEqual(rows);
           if (edit.length === 0) expect(rows.length).toBe(2);
         } finally {
           store.close();

@@ -15,16 +15,24 @@ export async function o1PairFamilies(ctx: ReportContext): Promise<PairFamily[]> 
   const out: PairFamily[] = [];
   const S = ctx.subjects.length;
   for (const metric of PAIR_METRICS) {
-    // The ranking section's items are this pivot's (its `max(value)` per subject beside the mean):
-    // one GROUP BY for both sections, its totals kept for the ranking (`keepRankTotals`).
+    // The ranking section's items are this pivot's: one GROUP BY for both sections, the totals kept
+    // for the ranking (`keepRankTotals`). Its per-item value is max(value) per subject, which is the
+    // mean wherever a subject has at most one value on the item: `nv` (the item's values) equal to
+    // the subjects with a mean says so; otherwise (repeated rows) the ranking reads its own pivot.
     const rank = S >= 3 && RANK_METRICS.includes(metric) ? new RankTotalsBuilder(ctx, metric) : null;
-    const cols = [
-      ...ctx.subjects.map((_, i) => `avg(value) FILTER (WHERE subj = ${i}) AS s${i}`),
-      ...(rank ? ctx.subjects.map((_, i) => `max(value) FILTER (WHERE subj = ${i}) AS v${i}`) : []),
-    ].join(', ');
+    let repeated = false;
+    const cols = [...ctx.subjects.map((_, i) => `avg(value) FILTER (WHERE subj = ${i}) AS s${i}`), ...(rank ? ['CAST(count(value) AS INTEGER) AS nv'] : [])].join(', ');
     const sql = `SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = ${MAIN_METRICS.indexOf(metric)} GROUP BY sid, epoch ORDER BY sid, epoch`;
-    const { sid, col } = await pivotColumns(ctx.conn, sql, S, rank ? (c, rows) => rank.addChunk(c, rows, 2 + S) : undefined);
-    if (rank) keepRankTotals(ctx, metric, rank.finish());
+    const each = (c: ((i: number) => unknown)[], rows: number) => {
+      for (let i = 0; i < rows && !repeated; i++) {
+        let m = 0;
+        for (let k = 0; k < S; k++) if (c[2 + k](i) !== null) m++;
+        repeated = Number(c[2 + S](i)) !== m;
+      }
+      if (!repeated) rank!.addChunk(c, rows, 2);
+    };
+    const { sid, col } = await pivotColumns(ctx.conn, sql, S, rank ? each : undefined);
+    if (rank && !repeated) keepRankTotals(ctx, metric, rank.finish());
     out.push({ suite: ctx.suite, scorer: metric, metric, kind: metric === 'alignment' ? 'bounded' : 'binary', label: METRIC_LABEL[metric].toLowerCase(), subjects: ctx.subjects, clusters: sid, cols: col, clusterWhen: 'always' });
   }
   return out;
