@@ -176,8 +176,18 @@ function pairsOf(f: PairFamily, i: number, j: number): { xa: Float64Array; xb: F
 
 /** The section: every family compared, p-values adjusted within each family. */
 export function pairwiseOf(families: PairFamily[], o: PairOptions & { adjust: Adjust }): PairwiseSection {
+  return pairwiseFrom(families.flatMap((f) => compareFamily(f, o)), o);
+}
+
+/** `pairwiseOf` on families read one at a time: each compared before the next is read (one family's columns held at a time). */
+export async function pairwiseOfEach(families: AsyncIterable<PairFamily>, o: PairOptions & { adjust: Adjust }): Promise<PairwiseSection> {
+  const comparisons: Comparison[] = [];
+  for await (const f of families) for (const c of compareFamily(f, o)) comparisons.push(c);
+  return pairwiseFrom(comparisons, o);
+}
+
+function pairwiseFrom(comparisons: Comparison[], o: PairOptions & { adjust: Adjust }): PairwiseSection {
   const alpha = Number((1 - o.level).toPrecision(12));
-  const comparisons = families.flatMap((f) => compareFamily(f, o));
   adjustWithinFamilies(comparisons, o.adjust);
   return { comparisons, power: MDE_POWER, alpha, adjust: o.adjust, family: 'task x scorer' };
 }

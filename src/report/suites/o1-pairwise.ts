@@ -7,12 +7,18 @@
  */
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from '../sections/context.ts';
 import { RANK_METRICS, RankTotalsBuilder, keepRankTotals } from '../sections/ranking.ts';
-import { pairwiseOf, pivotColumns, type Adjust, type PairFamily, type PairwiseSection, type PairwiseView } from '../sections/pairwise.ts';
+import { pairwiseOf, pairwiseOfEach, pivotColumns, type Adjust, type PairFamily, type PairwiseSection, type PairwiseView } from '../sections/pairwise.ts';
 
 export const PAIR_METRICS: MainMetric[] = ['gathered_evidence', 'policy_action', 'alignment'];
 
 export async function o1PairFamilies(ctx: ReportContext): Promise<PairFamily[]> {
   const out: PairFamily[] = [];
+  for await (const f of o1PairFamilyStream(ctx)) out.push(f);
+  return out;
+}
+
+/** The families one at a time, in PAIR_METRICS order (the section compares each and lets it go before the next is read). */
+async function* o1PairFamilyStream(ctx: ReportContext): AsyncGenerator<PairFamily> {
   const S = ctx.subjects.length;
   for (const metric of PAIR_METRICS) {
     // The ranking section's items are this pivot's: one GROUP BY for both sections, the totals kept
@@ -33,16 +39,15 @@ export async function o1PairFamilies(ctx: ReportContext): Promise<PairFamily[]> 
     };
     const { sid, col } = await pivotColumns(ctx.conn, sql, S, rank ? each : undefined);
     if (rank && !repeated) keepRankTotals(ctx, metric, rank.finish());
-    out.push({ suite: ctx.suite, scorer: metric, metric, kind: metric === 'alignment' ? 'bounded' : 'binary', label: METRIC_LABEL[metric].toLowerCase(), subjects: ctx.subjects, clusters: sid, cols: col, clusterWhen: 'always' });
+    yield { suite: ctx.suite, scorer: metric, metric, kind: metric === 'alignment' ? 'bounded' : 'binary', label: METRIC_LABEL[metric].toLowerCase(), subjects: ctx.subjects, clusters: sid, cols: col, clusterWhen: 'always' };
   }
-  return out;
 }
 
 /** The O1 report's pairwise comparisons (section 5). */
 export async function pairwiseSection(ctx: ReportContext, adjust: Adjust = 'holm'): Promise<PairwiseSection> {
   const o = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, adjust };
   if (ctx.subjects.length < 2) return { ...pairwiseOf([], o), note: 'only one subject: nothing to compare' };
-  return pairwiseOf(await o1PairFamilies(ctx), o);
+  return pairwiseOfEach(o1PairFamilyStream(ctx), o);
 }
 
 export const O1_PAIRWISE_VIEW: PairwiseView = {
