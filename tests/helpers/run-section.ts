@@ -11,6 +11,7 @@ import { resultsSection } from '../../src/report/sections/results.ts';
 import { groundedSection } from '../../src/report/sections/grounded.ts';
 import { slicesSection } from '../../src/report/sections/slices.ts';
 import { pairwiseSection } from '../../src/report/suites/o1-pairwise.ts';
+import { rankingSection } from '../../src/report/sections/ranking.ts';
 import { judgesSection } from '../../src/report/sections/judges.ts';
 import { probesSection } from '../../src/report/sections/probes.ts';
 import { episodesSection } from '../../src/report/sections/episodes.ts';
@@ -22,6 +23,11 @@ export const SECTIONS: Record<string, (ctx: ReportContext) => Promise<unknown>> 
   grounded: groundedSection,
   slices: slicesSection,
   pairwise: (ctx) => pairwiseSection(ctx),
+  /** The pairwise section, then the ranking from the totals it kept (as the report runs them). */
+  ranking: async (ctx) => {
+    await pairwiseSection(ctx);
+    return rankingSection(ctx);
+  },
   judges: judgesSection,
   probes: probesSection,
   episodes: episodesSection,

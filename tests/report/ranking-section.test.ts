@@ -11,7 +11,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildContext, materializeObservations, openReportStore, MAIN_METRICS, type ReportContext } from '../../src/report/sections/context.ts';
-import { rankingSection, renderRanking, rankIntervalSpec, RANK_METRICS } from '../../src/report/sections/ranking.ts';
+import { rankingSection, renderRanking, rankIntervalSpec, RANK_METRICS, textOrderPlaces } from '../../src/report/sections/ranking.ts';
+import { o1PairFamilies } from '../../src/report/suites/o1-pairwise.ts';
 import { buildRanking, type RankData, type RankResult } from '../../src/decide/rank.ts';
 import { itemKey, type TaskValues } from '../../src/decide/side.ts';
 import { float64Column } from '../../src/store/arrow.ts';
@@ -63,6 +64,16 @@ describe('report ranking section', () => {
           const s = await rankingSection(ctx);
           const rows = await rowPath(ctx);
           expect(s?.rankings ?? []).toEqual(rows);
+          // The totals the pairwise section folds from its own pivot and leaves for the ranking: the same.
+          await o1PairFamilies(ctx);
+          expect((await rankingSection(ctx))?.rankings ?? []).toEqual(rows);
+          // Repeated rows of a subject on an item (max, not the mean, is the ranking's value): the
+          // pairwise pivot leaves no totals and the ranking reads its own, the same as without pairwise.
+          await ctx.conn.run(`INSERT INTO obs_t SELECT mk, subj, sid, epoch, dim, 1 - value, g FROM obs_t WHERE sid % 4 = 1 AND value = 0`);
+          const alone = await rankingSection(ctx);
+          await o1PairFamilies(ctx);
+          expect(await rankingSection(ctx)).toEqual(alone);
+          if (edit.length === 0) expect(alone?.rankings ?? []).not.toEqual(rows);
           if (edit.length === 0) expect(rows.length).toBe(2);
         } finally {
           store.close();
@@ -72,6 +83,17 @@ describe('report ranking section', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('textOrderPlaces', () => {
+  it('places integers as ORDER BY CAST(sid AS VARCHAR) does', () => {
+    for (const sids of [[0], [5], [0, 1, 2, 9, 10, 11, 19, 20, 99, 100, 101, 110, 999, 1000, 1001], Array.from({ length: 1234 }, (_, i) => i), Array.from({ length: 700 }, (_, i) => 3 * i + (i % 7 === 0 ? 1 : 0)).filter((x, i, a) => i === 0 || x > a[i - 1])]) {
+      const text = sids.map(String).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const want = sids.map((x) => text.indexOf(String(x)));
+      expect(Array.from(textOrderPlaces(Int32Array.from(sids)))).toEqual(want);
+    }
+    expect(Array.from(textOrderPlaces(new Int32Array(0)))).toEqual([]);
+  });
 });
 
 /** The section's former data path: one map entry per observation, buildRanking on item maps. */

@@ -42,7 +42,7 @@ const runSection = (section: string, heapMb: number) =>
   });
 
 describe(`report sections on ${EPISODES.toLocaleString('en-US')} episodes with a ${HEAP_MB} MB heap`, () => {
-  for (const section of ['summary', 'results', 'grounded', 'slices', 'pairwise', 'judges', 'probes', 'episodes']) {
+  for (const section of ['summary', 'results', 'grounded', 'slices', 'pairwise', 'ranking', 'judges', 'probes', 'episodes']) {
     it(section, () => {
       const r = runSection(section, HEAP_MB);
       expect(r.stderr.includes('heap out of memory') ? 'heap out of memory' : r.status === 0 ? '' : r.stderr.split('\n').slice(-5).join('\n')).toBe('');

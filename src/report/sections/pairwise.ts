@@ -176,8 +176,18 @@ function pairsOf(f: PairFamily, i: number, j: number): { xa: Float64Array; xb: F
 
 /** The section: every family compared, p-values adjusted within each family. */
 export function pairwiseOf(families: PairFamily[], o: PairOptions & { adjust: Adjust }): PairwiseSection {
+  return pairwiseFrom(families.flatMap((f) => compareFamily(f, o)), o);
+}
+
+/** `pairwiseOf` on families read one at a time: each compared before the next is read (one family's columns held at a time). */
+export async function pairwiseOfEach(families: AsyncIterable<PairFamily>, o: PairOptions & { adjust: Adjust }): Promise<PairwiseSection> {
+  const comparisons: Comparison[] = [];
+  for await (const f of families) for (const c of compareFamily(f, o)) comparisons.push(c);
+  return pairwiseFrom(comparisons, o);
+}
+
+function pairwiseFrom(comparisons: Comparison[], o: PairOptions & { adjust: Adjust }): PairwiseSection {
   const alpha = Number((1 - o.level).toPrecision(12));
-  const comparisons = families.flatMap((f) => compareFamily(f, o));
   adjustWithinFamilies(comparisons, o.adjust);
   return { comparisons, power: MDE_POWER, alpha, adjust: o.adjust, family: 'task x scorer' };
 }
@@ -281,9 +291,15 @@ function pairwiseTable(p: PairwiseSection, L: number, v: PairwiseView): string {
 
 /**
  * A typed pivot streamed a chunk at a time (NULL -> NaN): `sql` yields the cluster index, the
- * epoch, then one column per subject; rows in the order the SQL sorts them.
+ * epoch, then one column per subject; rows in the order the SQL sorts them. `each` also sees
+ * every chunk (columns after the subjects' are the caller's).
  */
-export async function pivotColumns(conn: DuckDBConnection, sql: string, subjects: number): Promise<{ sid: Int32Array; col: Float64Array[] }> {
+export async function pivotColumns(
+  conn: DuckDBConnection,
+  sql: string,
+  subjects: number,
+  each?: (cols: ((i: number) => unknown)[], rows: number) => void,
+): Promise<{ sid: Int32Array; col: Float64Array[] }> {
   let cap = 1 << 16;
   let sid = new Int32Array(cap);
   let col = Array.from({ length: subjects }, () => new Float64Array(cap));
@@ -307,6 +323,12 @@ export async function pivotColumns(conn: DuckDBConnection, sql: string, subjects
       }
     }
     n += rows;
+    each?.(cols, rows);
   });
-  return { sid: sid.subarray(0, n), col: col.map((c) => c.subarray(0, n)) };
+  // Trimmed to the rows (a copy, one column at a time): the doubled buffers are up to twice as long,
+  // and a report holds several families at once.
+  const trim = <T extends Int32Array | Float64Array>(x: T): T => (x.length === n ? x : (x.slice(0, n) as T));
+  sid = trim(sid);
+  for (let s = 0; s < subjects; s++) col[s] = trim(col[s]);
+  return { sid, col };
 }

@@ -13,7 +13,7 @@ import { clusteredPairedFromTotals, pairedZTest } from '../../stats/index.ts';
 import { cell, fixed, pct, pctInterval, table } from '../markdown.ts';
 import { baseConfig, type FigureSpec } from '../figures.ts';
 import { MAIN_METRICS, METRIC_LABEL, type MainMetric, type ReportContext } from './context.ts';
-import { GrowableFloat64 } from '../../growable-array.ts';
+import { GrowableFloat64, GrowableInt32 } from '../../growable-array.ts';
 
 export const RANK_METRICS: MainMetric[] = ['gathered_evidence', 'policy_action'];
 
@@ -26,7 +26,7 @@ export async function rankingSection(ctx: ReportContext): Promise<RankingSection
   if (ctx.subjects.length < 3) return null;
   const rankings: RankResult[] = [];
   for (const metric of RANK_METRICS) {
-    const t = await loadRankTotals(ctx, metric);
+    const t = takeRankTotals(ctx, metric) ?? (await loadRankTotals(ctx, metric));
     if (t.subjects.length < 3) continue;
     rankings.push(rankFromTotals(t.subjects, [t.task], metric, 'subject_model', { level: ctx.level, seed: ctx.seed, resamples: Math.min(ctx.resamples, 2000) }));
   }
@@ -35,59 +35,190 @@ export async function rankingSection(ctx: ReportContext): Promise<RankingSection
 
 
 /**
- * One metric's ranking input from per-cluster totals. SQL pivots the observations to one row per
- * item (scenario x epoch) with a value column per subject, then returns one row per cluster
- * (scenario, integer `sid`), streamed: per subject the count and sum of its values, per pair of
- * subjects (p < q) the count and sum of v_p - v_q over the items both have and the difference of
- * the first such item (by item key). No JavaScript value per observation.
- *
- * Order, so the numbers are those of the per-item path (`buildRanking` on item maps) to the last
- * bit: the bootstrap's clusters in order of first appearance when the observations are read by
- * subject, scenario and epoch (first subject with a value, then sid); each pair's clusters and its
- * first item in item-key order (the sid as text, then the epoch as text; a NULL epoch is 'NaN').
- * RANK_METRICS are 0/1 metrics, so every sum is an integer and exact in any order.
+ * One metric's ranking input from per-cluster totals: the observations pivoted in SQL to one row
+ * per item (scenario x epoch) with a column per subject (`max(value)`), streamed in (sid, epoch)
+ * order and folded per cluster (scenario, integer `sid`) by {@link RankTotalsBuilder}: per
+ * subject the count and sum of its values, per pair of subjects (p < q) the count and sum of
+ * v_p - v_q over the items both have and the difference of the first such item (by item key). No
+ * JavaScript value per observation. The pairwise section folds the same rows from its own pivot
+ * (`o1PairFamilies`) and leaves the totals for this section ({@link takeRankTotals}).
  */
 export async function loadRankTotals(ctx: ReportContext, metric: MainMetric): Promise<{ subjects: string[]; task: RankTaskTotals }> {
-  if (!getMetric(metric).binary) throw new Error(`loadRankTotals: ${metric} is not a 0/1 metric`);
-  const S = ctx.subjects.length;
-  const pq: [number, number][] = [];
-  for (let p = 0; p < S; p++) for (let q = p + 1; q < S; q++) pq.push([p, q]);
-  const v = (k: number) => `v${k}`;
-  const pivot = ctx.subjects.map((_, k) => `max(value) FILTER (WHERE subj = ${k}) AS ${v(k)}`).join(', ');
-  const first = `CASE ${ctx.subjects.map((_, k) => `WHEN count(${v(k)}) > 0 THEN ${k}`).join(' ')} END`;
-  const cols = [
-    ...ctx.subjects.map((_, k) => `CAST(count(${v(k)}) AS INTEGER) AS n${k}, sum(${v(k)}) AS s${k}`),
-    ...pq.map(([p, q]) => `CAST(count(${v(p)} - ${v(q)}) AS INTEGER) AS n${p}_${q}, sum(${v(p)} - ${v(q)}) AS s${p}_${q}, arg_min(${v(p)} - ${v(q)}, ek) FILTER (WHERE ${v(p)} - ${v(q)} IS NOT NULL) AS f${p}_${q}`),
-  ];
-  const sql = `WITH it AS (SELECT sid, coalesce(CAST(epoch AS VARCHAR), 'NaN') AS ek, ${pivot} FROM obs_t WHERE mk = $mk AND value IS NOT NULL GROUP BY sid, epoch)
-    SELECT CAST(row_number() OVER (ORDER BY CAST(sid AS VARCHAR)) - 1 AS INTEGER) AS pos, ${cols.join(', ')}
-    FROM it GROUP BY sid ORDER BY ${first}, sid`;
-  const pos = new GrowableFloat64();
-  const n = ctx.subjects.map(() => new GrowableFloat64());
-  const sum = ctx.subjects.map(() => new GrowableFloat64());
-  const pn = pq.map(() => new GrowableFloat64());
-  const ps = pq.map(() => new GrowableFloat64());
-  const pf = pq.map(() => new GrowableFloat64());
-  await forEachRow(ctx.conn, sql, { mk: MAIN_METRICS.indexOf(metric) }, (c, rows) => {
+  const b = new RankTotalsBuilder(ctx, metric);
+  const cols = ctx.subjects.map((_, k) => `max(value) FILTER (WHERE subj = ${k}) AS v${k}`).join(', ');
+  await forEachRow(ctx.conn, `SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = $mk AND value IS NOT NULL GROUP BY sid, epoch ORDER BY sid, epoch`, { mk: MAIN_METRICS.indexOf(metric) }, (c, rows) => b.addChunk(c, rows, 2));
+  return b.finish();
+}
+
+/** Ranking totals left by the pairwise section, per context and metric (taken once). */
+const pending = new WeakMap<ReportContext, Map<MainMetric, { subjects: string[]; task: RankTaskTotals }>>();
+
+/** Keeps a metric's totals for the ranking section (`rankingSection` takes them instead of reading them again). */
+export function keepRankTotals(ctx: ReportContext, metric: MainMetric, t: { subjects: string[]; task: RankTaskTotals }): void {
+  if (!pending.has(ctx)) pending.set(ctx, new Map());
+  pending.get(ctx)!.set(metric, t);
+}
+
+/** The totals the pairwise section left for `metric` (removed), or undefined. */
+export function takeRankTotals(ctx: ReportContext, metric: MainMetric): { subjects: string[]; task: RankTaskTotals } | undefined {
+  const m = pending.get(ctx);
+  const t = m?.get(metric);
+  m?.delete(metric);
+  return t;
+}
+
+/**
+ * Folds a pivot's rows (one per item: sid, epoch, a value column per subject, NULL where absent),
+ * streamed in (sid, epoch) order, into per-cluster totals. The same numbers as the former SQL
+ * (per item `max(value)` over the non-NULL values; per cluster `count`, `sum`, and
+ * `arg_min(v_p - v_q, ek)` with the item key `ek` = the epoch as text, 'NaN' for NULL), to the
+ * last bit: RANK_METRICS are 0/1 metrics, so every sum is an integer and exact in any order. A
+ * cluster whose items have no value at all is left out, as the former `WHERE value IS NOT NULL`
+ * left it out. Orders, as before: the bootstrap's clusters by first subject with a value, then
+ * sid (first appearance when the observations are read by subject, scenario and epoch); each
+ * pair's clusters in item-key order (the sid as text).
+ */
+export class RankTotalsBuilder {
+  private readonly S: number;
+  private readonly pq: [number, number][] = [];
+  private readonly sid = new GrowableInt32();
+  private readonly n: GrowableFloat64[];
+  private readonly sum: GrowableFloat64[];
+  private readonly pn: GrowableFloat64[];
+  private readonly ps: GrowableFloat64[];
+  private readonly pf: GrowableFloat64[];
+  // The cluster being folded.
+  private cur = -1;
+  private readonly cn: Float64Array;
+  private readonly cs: Float64Array;
+  private readonly cpn: Float64Array;
+  private readonly cps: Float64Array;
+  private readonly cpf: Float64Array;
+  private readonly cpk: (string | null)[];
+  private readonly v: Float64Array;
+
+  constructor(private readonly ctx: ReportContext, metric: MainMetric) {
+    if (!getMetric(metric).binary) throw new Error(`RankTotalsBuilder: ${metric} is not a 0/1 metric`);
+    this.S = ctx.subjects.length;
+    for (let p = 0; p < this.S; p++) for (let q = p + 1; q < this.S; q++) this.pq.push([p, q]);
+    const cols = (k: number) => Array.from({ length: k }, () => new GrowableFloat64(1 << 12));
+    [this.n, this.sum, this.pn, this.ps, this.pf] = [cols(this.S), cols(this.S), cols(this.pq.length), cols(this.pq.length), cols(this.pq.length)];
+    [this.cn, this.cs, this.v] = [new Float64Array(this.S), new Float64Array(this.S), new Float64Array(this.S)];
+    [this.cpn, this.cps, this.cpf] = [new Float64Array(this.pq.length), new Float64Array(this.pq.length), new Float64Array(this.pq.length)];
+    this.cpk = this.pq.map(() => null);
+  }
+
+  /** One streamed chunk: column 0 the sid, 1 the epoch, `from`.. the subjects' values. */
+  addChunk(c: ((i: number) => unknown)[], rows: number, from: number): void {
     for (let i = 0; i < rows; i++) {
-      pos.push(c[0](i) as number);
-      for (let k = 0; k < S; k++) {
-        n[k].push(c[1 + 2 * k](i) as number);
-        sum[k].push(Number(c[2 + 2 * k](i) ?? 0));
+      const sid = Number(c[0](i));
+      if (sid !== this.cur) {
+        this.flush();
+        this.cur = sid;
       }
-      for (let x = 0; x < pq.length; x++) {
-        const o = 1 + 2 * S + 3 * x;
-        pn[x].push(c[o](i) as number);
-        ps[x].push(Number(c[o + 1](i) ?? 0));
-        pf[x].push(c[o + 2](i) === null ? NaN : Number(c[o + 2](i)));
+      for (let k = 0; k < this.S; k++) {
+        const x = c[from + k](i);
+        this.v[k] = x === null ? NaN : Number(x);
+      }
+      const e = c[1](i);
+      this.item(e === null ? 'NaN' : String(Number(e)));
+    }
+  }
+
+  private item(ek: string): void {
+    const { v, S } = this;
+    for (let k = 0; k < S; k++) {
+      if (Number.isNaN(v[k])) continue;
+      this.cn[k]++;
+      this.cs[k] += v[k];
+    }
+    for (let x = 0; x < this.pq.length; x++) {
+      const [p, q] = this.pq[x];
+      if (Number.isNaN(v[p]) || Number.isNaN(v[q])) continue;
+      const d = v[p] - v[q];
+      this.cpn[x]++;
+      this.cps[x] += d;
+      if (this.cpk[x] === null || ek < this.cpk[x]!) {
+        this.cpk[x] = ek;
+        this.cpf[x] = d;
       }
     }
-  });
-  return totalsFromColumns(ctx, { pos, n, sum, pq, pn, ps, pf });
+  }
+
+  /** Ends the current cluster: kept when some subject has a value in it. */
+  private flush(): void {
+    if (this.cur >= 0 && this.cn.some((x) => x > 0)) {
+      this.sid.push(this.cur);
+      for (let k = 0; k < this.S; k++) {
+        this.n[k].push(this.cn[k]);
+        this.sum[k].push(this.cs[k]);
+      }
+      for (let x = 0; x < this.pq.length; x++) {
+        this.pn[x].push(this.cpn[x]);
+        this.ps[x].push(this.cps[x]);
+        this.pf[x].push(this.cpk[x] === null ? NaN : this.cpf[x]);
+      }
+    }
+    this.cn.fill(0);
+    this.cs.fill(0);
+    this.cpn.fill(0);
+    this.cps.fill(0);
+    this.cpk.fill(null);
+  }
+
+  /** The subjects with observations (sorted) and the task. */
+  finish(): { subjects: string[]; task: RankTaskTotals } {
+    this.flush();
+    this.cur = -1;
+    const C = this.sid.length;
+    const sids = this.sid.data.subarray(0, C);
+    // The bootstrap's order: first subject with a value, then sid (clusters are in sid order).
+    const first = new Int32Array(C);
+    for (let r = 0; r < C; r++) {
+      let k = 0;
+      while (this.n[k].data[r] === 0) k++;
+      first[r] = k;
+    }
+    const order = new Int32Array(C);
+    let at = 0;
+    for (let k = 0; k < this.S; k++) for (let r = 0; r < C; r++) if (first[r] === k) order[at++] = r;
+    return totalsFromColumns(this.ctx, { order, pos: textOrderPlaces(sids), n: this.n, sum: this.sum, pq: this.pq, pn: this.pn, ps: this.ps, pf: this.pf });
+  }
+}
+
+/**
+ * Each sid's place among `sids` (distinct, ascending, non-negative integers) when sorted as text,
+ * as `ORDER BY CAST(sid AS VARCHAR)` sorts them: the decimal forms in lexicographic order, walked
+ * (0, 1, 10, 100, ..., 101, ..., 11, ...) over 0..max without a sort.
+ */
+export function textOrderPlaces(sids: Int32Array): Int32Array {
+  const C = sids.length;
+  const pos = new Int32Array(C);
+  if (C === 0) return pos;
+  const max = sids[C - 1];
+  const index = new Int32Array(max + 1).fill(-1);
+  for (let r = 0; r < C; r++) {
+    if (!(sids[r] >= 0) || (r > 0 && sids[r] <= sids[r - 1])) throw new Error('textOrderPlaces: sids must be distinct, ascending and non-negative');
+    index[sids[r]] = r;
+  }
+  let place = 0;
+  if (index[0] >= 0) pos[index[0]] = place++;
+  for (let x = 1, seen = 0; seen < max; seen++) {
+    if (index[x] >= 0) pos[index[x]] = place++;
+    if (x * 10 <= max) x *= 10;
+    else {
+      while (x % 10 === 9 || x + 1 > max) x = Math.floor(x / 10);
+      x++;
+    }
+  }
+  return pos;
 }
 
 interface RankColumns {
-  pos: GrowableFloat64;
+  /** Row r of the bootstrap's order is cluster order[r] of the columns. */
+  order: Int32Array;
+  /** Each cluster's place in item-key order. */
+  pos: Int32Array;
   n: GrowableFloat64[];
   sum: GrowableFloat64[];
   pq: [number, number][];
@@ -104,8 +235,10 @@ function totalsFromColumns(ctx: ReportContext, c: RankColumns): { subjects: stri
   const sums = new Float64Array(present.length * Math.max(1, C));
   const counts = new Float64Array(present.length * Math.max(1, C));
   present.forEach((k, j) => {
-    sums.set(c.sum[k].data.subarray(0, C), j * C);
-    counts.set(c.n[k].data.subarray(0, C), j * C);
+    for (let r = 0; r < C; r++) {
+      sums[j * C + r] = c.sum[k].data[c.order[r]];
+      counts[j * C + r] = c.n[k].data[c.order[r]];
+    }
   });
   const pairs = new Map<string, PairTestResult>();
   c.pq.forEach(([p, q], x) => {
@@ -117,7 +250,7 @@ function totalsFromColumns(ctx: ReportContext, c: RankColumns): { subjects: stri
     let clusters = 0;
     const firstAt = new Float64Array(C).fill(NaN);
     for (let r = 0; r < C; r++) {
-      const at = c.pos.data[r];
+      const at = c.pos[r];
       ns[at] = c.pn[x].data[r];
       ss[at] = c.ps[x].data[r];
       firstAt[at] = c.pf[x].data[r];
