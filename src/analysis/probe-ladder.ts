@@ -207,7 +207,7 @@ export async function loadLadderConditions(q: Q, o: LadderOptions): Promise<Prob
 /**
  * State answers (decisions) per part of the ladder's query, whose GROUP BY holds one entry per
  * state answer: at 1e7 episodes (10M decisions) two parts. The probe tables' parts are sized by
- * probe answers (`PROBE_ANSWERS_PER_PART`, ten parts at 1e7). Measured on session 11's store,
+ * probe answers (`PROBE_ANSWERS_PER_PART`, eight parts at 1e7). Measured on session 11's store,
  * whose decisions are not in scenario order (each part scans every row group): ladder of
  * `standoff probes` at 1e7, 12.8 s CPU in eight parts, 8.7 s (peak RSS 772 MB) in two, 9.8 s
  * (1,151 MB) in one.
