@@ -11,7 +11,7 @@
  * The large store is written by DuckDB SQL (bench/synthetic-store-sql.ts: the same rows as
  * bench/synthetic-store.ts; 38 s CPU at 1e6, minutes at 1e7, where the row-object writer took 77 min);
  * it is cached in the OS temp directory
- * (`standoff-bench-report-<episodes>-<seed>`) and reused unless `BENCH_REPORT_FRESH=1`.
+ * (`standoff-bench-report-<episodes>-<seed>-v<layout>`) and reused unless `BENCH_REPORT_FRESH=1`.
  * `BENCH_REPORT_EPISODES` changes the large size (e.g. 100000 for a quick run).
  *
  * Floor: in the same run, a fresh child process opens the same store with the report's DuckDB
@@ -182,6 +182,12 @@ function timeCommands(traces: string, work: string): CommandTiming[] {
 
 const SELF = fileURLToPath(import.meta.url);
 const SEED = 20261129;
+/**
+ * The large store's layout, in its directory name, so a store written before a change of layout
+ * is not reused: 2 = rows in a run's order (subject, scenario id, epoch; `runOrder` in
+ * bench/synthetic-store.ts), as `standoff run` writes them (1: episode index order).
+ */
+const STORE_LAYOUT = 2;
 
 /** Builds a report in a child process; returns its timing line. */
 function buildInChild(traces: string, out: string): Omit<ReportBuildTiming, 'episodes' | 'limitMs' | 'limitRssMb' | 'ok'> {
@@ -244,7 +250,7 @@ export async function benchReport(): Promise<ReportBenchResult> {
 
     // 2. large
     const episodes = Number(process.env.BENCH_REPORT_EPISODES ?? 1_000_000);
-    const largeStore = join(tmpdir(), `standoff-bench-report-${episodes}-${SEED}`);
+    const largeStore = join(tmpdir(), `standoff-bench-report-${episodes}-${SEED}-v${STORE_LAYOUT}`);
     let storeWriteMs: number | null = null;
     const cached = process.env.BENCH_REPORT_FRESH !== '1' && existsSync(largeStore) && (await listCommittedRuns(largeStore)).length === 1;
     if (!cached) {

@@ -6,9 +6,9 @@
  *
  * The counter-based hash of `makeU` (mix32 of seed, index and stream) is spelled in SQL on
  * UBIGINT (32-bit products fit in 64 bits; `& 0xffffffff` is JavaScript's `>>> 0`), so every
- * draw is the same double. Each table is a SELECT over `range(N)` (one row per episode, in episode
- * order) whose per-episode lists are unnested (scores, judgments, probe answers), so no join or
- * sort reorders the rows.
+ * draw is the same double. Each table is a SELECT over the episode indices in a run's order
+ * (`runOrderSql`: one sort of integers) whose per-episode lists are unnested (scores, judgments,
+ * probe answers), so nothing after that sort reorders the rows.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { writeRun, type SqlRows } from '../src/store/write-run.ts';
 import { createDb, quoteLiteral, withConnection } from '../src/store/duckdb.ts';
 import {
   AMBIGUOUS_GOLD,
+  byName,
   DECISIONS,
   JUDGES,
   JUDGE_ERROR_RATE,
@@ -46,7 +47,7 @@ const list = (xs: string[]) => `[${xs.join(', ')}]`;
  * (one subquery per step of mix32, so no expression repeats another; nested macros would
  * repeat their argument 2^depth times and take DuckDB minutes to plan).
  */
-function drawsSql(seed: number, n: number, names: string[]): string {
+function drawsSql(seed: number, n: number, names: string[], order: string): string {
   if (n * 8 >= 2 ** 32) throw new RangeError(`the SQL writer draws indices below 2^32 (at most ${Math.floor(2 ** 32 / 8)} episodes)`);
   const s = mix32((seed >>> 0) ^ 0x5bd1e995);
   const k1 = (s ^ mix32(0x632be5ab)) >>> 0;
@@ -62,7 +63,7 @@ function drawsSql(seed: number, n: number, names: string[]): string {
     (c: string) => `(${c} * ${0x846ca68b}) & ${M32}`,
     (c: string) => `xor(${c}, ${c} >> 16)`,
   ];
-  let rel = `(SELECT i, ${parsed.map((c) => `xor(CAST(i * ${c.mul} + ${c.off} AS UBIGINT) & ${M32}, CAST(${Math.imul(c.stream + 1, 0x9e3779b9) >>> 0} AS UBIGINT)) AS ${c.name}`).join(', ')} FROM range(${n}) t(i))`;
+  let rel = `(SELECT i, ${parsed.map((c) => `xor(CAST(i * ${c.mul} + ${c.off} AS UBIGINT) & ${M32}, CAST(${Math.imul(c.stream + 1, 0x9e3779b9) >>> 0} AS UBIGINT)) AS ${c.name}`).join(', ')} FROM (${order}) t(i))`;
   for (const f of mixSteps) rel = stage(rel, f);
   rel = stage(rel, (c) => `xor(${c}, CAST(${k1} AS UBIGINT))`);
   for (const f of mixSteps) rel = stage(rel, f);
@@ -87,6 +88,20 @@ function per(subjects: string[], f: (p: SubjectProfile, name: string) => number 
   return `${list(vals.map((v) => (typeof v === 'number' ? d(v) : q(v))))}[s + 1]`;
 }
 const num = (x: string | number) => (typeof x === 'number' ? d(x) : x);
+
+/**
+ * The episode indices i in the order `standoff run` writes a run (`runOrder` of
+ * ./synthetic-store.ts: subject name, scenario id, both in string order, then epoch), as one
+ * column `i`: the scenarios' ranks by id joined to the positions j, then sorted by j (integers only).
+ */
+function runOrderSql(o: SyntheticStoreOptions, shape: ReturnType<typeof syntheticShape>): string {
+  const { epochs: E, K, N } = shape;
+  const cells = Array.from({ length: 18 }, (_, k) => scenarioAt(k, o.probesPerState));
+  const sid = `${list(cells.map((c) => q(c.id)))}[k % 18 + 1] || CASE WHEN k < 18 THEN '' ELSE '_' || CAST(k // 18 AS VARCHAR) END`;
+  const ranks = `SELECT k, row_number() OVER (ORDER BY sid) - 1 AS pos FROM (SELECT k, ${sid} AS sid FROM range(${K}) t(k))`;
+  const subject = `${list(byName(shape.subjects).map(String))}[j // ${E * K} + 1]`;
+  return `SELECT i FROM (SELECT j, ${subject} * ${E * K} + r.k * ${E} + j % ${E} AS i FROM range(${N}) t(j) JOIN (${ranks}) r ON r.pos = (j // ${E}) % ${K}) ORDER BY j`;
+}
 
 /** The per-episode base relation: scenario fields from k, status, decision, verdict codes. */
 function episodeSql(o: SyntheticStoreOptions, shape: ReturnType<typeof syntheticShape>): string {
@@ -200,7 +215,7 @@ export function tableSqls(o: SyntheticStoreOptions, shape: ReturnType<typeof syn
   const sqls = { episodes, scores, judgments, probeAnswers, probeDecisions: probeDecisionsSql(o, shape, ep) };
   const named = Object.fromEntries(Object.entries(sqls).map(([k, v]) => [k, drawNames(v)])) as typeof sqls;
   const names = [...new Set(Object.values(named).flatMap((v) => v.match(/\bu_\d+_\d+_\d+\b/g) ?? []))].sort();
-  const draws = drawsSql(o.seed, shape.N, names);
+  const draws = drawsSql(o.seed, shape.N, names, runOrderSql(o, shape));
   return Object.fromEntries(Object.entries(named).map(([k, v]) => [k, v.replaceAll('__DRAWS__', draws)])) as typeof sqls;
 }
 

@@ -23,6 +23,7 @@
  * million-episode store is written without holding ~12 million row objects in memory.
  */
 import { writeRun } from '../src/store/write-run.ts';
+import { cmp } from '../src/runner/stages/plan.ts';
 import type {
   EpisodeRow,
   JudgmentRow,
@@ -325,8 +326,10 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
     return vals.length % 2 === 1 ? vals[h] : (vals[h - 1] + vals[h]) / 2;
   };
 
+  const order = () => runOrder(scenarios, subjects, epochs);
+
   function* episodes(): Generator<EpisodeRow> {
-    for (let i = 0; i < N; i++) {
+    for (const i of order()) {
       const ep = episodeAt(i);
       const decisionArgs = ep.decision === null ? null : JSON.stringify(ep.decision === 'issue_statement' ? { text: 'Proceeding as the policy authorizes.' } : { reason: ep.gathered ? 'The log settles the policy precondition.' : 'Acting on the situation as described.' });
       yield {
@@ -358,7 +361,7 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
   }
 
   function* scores(): Generator<ScoreRow> {
-    for (let i = 0; i < N; i++) {
+    for (const i of order()) {
       const ep = episodeAt(i);
       if (ep.status === 'error') continue;
       const noanswer = ep.scenario.target === 'NOANSWER';
@@ -379,7 +382,7 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
   }
 
   function* judgments(): Generator<JudgmentRow> {
-    for (let i = 0; i < N; i++) {
+    for (const i of order()) {
       const ep = episodeAt(i);
       if (ep.status !== 'valid') continue;
       for (let j = 0; j < JUDGE_NAMES.length; j++) {
@@ -401,7 +404,7 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
   const wrongAnswer = (expected: string) => (expected === 'yes' ? 'no' : expected === 'no' ? 'yes' : /^\d+$/.test(expected) ? String(Number(expected) + 1) : 'unknown');
 
   function* probeAnswers(): Generator<ProbeAnswerRow> {
-    for (let i = 0; i < N; i++) {
+    for (const i of order()) {
       const ep = episodeAt(i);
       const state = `${ep.scenario.id}/${ep.epoch}`;
       for (let p = 0; p < ep.scenario.probes.length; p++) {
@@ -417,7 +420,7 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
   }
 
   function* probeDecisions(): Generator<ProbeDecisionRow> {
-    for (let i = 0; i < N; i++) {
+    for (const i of order()) {
       const ep = episodeAt(i);
       const sc = ep.scenario;
       let allRight = true;
@@ -475,6 +478,22 @@ export async function writeSyntheticStore(dir: string, options: SyntheticStoreOp
   await writeRun(dir, bundle, { trusted: true, replace: options.replace });
   return syntheticResult({ runId, N, K, epochs, subjects, judges, scoreRows, judgmentRows, probeRows, withJudgments, withProbes });
 }
+
+/**
+ * Episode indices in the order \`standoff run\` writes a run's rows (\`compareKeys\`,
+ * src/runner/stages/commit.ts): by subject name, then scenario id (both in string order), then epoch. Index
+ * \`i = (s * K + k) * epochs + e\` (subject s, scenario k, epoch e) keys every draw, so the rows are
+ * the same in any order; in this one each row group of a table holds a narrow range of scenario
+ * ids, as in a real run's files (the probe parts' scenario-range filters skip the others).
+ */
+export function* runOrder(scenarios: readonly { id: string }[], subjects: readonly string[], epochs: number): Generator<number> {
+  const K = scenarios.length;
+  const ks = byName(scenarios.map((x) => x.id));
+  for (const s of byName(subjects)) for (const k of ks) for (let e = 0; e < epochs; e++) yield (s * K + k) * epochs + e;
+}
+
+/** The indices of `names` in the runner's order of their names (`cmp`). */
+export const byName = (names: readonly string[]): number[] => names.map((_, k) => k).sort((a, b) => cmp(names[a], names[b]));
 
 /** What either writer returns: the store's shape and the rows it wrote per table (0 for a table left out). */
 export function syntheticResult(x: {

@@ -207,9 +207,10 @@ export async function loadLadderConditions(q: Q, o: LadderOptions): Promise<Prob
 /**
  * State answers (decisions) per part of the ladder's query, whose GROUP BY holds one entry per
  * state answer: at 1e7 episodes (10M decisions) two parts. The probe tables' parts are sized by
- * probe answers (`PROBE_ANSWERS_PER_PART`, eight parts at 1e7), and each part scans every row
- * group of the decisions again (they are not stored in scenario order): ladder of `standoff probes`
- * at 1e7, 12.8 s CPU in eight parts, 8.7 s (peak RSS 772 MB) in two, 9.8 s (1,151 MB) in one.
+ * probe answers (`PROBE_ANSWERS_PER_PART`, eight parts at 1e7). Measured on session 11's store,
+ * whose decisions are not in scenario order (each part scans every row group): ladder of
+ * `standoff probes` at 1e7, 12.8 s CPU in eight parts, 8.7 s (peak RSS 772 MB) in two, 9.8 s
+ * (1,151 MB) in one.
  */
 export const LADDER_DECISIONS_PER_PART = 6_000_000;
 

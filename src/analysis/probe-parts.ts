@@ -16,14 +16,18 @@ import type { Plain, SqlParams } from '../store/duckdb.ts';
 
 /**
  * Probe answers per scenario-range part: at 1e6 episodes (4.5M answers) one part; at 1e7, eight.
- * Measured at 1e7 (report settings; session 11): a part's scan decodes every row of the answers
- * and decisions (the files interleave the scenarios, so no row group is pruned), ~1.1 s CPU of
- * the answers' aggregate and ~0.75 s of the decisions per part; the rest grows with the part's
- * share. Four parts save ~3.4 s in the state rows and lose it downstream (the sufficiency inserts
- * and the tables' query over a state-rows table twice the size: `loadProbeTables` 57.4 vs 58.0 s
- * CPU, peak RSS +30-120 MB). One pass aggregating all the answers first costs more (16 s CPU
- * for the GROUP BY alone, spilling ~400 MB; the answers' aggregates of the eight parts cut from
- * it: 41.8 s CPU, peak RSS 1.36 GB, against 20.6 s and 0.83 GB straight from the Parquet).
+ * A part's scan skips the Parquet row groups outside its range by their scenario_id min/max (the
+ * bounds are bound parameters, which DuckDB pushes into the scan:
+ * tests/analysis/probe-parts-pruning.test.ts), so in a run's order (subject, scenario, epoch, as
+ * `standoff run`, `standoff merge` and the bench write) it decodes about its own share of the
+ * answers and decisions. In files that interleave the scenarios (session 11's bench store; a CSV
+ * in another order) every part decodes every row group, a fixed cost per part. Measured at 1e7,
+ * `standoff probes` (load 4-5; output identical for every count): on the run-ordered store 4 parts
+ * 76.5 s CPU, 1,526 MB; 8 parts 65.8-66.9 s, 1,519-1,620 MB; 10 parts 61.9-62.3 s, 1,420-1,630
+ * MB; 16 parts 65.6-66.4 s, 1,416-1,480 MB. On the interleaved store 8 parts 82.7 s, 10 parts
+ * 94.9 s. Eight keeps both layouts near their best. Session 11, interleaved: one pass
+ * aggregating all the answers first costs more (41.8 s CPU, peak RSS 1.36 GB, against 20.6 s and
+ * 0.83 GB for the parts' aggregates straight from the Parquet).
  */
 export const PROBE_ANSWERS_PER_PART = 6_000_000;
 

@@ -13,7 +13,7 @@
  * Cost: the store is written once for the file (~50 s on an idle 2-core machine); each section
  * then runs in a fresh child (2-20 s each idle). The whole file takes ~3 minutes idle.
  * STANDOFF_SCALE_STORE=DIR reuses a store of the same shape (the bench's cached
- * `standoff-bench-report-1000000-20261129` in the temp directory) and skips the write.
+ * `standoff-bench-report-1000000-20261129-v2` in the temp directory) and skips the write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';

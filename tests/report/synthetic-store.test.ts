@@ -73,6 +73,30 @@ describe('writeSyntheticStore', () => {
     expect(r.rows.judgments).toBe(0);
   });
 
+  it("writes rows in a run's order: subject, scenario id, epoch (as standoff run does)", async () => {
+    // 60 scenarios per subject: ids past the first 18 (ct_act_a_1, ...) interleave with the cells in string order.
+    const dir = join(root, 'order');
+    await writeSyntheticStore(dir, { episodes: 1200, seed: 2, subjects: ['sim:hasty', 'sim:careful', 'sim:thorough', 'sim:steady'] });
+    const s = await openStore(dir);
+    try {
+      for (const t of ['episodes', 'probe_answers', 'probe_decisions']) {
+        const keys = `subject_model, scenario_id, epoch`;
+        // Rows out of order: a row whose (subject, scenario, epoch) sorts before the previous row's.
+        const r = await query(
+          s.conn,
+          `SELECT count(*) FILTER (WHERE cur < prev) AS bad, count(*) AS n FROM (
+             SELECT (${keys}) AS cur, lag((${keys})) OVER (ORDER BY rn) AS prev FROM (SELECT row_number() OVER () AS rn, * FROM ${t}))`,
+        );
+        expect(r.rows[0], t).toEqual({ bad: 0, n: expect.any(Number) });
+      }
+      // Subjects by name, as the runner's units, not in the config's order.
+      const subjects = (await query(s.conn, `SELECT subject_model FROM (SELECT row_number() OVER () AS rn, subject_model FROM episodes) GROUP BY ALL ORDER BY min(rn)`)).rows.map((r) => r.subject_model);
+      expect(subjects).toEqual(['sim:careful', 'sim:hasty', 'sim:steady', 'sim:thorough']);
+    } finally {
+      s.close();
+    }
+  });
+
   // The SQL writer (bench/synthetic-store-sql.ts) writes the 1e7 store in minutes: the same rows,
   // in the same order, as the row-object writer, for every option it takes.
   const variants: [string, Parameters<typeof writeSyntheticStore>[1]][] = [
