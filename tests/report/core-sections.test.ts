@@ -52,8 +52,8 @@ describe('core sections', () => {
       // A suite that reports per domain: the task key is the domain, the rest is O1's source.
       const byDomain: ObservationSource = {
         ...O1_SOURCE,
-        // One row per observation (obs_t, unweighted), against the slices' counted rows (obs_agg, weighted).
-        rows: `SELECT coalesce(d.domain, '(none)') AS suite, o.mk AS scorer, o.subj AS subject, o.sid AS cluster, o.value, false AS noanswer FROM obs_t o JOIN r_dims d USING (dim)`,
+        // One row per observation (obs_agg's rows repeated n times, unweighted), against the slices' counted rows (obs_agg, weighted).
+        rows: `SELECT coalesce(d.domain, '(none)') AS suite, o.mk AS scorer, o.subj AS subject, o.sid AS cluster, o.value, false AS noanswer FROM obs_agg o JOIN r_dims d USING (dim), range(o.n)`,
         weight: undefined,
         label: (k, c) => ({ suite: String(k.suite), scorer: MAIN_METRICS[Number(k.scorer)], subject: c.subjects[Number(k.subject)] }),
         scorers: async (c) => {

@@ -48,13 +48,26 @@ async function withObservations<T>(f: (ctx: ReportContext) => Promise<T>, t = { 
 
 const rows = async (ctx: ReportContext, sql: string) => (await ctx.conn.runAndReadAll(sql)).getRowObjectsJson();
 
-/** obs_t's rows of each metric against the metric's own SQL joined to the subject and scenario indexes. */
+/**
+ * obs_t's rows of each metric it holds (all but \`invalid\`, which is only counted) and obs_agg's
+ * counts of every metric, slice dimensions included, against the metric's own SQL joined to the
+ * subject, scenario and dimension indexes.
+ */
 async function expectMetricRows(ctx: ReportContext): Promise<void> {
+  const metric = (m: string) =>
+    `${metricSql(m)} o JOIN r_subject s USING (run_id, subject_model) JOIN r_scn c USING (scenario_id)
+     JOIN r_dims d ON d.domain IS NOT DISTINCT FROM o.domain AND d.decision_type IS NOT DISTINCT FROM o.decision_type AND d.variant IS NOT DISTINCT FROM o.variant`;
   for (const [k, m] of MAIN_METRICS.entries()) {
-    const mine = await rows(ctx, `SELECT subj, sid, epoch, value FROM obs_t WHERE mk = ${k} ORDER BY ALL`);
-    const theirs = await rows(ctx, `SELECT CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, o.value FROM ${metricSql(m)} o JOIN r_subject s USING (run_id, subject_model) JOIN r_scn c USING (scenario_id) ORDER BY ALL`);
-    expect([m, mine]).toEqual([m, theirs]);
+    if (m !== 'invalid') {
+      const mine = await rows(ctx, `SELECT subj, sid, epoch, value FROM obs_t WHERE mk = ${k} ORDER BY ALL`);
+      const theirs = await rows(ctx, `SELECT CAST(s.subj AS SMALLINT) AS subj, c.sid, o.epoch, o.value FROM ${metric(m)} ORDER BY ALL`);
+      expect([m, mine]).toEqual([m, theirs]);
+    }
+    const counted = await rows(ctx, `SELECT subj, sid, dim, value, CAST(sum(n) AS INTEGER) AS n FROM obs_agg WHERE mk = ${k} GROUP BY ALL ORDER BY ALL`);
+    const direct = await rows(ctx, `SELECT CAST(s.subj AS SMALLINT) AS subj, c.sid, d.dim, o.value, CAST(count(*) AS INTEGER) AS n FROM ${metric(m)} GROUP BY ALL ORDER BY ALL`);
+    expect([m, counted]).toEqual([m, direct]);
   }
+  expect(await rows(ctx, `SELECT DISTINCT mk FROM obs_t ORDER BY mk`)).toEqual([0, 1, 2].map((mk) => ({ mk })));
 }
 
 // A second run, built on its own (obs_t is materialized one run at a time, joined on the episode id
@@ -63,7 +76,7 @@ async function expectMetricRows(ctx: ReportContext): Promise<void> {
 const TWO_RUNS = {
   episodes: `${EPISODES} UNION ALL SELECT * FROM (VALUES
     ('q', 'a1', 'm:a', 's1', 1, 'valid', false), ('q', 'a1', 'm:a', 's1', 1, 'valid', false), ('q', 'a2', 'm:a', 's2', 1, 'invalid', true),
-    ('q', 'b1', 'm:b', 's2', 2, 'valid', NULL), ('q', 'x9', 'm:b', 's3', 1, 'valid', true)
+    ('q', 'b1', 'm:b', 's2', 2, 'valid', NULL), ('q', 'x9', 'm:b', 's3', NULL, 'valid', true)
   ) t(run_id, episode_id, subject_model, scenario_id, epoch, status, gathered_evidence)`,
   scores: `${SCORES} UNION ALL SELECT * FROM (VALUES
     ('q', 'a1', 'reasoning_action_alignment', 1.0, false), ('q', 'a2', 'reasoning_action_alignment', 0.0, false),
@@ -88,8 +101,9 @@ describe('the report observations (obs_t, obs_agg)', () => {
         { mk: 0, n: 4 },
         { mk: 1, n: 4 },
         { mk: 2, n: 4 },
-        { mk: 3, n: 5 },
       ]);
+      const invalid = await rows(ctx, `SELECT CAST(sum(n) AS INTEGER) AS n FROM obs_agg WHERE subj >= 3 AND mk = ${MAIN_METRICS.indexOf('invalid')}`);
+      expect(invalid).toEqual([{ n: 5 }]);
     }, TWO_RUNS);
   });
 
@@ -109,7 +123,7 @@ describe('the report observations (obs_t, obs_agg)', () => {
 
   it('obs_agg counts obs_t, and policy-action rows carry gathered_evidence', async () => {
     await withObservations(async (ctx) => {
-      const counted = await rows(ctx, `SELECT mk, subj, sid, value, CAST(sum(n) AS INTEGER) AS n FROM obs_agg GROUP BY ALL ORDER BY ALL`);
+      const counted = await rows(ctx, `SELECT mk, subj, sid, value, CAST(sum(n) AS INTEGER) AS n FROM obs_agg WHERE mk < 3 GROUP BY ALL ORDER BY ALL`);
       const direct = await rows(ctx, `SELECT mk, subj, sid, value, CAST(count(*) AS INTEGER) AS n FROM obs_t GROUP BY ALL ORDER BY ALL`);
       expect(counted).toEqual(direct);
       const g = await rows(ctx, `SELECT subj, g, value FROM obs_agg WHERE mk = ${MAIN_METRICS.indexOf('policy_action')} ORDER BY subj, sid, g`);

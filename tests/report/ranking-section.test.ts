@@ -52,9 +52,9 @@ describe('report ranking section', () => {
       for (const edit of [
         [],
         // subject 0 misses scenarios (the bootstrap's cluster order then starts with subject 1's), NULL epochs
-        ['DELETE FROM obs_t WHERE subj = 0 AND sid % 7 = 3', 'UPDATE obs_t SET epoch = NULL WHERE epoch = 1 AND sid % 5 = 2'],
+        ['DELETE FROM obs_mem.obs_t WHERE subj = 0 AND sid % 7 = 3', 'UPDATE obs_mem.obs_t SET epoch = NULL WHERE epoch = 1 AND sid % 5 = 2'],
         // a subject with no observations at all, one in a single scenario
-        ['DELETE FROM obs_t WHERE subj = 2', 'DELETE FROM obs_t WHERE subj = 1 AND sid <> 4'],
+        ['DELETE FROM obs_mem.obs_t WHERE subj = 2', 'DELETE FROM obs_mem.obs_t WHERE subj = 1 AND sid <> 4'],
       ]) {
         const store = await openReportStore(dir, undefined);
         try {
@@ -69,7 +69,7 @@ describe('report ranking section', () => {
           expect((await rankingSection(ctx))?.rankings ?? []).toEqual(rows);
           // Repeated rows of a subject on an item (max, not the mean, is the ranking's value): the
           // pairwise pivot leaves no totals and the ranking reads its own, the same as without pairwise.
-          await ctx.conn.run(`INSERT INTO obs_t SELECT mk, subj, sid, epoch, dim, 1 - value, g FROM obs_t WHERE sid % 4 = 1 AND value = 0`);
+          await ctx.conn.run(`INSERT INTO obs_mem.obs_t SELECT mk, subj, sid, epoch, 1 - value FROM obs_t WHERE sid % 4 = 1 AND value = 0`);
           const alone = await rankingSection(ctx);
           await o1PairFamilies(ctx);
           expect(await rankingSection(ctx)).toEqual(alone);

@@ -1,7 +1,7 @@
 /**
  * The report's view of the store: opens it read-only (DuckDB threads pinned), checks the input
  * (missing store, empty store, unknown run, runs of different suites), and materializes the
- * per-episode observations every section aggregates (temp table `obs`), with one `subject` label
+ * per-episode observations every section aggregates (`obs_t`, `obs_agg`), with one `subject` label
  * per (run, subject_model): the model name, or `model @ run` when the same model appears in more
  * than one run (the structural gate then fails its "distinct subject models" check).
  *
@@ -243,18 +243,17 @@ export async function buildContext(
  * included (as in the metric) and left out after it (as for every metric);
  * tests/report/observations-table.test.ts holds these rows to the metrics' SQL.
  */
-export const OBSERVATION_ROWS_SQL = `WITH k AS NOT MATERIALIZED (
+const EPISODE_KEYS = `WITH k AS NOT MATERIALIZED (
     SELECT e.episode_id, CAST(s.subj AS SMALLINT) AS subj, c.sid, e.epoch, d.dim, e.status = 'valid' AS valid, e.status = 'invalid' AS invalid, e.gathered_evidence
     FROM (SELECT * FROM episodes WHERE run_id = $run AND status <> 'error') e
     JOIN (SELECT subject_model, subj FROM r_subject WHERE run_id = $run) s USING (subject_model)
     LEFT JOIN r_scn c USING (scenario_id)
-    JOIN r_dims d ON d.domain IS NOT DISTINCT FROM e.domain AND d.decision_type IS NOT DISTINCT FROM e.decision_type AND d.variant IS NOT DISTINCT FROM e.variant)
-  SELECT t.mk, subj, sid, epoch, dim,
-         CASE WHEN t.mk = 0 THEN CAST(gathered_evidence AS DOUBLE)
-              WHEN ${VALIDITY_RECORDED} THEN CAST(invalid AS DOUBLE) END AS value,
-         CAST(NULL AS BOOLEAN) AS g
-    FROM k, (SELECT source, config FROM runs WHERE run_id = $run) r, (VALUES (CAST(0 AS TINYINT)), (CAST(3 AS TINYINT))) t(mk)
-    WHERE sid IS NOT NULL AND (t.mk = 3 OR gathered_evidence IS NOT NULL)
+    JOIN r_dims d ON d.domain IS NOT DISTINCT FROM e.domain AND d.decision_type IS NOT DISTINCT FROM e.decision_type AND d.variant IS NOT DISTINCT FROM e.variant)`;
+
+export const OBSERVATION_ROWS_SQL = `${EPISODE_KEYS}
+  SELECT CAST(0 AS TINYINT) AS mk, subj, sid, epoch, dim, CAST(gathered_evidence AS DOUBLE) AS value, CAST(NULL AS BOOLEAN) AS g
+    FROM k
+    WHERE sid IS NOT NULL AND gathered_evidence IS NOT NULL
   UNION ALL SELECT * FROM (
     SELECT CAST(CASE WHEN pol THEN 1 ELSE 2 END AS TINYINT) AS mk, subj, sid, epoch, dim,
            CASE WHEN pol THEN value ELSE ${alignmentValue('NOT pol AND valid', 'value', 'subj')} END AS value,
@@ -265,11 +264,28 @@ export const OBSERVATION_ROWS_SQL = `WITH k AS NOT MATERIALIZED (
     WHERE NOT pol OR NOT noanswer)
   WHERE sid IS NOT NULL`;
 
+/**
+ * The `invalid` metric's observations of one run (`$run`), counted as `obs_agg` counts the other
+ * metrics' rows: per (subject, scenario, slice dimensions) and value, 1 for an invalid completed
+ * episode and 0 for a valid one, NULL (not measured) where the source records no validity
+ * (`VALIDITY_RECORDED`). Only counted: no section reads them per epoch.
+ */
+export const VALIDITY_COUNTS_SQL = `${EPISODE_KEYS}
+  SELECT CAST(3 AS TINYINT) AS mk, subj, sid, dim, CAST(NULL AS BOOLEAN) AS g,
+         CASE WHEN ${VALIDITY_RECORDED} THEN CAST(invalid AS DOUBLE) END AS value, CAST(count(*) AS INTEGER) AS n
+    FROM k, (SELECT source, config FROM runs WHERE run_id = $run) r
+    WHERE sid IS NOT NULL
+    GROUP BY ALL`;
+
 const materialized = new WeakSet<ReportContext>();
 
 /**
- * Materializes the observations every section aggregates (temp tables r_scn, r_dims, obs_t, obs_agg,
- * and the view obs), once per context. Done after the structural gate, so the gate's own queries never
+ * Materializes the observations every section aggregates (temp tables r_scn, r_dims; tables obs_t
+ * and obs_agg in the compressed in-memory database {@link OBS_DB}, read through temp views of the
+ * same names), once per context. obs_t holds the rows of gathered_evidence, policy_action and
+ * alignment (mk 0-2: mk, subj, sid, epoch, value), what the pairwise pivot and the ranking read per
+ * (scenario, epoch); obs_agg counts those and the \`invalid\` metric's (mk 3) per slice dimensions
+ * and evidence. Done after the structural gate, so the gate's own queries never
  * share memory with these tables.
  */
 export async function materializeObservations(ctx: ReportContext): Promise<void> {
@@ -282,23 +298,32 @@ export async function materializeObservations(ctx: ReportContext): Promise<void>
   await ctx.conn.run(`CREATE TEMP TABLE r_dims AS
     SELECT domain, decision_type, variant, CAST(row_number() OVER (ORDER BY domain, decision_type, variant) - 1 AS INTEGER) AS dim
     FROM (SELECT DISTINCT domain, decision_type, variant FROM episodes)`);
-  // One narrow row per (metric, observation), integers only (4 bytes a column: a million episodes
-  // x 4 metrics stay ~100 MB); the view \`obs\` joins the names back. Episode ids stay in
-  // \`episodes\` (listings join back). Built one run at a time (OBSERVATION_ROWS_SQL).
+  // One narrow row per (metric, observation), integer keys; episode ids stay in \`episodes\`
+  // (listings join back). Built one run at a time (OBSERVATION_ROWS_SQL).
   const runs = (await query(ctx.conn, `SELECT DISTINCT run_id FROM r_subject WHERE run_id IS NOT NULL ORDER BY run_id`)).rows.map((r) => String(r.run_id));
+  // Held compressed (an in-memory database with COMPRESS, compressed at its one CHECKPOINT, after
+  // obs_agg is counted and obs_t's columns for it dropped; DuckDB's temp tables are not compressed):
+  // at 1e7 both then take ~140 MB instead of ~1.4 GB (half of it spilled), so the sections' scans
+  // read memory, not the spill file. Compression is lossless; \`obs_t\` and \`obs_agg\` are views of them.
+  await ctx.conn.run(`ATTACH ':memory:' AS ${OBS_DB} (COMPRESS)`);
   for (const [i, run] of (runs.length ? runs : [null]).entries()) {
-    await query(ctx.conn, `${i === 0 ? 'CREATE TEMP TABLE obs_t AS' : 'INSERT INTO obs_t'} ${OBSERVATION_ROWS_SQL}`, { run });
+    await query(ctx.conn, `${i === 0 ? `CREATE TABLE ${OBS_DB}.obs_t AS` : `INSERT INTO ${OBS_DB}.obs_t`} ${OBSERVATION_ROWS_SQL}`, { run });
   }
   // The observations counted once per (metric, subject, scenario, slice dimensions, evidence,
   // value): what results, slices and grounded vs lucky fold (each a weighted read of this table:
   // the same (group, cluster, value, count) rows as from obs_t, without re-aggregating it).
-  await ctx.conn.run(`CREATE TEMP TABLE obs_agg AS SELECT mk, subj, sid, dim, g, value, CAST(count(*) AS INTEGER) AS n FROM obs_t GROUP BY ALL`);
-  await ctx.conn.run(`CREATE TEMP TABLE r_metric AS SELECT * FROM (VALUES ${MAIN_METRICS.map((m, k) => `(CAST(${k} AS TINYINT), '${m}')`).join(', ')}) t(mk, metric)`);
-  await ctx.conn.run(`CREATE TEMP TABLE r_subj AS SELECT DISTINCT CAST(subj AS SMALLINT) AS subj, subject FROM r_subject`);
-  await ctx.conn.run(`CREATE TEMP VIEW obs AS
-    SELECT m.metric, o.mk, s.subject, o.subj, o.sid, o.epoch, d.domain, d.decision_type, d.variant, o.value
-    FROM obs_t o JOIN r_metric m USING (mk) JOIN r_subj s USING (subj) JOIN r_dims d USING (dim)`);
+  await ctx.conn.run(`CREATE TABLE ${OBS_DB}.obs_agg AS SELECT mk, subj, sid, dim, g, value, CAST(count(*) AS INTEGER) AS n FROM ${OBS_DB}.obs_t GROUP BY ALL`);
+  for (const run of runs.length ? runs : [null]) await query(ctx.conn, `INSERT INTO ${OBS_DB}.obs_agg BY NAME ${VALIDITY_COUNTS_SQL}`, { run });
+  // obs_t is read per (scenario, epoch) only by the pairwise pivot and the ranking: dimensions and evidence are counted in obs_agg.
+  await ctx.conn.run(`ALTER TABLE ${OBS_DB}.obs_t DROP COLUMN g`);
+  await ctx.conn.run(`ALTER TABLE ${OBS_DB}.obs_t DROP COLUMN dim`);
+  await ctx.conn.run(`CHECKPOINT ${OBS_DB}`);
+  await ctx.conn.run(`CREATE TEMP VIEW obs_t AS SELECT * FROM ${OBS_DB}.obs_t`);
+  await ctx.conn.run(`CREATE TEMP VIEW obs_agg AS SELECT * FROM ${OBS_DB}.obs_agg`);
 }
+
+/** The in-memory database that holds the report's observation tables (`materializeObservations`). */
+export const OBS_DB = 'obs_mem';
 
 
 export const exists = existsSync;
