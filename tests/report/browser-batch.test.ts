@@ -160,6 +160,22 @@ ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
       expect(batchGroups(defs)).toEqual([defs.map((_, i) => i)]);
       expect(defs.filter((d) => d.count > 0).length).toBe(8); // two subjects' sets, a pair naming a judge without verdicts and the unknown model are empty
       for (const cap of [1, 5, 40]) expect(await readAllMembers(conn, defs, cap, true)).toEqual(await readAllMembers(conn, defs, cap, false));
+      // Above `maxJudgments` of the scorer the sets are one query each (the pivot's memory at 1e7), with the same members.
+      const seen: string[] = [];
+      const spy = new Proxy(conn, {
+        get(t, k) {
+          const v = Reflect.get(t, k) as unknown;
+          return typeof v === 'function' ? (...a: unknown[]) => (typeof a[0] === 'string' && seen.push(a[0]), (v as (...x: unknown[]) => unknown).apply(t, a)) : v;
+        },
+      });
+      const pivoted = () => seen.some((q) => q.includes(' AS el FROM judgments'));
+      const [{ n }] = (await query(conn, `SELECT count(*) AS n FROM judgments WHERE scorer = 's'`)).rows;
+      expect(await readAllMembers(spy, defs, 5, true, Number(n))).toEqual(await readAllMembers(conn, defs, 5, false));
+      expect(pivoted()).toBe(true);
+      seen.length = 0;
+      expect(await readAllMembers(spy, defs, 5, true, Number(n) - 1)).toEqual(await readAllMembers(conn, defs, 5, false));
+      expect(pivoted()).toBe(false);
+      expect(seen.length).toBeGreaterThan(defs.length);
       for (const i of [0, defs.length - 2]) {
         const bad = defs.map((d, k) => (k === i ? { ...d, count: d.count + 1 } : d));
         await expect(readAllMembers(conn, bad, 10, true)).rejects.toThrow(`"${defs[i].key}" finds ${defs[i].count} episodes but the report counts ${defs[i].count + 1}`);

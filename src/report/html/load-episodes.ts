@@ -20,7 +20,7 @@ import { reportError } from '../sections/context.ts';
 import { toScriptJson } from './script-json.ts';
 import { isO1Data } from '../../schema/tables.ts';
 import { maskSecretPatterns } from '../../redact.ts';
-import { JUDGE_BATCH_MAX_JUDGES, JUDGE_MODELS_SQL, judgeBatchSql, pivotJudges } from './judge-batch.ts';
+import { JUDGE_BATCH_MAX_JUDGES, JUDGE_BATCH_MAX_JUDGMENTS, JUDGE_MODELS_SQL, JUDGMENT_COUNT_SQL, judgeBatchSql, pivotJudges } from './judge-batch.ts';
 import { SET_ORDER, toStandaloneSql, withoutOrder, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
 
 /** Episodes listed per set (a larger set says how many more there are and gives its query). */
@@ -173,13 +173,13 @@ function uniqueIds(ids: [string, string][]): [string, string][] {
 }
 
 /** Every set's members (first `cap` each): sets sharing a `batch` query in one pass per batch, the others one query each (one connection: one query at a time). */
-export async function readAllMembers(conn: Conn, defs: EpisodeSetDef[], cap: number, batch = true): Promise<[string, string][][]> {
+export async function readAllMembers(conn: Conn, defs: EpisodeSetDef[], cap: number, batch = true, maxJudgments = JUDGE_BATCH_MAX_JUDGMENTS): Promise<[string, string][][]> {
   const read: [string, string][][] = new Array(defs.length);
   for (const group of batchGroups(defs, batch)) {
     if (group.length === 1) read[group[0]] = await readMembers(conn, defs[group[0]], cap);
     else {
       const sets = group.map((i) => defs[i]);
-      (await (sets[0].judge !== undefined ? readJudgeBatch(conn, sets, cap) : readBatch(conn, sets, cap))).forEach((m, k) => (read[group[k]] = m));
+      (await (sets[0].judge !== undefined ? readJudgeBatch(conn, sets, cap, maxJudgments) : readBatch(conn, sets, cap))).forEach((m, k) => (read[group[k]] = m));
     }
   }
   return read;
@@ -238,12 +238,14 @@ async function readBatch(conn: Conn, defs: EpisodeSetDef[], cap: number): Promis
 
 /**
  * The judge sets of one scorer in one pass (`judge-batch.ts`), or one query each when the scorer
- * has more judges than a pivot holds.
+ * has more judges than a pivot holds or more than `maxJudgments` judgments.
  */
-async function readJudgeBatch(conn: Conn, defs: EpisodeSetDef[], cap: number): Promise<[string, string][][]> {
-  const stored = (await query(conn as DuckDBConnection, JUDGE_MODELS_SQL, { scorer: defs[0].judge!.scorer })).rows.map((r) => String(r.judge_model));
+async function readJudgeBatch(conn: Conn, defs: EpisodeSetDef[], cap: number, maxJudgments: number): Promise<[string, string][][]> {
+  const scorer = defs[0].judge!.scorer;
+  const stored = (await query(conn as DuckDBConnection, JUDGE_MODELS_SQL, { scorer })).rows.map((r) => String(r.judge_model));
   const judges = pivotJudges(defs, stored);
-  if (judges.length > JUDGE_BATCH_MAX_JUDGES) {
+  const [{ n }] = (await query(conn as DuckDBConnection, JUDGMENT_COUNT_SQL, { scorer })).rows;
+  if (judges.length > JUDGE_BATCH_MAX_JUDGES || Number(n) > maxJudgments) {
     const out: [string, string][][] = [];
     for (const d of defs) out.push(await readMembers(conn, d, cap));
     return out;
