@@ -30,11 +30,9 @@ export const JUDGE_BATCH_MAX_JUDGES = 32;
  */
 export const JUDGE_BATCH_MAX_JUDGMENTS = 8_000_000;
 
-/** The scorer's judgments (the pivot's input rows). */
-export const JUDGMENT_COUNT_SQL = 'SELECT CAST(count(*) AS BIGINT) AS n FROM judgments WHERE scorer = $scorer';
-
-/** The query that lists a scorer's judges (the pivot's columns). */
-export const JUDGE_MODELS_SQL = 'SELECT DISTINCT judge_model FROM judgments WHERE scorer = $scorer AND judge_model IS NOT NULL ORDER BY judge_model';
+/** One scan of a scorer's judgments: its judges (the pivot's columns; NULL when none) and its judgments (`n`, the pivot's input rows). */
+export const JUDGE_MODELS_SQL = `SELECT list(DISTINCT judge_model ORDER BY judge_model) FILTER (WHERE judge_model IS NOT NULL) AS judges,
+  CAST(count(*) AS BIGINT) AS n FROM judgments WHERE scorer = $scorer`;
 
 /** The pivot's judges: the scorer's (from {@link JUDGE_MODELS_SQL}) and the pairs' (a pair naming a judge without rows finds nothing, as its own query). */
 export function pivotJudges(defs: EpisodeSetDef[], stored: string[]): string[] {

@@ -20,7 +20,7 @@ import { reportError } from '../sections/context.ts';
 import { toScriptJson } from './script-json.ts';
 import { isO1Data } from '../../schema/tables.ts';
 import { maskSecretPatterns } from '../../redact.ts';
-import { JUDGE_BATCH_MAX_JUDGES, JUDGE_BATCH_MAX_JUDGMENTS, JUDGE_MODELS_SQL, JUDGMENT_COUNT_SQL, judgeBatchSql, pivotJudges } from './judge-batch.ts';
+import { JUDGE_BATCH_MAX_JUDGES, JUDGE_BATCH_MAX_JUDGMENTS, JUDGE_MODELS_SQL, judgeBatchSql, pivotJudges } from './judge-batch.ts';
 import { SET_ORDER, toStandaloneSql, withoutOrder, type EpisodeSetDef, type SubjectSource } from './episode-sets.ts';
 
 /** Episodes listed per set (a larger set says how many more there are and gives its query). */
@@ -242,9 +242,8 @@ async function readBatch(conn: Conn, defs: EpisodeSetDef[], cap: number): Promis
  */
 async function readJudgeBatch(conn: Conn, defs: EpisodeSetDef[], cap: number, maxJudgments: number): Promise<[string, string][][]> {
   const scorer = defs[0].judge!.scorer;
-  const stored = (await query(conn as DuckDBConnection, JUDGE_MODELS_SQL, { scorer })).rows.map((r) => String(r.judge_model));
-  const judges = pivotJudges(defs, stored);
-  const [{ n }] = (await query(conn as DuckDBConnection, JUDGMENT_COUNT_SQL, { scorer })).rows;
+  const [{ judges: stored, n }] = (await query(conn as DuckDBConnection, JUDGE_MODELS_SQL, { scorer })).rows;
+  const judges = pivotJudges(defs, ((stored as string[] | null) ?? []).map(String));
   if (judges.length > JUDGE_BATCH_MAX_JUDGES || Number(n) > maxJudgments) {
     const out: [string, string][][] = [];
     for (const d of defs) out.push(await readMembers(conn, d, cap));
