@@ -22,11 +22,13 @@ import {
   clusteredStandardErrorFromTotals,
   pairedBootstrap,
   pairedClusterInterval,
+  pairedColumnsSummary,
   pairedDifferences,
   pairedStandardErrors,
   pairedStandardErrorFromMoments,
   pairedZTest,
   type BootstrapResult,
+  type PairCells,
   type PairedMoments,
   type PairedStandardError,
 } from '../stats/index.ts';
@@ -99,6 +101,20 @@ export function comparePaired(a: Float64Array, b: Float64Array, clusterIds: Arra
     return pairedResult(a.length, r, se1, se0, { clusters: r.clusters, cluster, seClustered: r.seClustered }, o);
   }
   return pairedResult(a.length, boot ?? pairedBootstrap(a, b, bopts), se1, se0, null, o);
+}
+
+/**
+ * `comparePaired` with cluster ids on the rows of two aligned columns where both hold a value (NaN:
+ * none), without extracting the pairs (`pairedColumnsSummary`): the same comparison, bit for bit,
+ * as `comparePaired` on the extracted pairs and their ids, with the four cells of 0/1 pairs (null
+ * otherwise). Null where that summary does not apply (ids not sorted ascending, a non-finite value,
+ * fewer than 2 pairs or clusters): the caller extracts the pairs and runs `comparePaired`.
+ */
+export function comparePairedColumns(a: Float64Array, b: Float64Array, ids: Int32Array, cluster: string | null, o: PairedOptions): { comparison: PairedComparison; cells: PairCells | null } | null {
+  const s = pairedColumnsSummary(a, b, ids, { resamples: o.resamples, level: o.level, method: o.method ?? 'percentile', seed: o.seed });
+  if (!s) return null;
+  const comparison = pairedResult(s.n, s.boot, s.ddof1, s.ddof0, { clusters: s.boot.clusters, cluster, seClustered: s.seClustered }, o);
+  return { comparison, cells: s.cells };
 }
 
 /** Per-cluster sufficient statistics of the pairs of one comparison (`comparePairedFromTotals`). */

@@ -171,6 +171,7 @@ export {
 } from './clustered-paired-standard-error.ts';
 export { clusteredPairedFromTotals, type ClusteredPairedTotals } from './clustered-paired-from-totals.ts';
 export { pairedClusterBootstrap, pairedClusterInterval, type PairedClusterBootstrapResult } from './paired-cluster-bootstrap.ts';
+export { pairedColumnsSummary, type PairCells, type PairedColumnsSummary } from './paired-columns.ts';
 export { clusterBootstrapTotals } from './cluster-bootstrap-totals.ts';
 
 // Decisions: non-inferiority, power and sample size, ranking (standoff compare / plan / rank)

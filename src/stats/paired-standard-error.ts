@@ -63,7 +63,8 @@ export function pairedStandardErrors(a: Float64Array | readonly number[], b: Flo
   return { ddof1: standardErrorOf(sums, 1), ddof0: standardErrorOf(sums, 0) };
 }
 
-interface PairedSums {
+/** The pairs' means and sums of squared deviations (`pairedSums`; `pairedColumnsSummary` forms the same in one fused pass). */
+export interface PairedSums {
   n: number;
   meanA: number;
   meanB: number;
@@ -92,7 +93,8 @@ function pairedSums(fn: string, a: Float64Array | readonly number[], b: Float64A
   return { n, meanA, meanB, meanDiff, ssA: sumSquaredDeviations(x), ssB: sumSquaredDeviations(y), ssD: sumSquaredDeviations(d), sxy };
 }
 
-function standardErrorOf(s: PairedSums, ddof: number): PairedStandardError {
+/** The paired SEs from the pairs' sums (ddof 0 or 1): `pairedStandardError` after its pass over the pairs. */
+export function standardErrorOf(s: PairedSums, ddof: number): PairedStandardError {
   const { n, meanA, meanB, meanDiff } = s;
   const varA = s.ssA / (n - ddof);
   const varB = s.ssB / (n - ddof);

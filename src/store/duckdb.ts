@@ -3,7 +3,7 @@
  * a pinned thread count, value conversion (BIGINT -> number, TIMESTAMP -> ISO string), and
  * quoting helpers. Connections are closed by the caller in `finally` (see `withConnection`).
  */
-import { DuckDBInstance, DuckDBTypeId, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBResultReader } from '@duckdb/node-api';
+import { DuckDBInstance, DuckDBTypeId, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBResultReader } from '@duckdb/node-api';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -158,6 +158,74 @@ export async function forEachRow(
     });
     fn(readers, chunk.rowCount);
     rows += chunk.rowCount;
+  }
+  return rows;
+}
+
+/** Column types read as numbers by `forEachNumberChunk` straight from the vector's typed array. */
+const TYPED_NUMBER_TYPES: ReadonlySet<DuckDBTypeId> = new Set([
+  DuckDBTypeId.TINYINT, DuckDBTypeId.SMALLINT, DuckDBTypeId.INTEGER, DuckDBTypeId.UTINYINT, DuckDBTypeId.USMALLINT, DuckDBTypeId.UINTEGER,
+  DuckDBTypeId.FLOAT, DuckDBTypeId.DOUBLE,
+]);
+
+/** What `@duckdb/node-api` keeps in a numeric vector: its items and its validity bits (not part of its typed API: checked before use). */
+interface VectorInternals {
+  items?: unknown;
+  validity?: { data?: unknown; offset?: unknown };
+}
+
+const isNumberArray = (x: unknown): x is Float64Array | Float32Array | Int32Array | Int16Array | Int8Array | Uint32Array | Uint16Array | Uint8Array =>
+  x instanceof Float64Array || x instanceof Float32Array || x instanceof Int32Array || x instanceof Int16Array || x instanceof Int8Array ||
+  x instanceof Uint32Array || x instanceof Uint16Array || x instanceof Uint8Array;
+
+/**
+ * Copies column `c` of a chunk into `out[0..rows)` as numbers, NULL as NaN: for the numeric types
+ * of {@link TYPED_NUMBER_TYPES}, from the vector's items and validity words (no value object and
+ * no BigInt test per row); for any other type (or another layout of the vector), value by value
+ * through `getItem` (`Number(x)`, so BIGINT and BOOLEAN read as numbers).
+ */
+export function copyNumberColumn(chunk: DuckDBDataChunk, c: number, rows: number, out: Float64Array): void {
+  const v = chunk.getColumnVector(c);
+  const raw = v as unknown as VectorInternals;
+  const items = raw.items;
+  const bits = raw.validity?.data;
+  const fast = TYPED_NUMBER_TYPES.has(v.type.typeId) && isNumberArray(items) && items.length >= rows && raw.validity?.offset === 0 && (bits === null || bits instanceof BigUint64Array);
+  if (!fast) {
+    for (let i = 0; i < rows; i++) {
+      const x = v.getItem(i);
+      out[i] = x === null ? Number.NaN : Number(x);
+    }
+    return;
+  }
+  if (bits === null) {
+    out.set(items.subarray(0, rows));
+    return;
+  }
+  // Validity bit i of the 64-bit words, read as little-endian 32-bit words.
+  const words = new Uint32Array(bits.buffer, bits.byteOffset, bits.length * 2);
+  for (let i = 0; i < rows; i++) out[i] = (words[i >>> 5] >>> (i & 31)) & 1 ? items[i] : Number.NaN;
+}
+
+/**
+ * Streams a numeric result a chunk at a time into typed columns: `fn` receives one Float64Array
+ * per column (NULL as NaN; reused from chunk to chunk: copy what must outlive the call) and the
+ * chunk's row count. For hot loops over millions of rows of numbers (`copyNumberColumn`).
+ */
+export async function forEachNumberChunk(
+  conn: DuckDBConnection,
+  sql: string,
+  params: SqlParams | undefined,
+  fn: (columns: Float64Array[], rows: number) => void,
+): Promise<number> {
+  const result = params ? await conn.stream(sql, params as never) : await conn.stream(sql);
+  let rows = 0;
+  let cols: Float64Array[] = [];
+  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    const n = chunk.rowCount;
+    if (cols.length !== chunk.columnCount || cols[0].length < n) cols = Array.from({ length: chunk.columnCount }, () => new Float64Array(Math.max(n, 2048)));
+    for (let c = 0; c < cols.length; c++) copyNumberColumn(chunk, c, n, cols[c]);
+    fn(cols, n);
+    rows += n;
   }
   return rows;
 }

@@ -20,11 +20,11 @@
  */
 import { benjaminiHochberg, holm } from '../../stats/index.ts';
 import { cell, fixed, fmtCount, pct, pp, ppInterval, pValue, signed, signedInterval, table } from '../markdown.ts';
-import { MDE_POWER, tryComparePaired } from '../../analysis/paired-comparison.ts';
+import { MDE_POWER, comparePairedColumns, tryComparePaired, type PairedComparison } from '../../analysis/paired-comparison.ts';
 import type { Sampling } from '../../analysis/rates.ts';
 import type { MetricKind } from '../../analysis/metrics.ts';
 import { fourCellCounts, renderFourCells, type FourCellCounts } from '../four-cell.ts';
-import { forEachRow } from '../../store/duckdb.ts';
+import { forEachNumberChunk } from '../../store/duckdb.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
 export { MDE_POWER };
@@ -124,21 +124,38 @@ export function compareFamily(f: PairFamily, o: PairOptions): Comparison[] {
 
 function comparePair(f: PairFamily, i: number, j: number, unmeasured: Set<string>, o: PairOptions): Comparison {
   const [a, b] = [f.subjects[i], f.subjects[j]];
+  const measured = !unmeasured.has(a) && !unmeasured.has(b);
+  // Clustered on sorted integer ids: the comparison straight from the two columns (no pair vectors).
+  const fast = measured && f.clusterWhen === 'always' && f.clusters instanceof Int32Array ? comparePairedColumns(f.cols[i], f.cols[j], f.clusters, 'scenario_id', o) : null;
+  if (fast) {
+    const c = fast.cells;
+    const four = c && { both_right: c.bothRight, only_a: c.onlyA, only_b: c.onlyB, both_wrong: c.bothWrong };
+    return withResult(baseComparison(f, a, b, fast.comparison.n, true, o), f.kind === 'binary' ? () => four : null, fast.comparison);
+  }
   const { xa, xb, ids } = pairsOf(f, i, j);
   const clustered = f.clusterWhen === 'always' || new Set(ids as ArrayLike<unknown> as unknown[]).size < xa.length;
-  const base: Comparison = {
-    suite: f.suite, scorer: f.scorer, metric: f.metric, kind: f.kind, a, b, pairs: xa.length, clusters: null, sampling: null,
+  const base = baseComparison(f, a, b, xa.length, clustered, o);
+  if (!measured) return { ...base, note: `${f.label} not measured for ${[a, b].filter((x) => unmeasured.has(x)).join(' and ')}` };
+  if (xa.length === 0) return { ...base, note: 'no shared items' };
+  const r = tryComparePaired(xa, xb, clustered ? ids : null, clustered ? 'scenario_id' : null, o);
+  if (!('n' in r)) return { ...base, note: r.note };
+  return withResult(base, f.kind === 'binary' ? () => fourCellCounts(ids, xa, xb) : null, r);
+}
+
+function baseComparison(f: PairFamily, a: string, b: string, pairs: number, clustered: boolean, o: PairOptions): Comparison {
+  return {
+    suite: f.suite, scorer: f.scorer, metric: f.metric, kind: f.kind, a, b, pairs, clusters: null, sampling: null,
     mean_a: null, mean_b: null, difference: null, lower: null, upper: null, level: o.level,
     method: clustered ? 'paired-cluster-bootstrap-percentile' : 'paired-bootstrap-percentile', cluster: clustered ? 'scenario_id' : null, seed: o.seed, resamples: o.resamples,
     engine: null, correlation: null, se: null, se_paired: null, p_value: null, p_holm: null, p_adjusted: null, mde: null,
   };
-  if (unmeasured.has(a) || unmeasured.has(b)) return { ...base, note: `${f.label} not measured for ${[a, b].filter((x) => unmeasured.has(x)).join(' and ')}` };
-  if (xa.length === 0) return { ...base, note: 'no shared items' };
-  const r = tryComparePaired(xa, xb, clustered ? ids : null, clustered ? 'scenario_id' : null, o);
-  if (!('n' in r)) return { ...base, note: r.note };
+}
+
+/** The comparison's numbers from `comparePaired`'s result; `four`: the four cells of a binary scorer. */
+function withResult(base: Comparison, four: (() => FourCellCounts | null) | null, r: PairedComparison): Comparison {
   return {
     ...base,
-    ...(f.kind === 'binary' ? { four_cell: fourCellCounts(ids, xa, xb) } : {}),
+    ...(four ? { four_cell: four() } : {}),
     clusters: r.clusters ?? null,
     sampling: r.sampling,
     mean_a: r.mean_a,
@@ -290,21 +307,22 @@ function pairwiseTable(p: PairwiseSection, L: number, v: PairwiseView): string {
 }
 
 /**
- * A typed pivot streamed a chunk at a time (NULL -> NaN): `sql` yields the cluster index, the
- * epoch, then one column per subject; rows in the order the SQL sorts them. `each` also sees
- * every chunk (columns after the subjects' are the caller's).
+ * A typed pivot streamed a chunk at a time (NULL -> NaN; `forEachNumberChunk`, columns read as
+ * typed arrays): `sql` yields the cluster index, the epoch, then one column per subject; rows in
+ * the order the SQL sorts them. `each` also sees every chunk's typed columns (columns after the
+ * subjects' are the caller's).
  */
 export async function pivotColumns(
   conn: DuckDBConnection,
   sql: string,
   subjects: number,
-  each?: (cols: ((i: number) => unknown)[], rows: number) => void,
+  each?: (cols: Float64Array[], rows: number) => void,
 ): Promise<{ sid: Int32Array; col: Float64Array[] }> {
   let cap = 1 << 16;
   let sid = new Int32Array(cap);
   let col = Array.from({ length: subjects }, () => new Float64Array(cap));
   let n = 0;
-  await forEachRow(conn, sql, undefined, (cols, rows) => {
+  await forEachNumberChunk(conn, sql, undefined, (cols, rows) => {
     if (n + rows > cap) {
       while (n + rows > cap) cap *= 2;
       const grow = <T extends Int32Array | Float64Array>(x: T, make: (k: number) => T): T => {
@@ -315,13 +333,9 @@ export async function pivotColumns(
       sid = grow(sid, (k) => new Int32Array(k));
       col = col.map((c) => grow(c, (k) => new Float64Array(k)));
     }
-    for (let r = 0; r < rows; r++) {
-      sid[n + r] = Number(cols[0](r));
-      for (let s = 0; s < subjects; s++) {
-        const v = cols[2 + s](r);
-        col[s][n + r] = v === null ? Number.NaN : Number(v);
-      }
-    }
+    // Float64 -> Int32 as an assignment converts (the sid is never NULL).
+    sid.set(cols[0].subarray(0, rows), n);
+    for (let s = 0; s < subjects; s++) col[s].set(cols[2 + s].subarray(0, rows), n);
     n += rows;
     each?.(cols, rows);
   });

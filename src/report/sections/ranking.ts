@@ -8,7 +8,7 @@
  */
 import { rankFromTotals, type PairTestResult, type RankResult, type RankTaskTotals } from '../../decide/rank.ts';
 import { getMetric } from '../../store/metrics.ts';
-import { forEachRow } from '../../store/duckdb.ts';
+import { forEachNumberChunk } from '../../store/duckdb.ts';
 import { clusteredPairedFromTotals, pairedZTest } from '../../stats/index.ts';
 import { cell, fixed, pct, pctInterval, table } from '../markdown.ts';
 import { baseConfig, type FigureSpec } from '../figures.ts';
@@ -46,7 +46,7 @@ export async function rankingSection(ctx: ReportContext): Promise<RankingSection
 export async function loadRankTotals(ctx: ReportContext, metric: MainMetric): Promise<{ subjects: string[]; task: RankTaskTotals }> {
   const b = new RankTotalsBuilder(ctx, metric);
   const cols = ctx.subjects.map((_, k) => `max(value) FILTER (WHERE subj = ${k}) AS v${k}`).join(', ');
-  await forEachRow(ctx.conn, `SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = $mk AND value IS NOT NULL GROUP BY sid, epoch ORDER BY sid, epoch`, { mk: MAIN_METRICS.indexOf(metric) }, (c, rows) => b.addChunk(c, rows, 2));
+  await forEachNumberChunk(ctx.conn, `SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = $mk AND value IS NOT NULL GROUP BY sid, epoch ORDER BY sid, epoch`, { mk: MAIN_METRICS.indexOf(metric) }, (c, rows) => b.addChunk(c, rows, 2));
   return b.finish();
 }
 
@@ -78,6 +78,10 @@ export function takeRankTotals(ctx: ReportContext, metric: MainMetric): { subjec
  * sid (first appearance when the observations are read by subject, scenario and epoch); each
  * pair's clusters in item-key order (the sid as text).
  */
+/** An epoch's key as the ranking compares first epochs: its decimal string ('NaN' for NULL), the small integers' cached. */
+const EPOCH_KEYS = Array.from({ length: 256 }, (_, e) => String(e));
+const epochKey = (e: number): string => (Number.isInteger(e) && e >= 0 && e < EPOCH_KEYS.length ? EPOCH_KEYS[e] : String(e));
+
 export class RankTotalsBuilder {
   private readonly S: number;
   private readonly pq: [number, number][] = [];
@@ -108,20 +112,17 @@ export class RankTotalsBuilder {
     this.cpk = this.pq.map(() => null);
   }
 
-  /** One streamed chunk: column 0 the sid, 1 the epoch, `from`.. the subjects' values. */
-  addChunk(c: ((i: number) => unknown)[], rows: number, from: number): void {
+  /** One streamed chunk of typed columns (NULL as NaN): column 0 the sid, 1 the epoch, `from`.. the subjects' values. */
+  addChunk(c: Float64Array[], rows: number, from: number): void {
+    const [sids, epochs] = [c[0], c[1]];
     for (let i = 0; i < rows; i++) {
-      const sid = Number(c[0](i));
+      const sid = sids[i];
       if (sid !== this.cur) {
         this.flush();
         this.cur = sid;
       }
-      for (let k = 0; k < this.S; k++) {
-        const x = c[from + k](i);
-        this.v[k] = x === null ? NaN : Number(x);
-      }
-      const e = c[1](i);
-      this.item(e === null ? 'NaN' : String(Number(e)));
+      for (let k = 0; k < this.S; k++) this.v[k] = c[from + k][i];
+      this.item(epochKey(epochs[i]));
     }
   }
 

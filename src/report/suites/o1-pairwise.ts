@@ -29,11 +29,11 @@ async function* o1PairFamilyStream(ctx: ReportContext): AsyncGenerator<PairFamil
     let repeated = false;
     const cols = [...ctx.subjects.map((_, i) => `avg(value) FILTER (WHERE subj = ${i}) AS s${i}`), ...(rank ? ['CAST(count(value) AS INTEGER) AS nv'] : [])].join(', ');
     const sql = `SELECT sid, epoch, ${cols} FROM obs_t WHERE mk = ${MAIN_METRICS.indexOf(metric)} GROUP BY sid, epoch ORDER BY sid, epoch`;
-    const each = (c: ((i: number) => unknown)[], rows: number) => {
+    const each = (c: Float64Array[], rows: number) => {
       for (let i = 0; i < rows && !repeated; i++) {
         let m = 0;
-        for (let k = 0; k < S; k++) if (c[2 + k](i) !== null) m++;
-        repeated = Number(c[2 + S](i)) !== m;
+        for (let k = 0; k < S; k++) if (!Number.isNaN(c[2 + k][i])) m++;
+        repeated = c[2 + S][i] !== m;
       }
       if (!repeated) rank!.addChunk(c, rows, 2);
     };
