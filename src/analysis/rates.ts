@@ -19,8 +19,8 @@
  */
 import { addClusterMoments, clopperPearson, clusterBootstrapTotals, clusteredCltInterval, CLT_MIN_CLUSTERS, CLT_MIN_EVENTS, emptyClusterMoments, type ClusterMoments } from '../stats/index.ts';
 import { StandoffError } from '../errors.ts';
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { forEachRow, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
+import type { DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
+import { columnReaders, copyNumberColumn, forEachDataChunk, numericChunk, quoteIdent, toPlain, type Plain } from '../store/duckdb.ts';
 
 export type Sampling = 'independent' | 'clustered';
 
@@ -203,7 +203,7 @@ export async function metricRates(src: RowSource, source: string, groupCols: rea
   let acc: RateAccumulator | null = null;
   let key: unknown[] = [];
   const add = (groupValues: unknown[], cluster: unknown, value: unknown, n: number) => {
-    if (!acc || groupValues.some((v, k) => v !== key[k])) {
+    if (!acc || differs(groupValues, key)) {
       if (acc) out.push(acc.finish(clusterCol, o));
       key = groupValues;
       acc = new RateAccumulator(Object.fromEntries(groupCols.map((col, k) => [col, toPlain(groupValues[k])])));
@@ -214,21 +214,40 @@ export async function metricRates(src: RowSource, source: string, groupCols: rea
   if (typeof src === 'function') {
     for (const r of await src(sql)) fold.take(groupCols.map((col) => keyOf(r[col])), r.__cluster, r.value, Number(r.__n));
   } else {
-    const G = groupCols.length;
-    let last: unknown[] | null = null;
-    await forEachRow(src.conn, sql, undefined, (cols, rows) => {
-      for (let i = 0; i < rows; i++) {
-        // The group's values are gathered only where the group changes (rows come sorted by group).
-        let same = last !== null;
-        for (let k = 0; same && k < G; k++) same = keyOf(cols[k](i)) === last![k];
-        if (!same) last = cols.slice(0, G).map((col) => keyOf(col(i)));
-        fold.take(last!, cols[G](i), cols[G + 1](i), Number(cols[G + 2](i)));
-      }
-    });
+    await streamRows(src.conn, sql, groupCols.length, fold);
   }
   fold.flush();
   if (acc) out.push((acc as RateAccumulator).finish(clusterCol, o));
   return out;
+}
+
+/**
+ * Streams the sorted (group..., cluster, value, count) rows into `fold`. A chunk whose columns are
+ * all numbers, with no NULL but in the value column, is read as typed columns (`copyNumberColumn`:
+ * the same numbers, without a reader call per value); any other chunk value by value.
+ */
+async function streamRows(conn: DuckDBConnection, sql: string, G: number, fold: RowMerger): Promise<void> {
+  let last: unknown[] | null = null;
+  let cols: Float64Array[] = [];
+  let valueNulls = new Uint8Array(0);
+  const typed = (chunk: DuckDBDataChunk, rows: number): boolean => {
+    if (!numericChunk(chunk)) return false;
+    if (cols.length !== G + 3 || cols[0].length < rows) [cols, valueNulls] = [Array.from({ length: G + 3 }, () => new Float64Array(Math.max(rows, 2048))), new Uint8Array(Math.max(rows, 2048))];
+    for (let c = 0; c < G + 3; c++) if (copyNumberColumn(chunk, c, rows, cols[c], c === G + 1 ? valueNulls : undefined) > 0 && c !== G + 1) return false;
+    return true;
+  };
+  await forEachDataChunk(conn, sql, undefined, (chunk, rows) => {
+    const num = typed(chunk, rows);
+    const readers = num ? null : columnReaders(chunk);
+    for (let i = 0; i < rows; i++) {
+      // The group's values are gathered only where the group changes (rows come sorted by group).
+      let same = last !== null;
+      for (let k = 0; same && k < G; k++) same = (num ? cols[k][i] : keyOf(readers![k](i))) === last![k];
+      if (!same) last = num ? cols.slice(0, G).map((col) => col[i]) : readers!.slice(0, G).map((col) => keyOf(col(i)));
+      if (num) fold.take(last!, cols[G][i], valueNulls[i] ? null : cols[G + 1][i], cols[G + 2][i]);
+      else fold.take(last!, readers![G](i), readers![G + 1](i), Number(readers![G + 2](i)));
+    }
+  });
 }
 
 /**
@@ -267,6 +286,12 @@ class RowMerger {
     if (this.group !== null) this.add(this.group, this.cluster, this.value, this.n);
     this.group = null;
   }
+}
+
+/** Whether a group's values differ from the key's, value by value (`!==`: a NaN differs from itself, as before). */
+function differs(values: unknown[], key: unknown[]): boolean {
+  for (let k = 0; k < values.length; k++) if (values[k] !== key[k]) return true;
+  return false;
 }
 
 const sameValue = (a: unknown, b: unknown) => a === b || (typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b));

@@ -147,16 +147,25 @@ export async function forEachRow(
   params: SqlParams | undefined,
   fn: (columns: ((i: number) => unknown)[], rows: number) => void,
 ): Promise<number> {
+  return forEachDataChunk(conn, sql, params, (chunk, rows) => fn(columnReaders(chunk), rows));
+}
+
+/** Per column of a chunk, a reader of row `i`'s value (`forEachRow`'s readers). */
+export function columnReaders(chunk: DuckDBDataChunk): ((i: number) => unknown)[] {
+  return Array.from({ length: chunk.columnCount }, (_, c) => {
+    const v = chunk.getColumnVector(c);
+    if (RAW_TYPES.has(v.type.typeId)) return (i: number) => v.getItem(i) as unknown;
+    const values = chunk.convertColumnValues(c, JSDuckDBValueConverter);
+    return (i: number) => values[i] as unknown;
+  });
+}
+
+/** Streams a result's chunks as DuckDB gives them (`fn`: the chunk and its row count; the chunk is not valid after the call). */
+export async function forEachDataChunk(conn: DuckDBConnection, sql: string, params: SqlParams | undefined, fn: (chunk: DuckDBDataChunk, rows: number) => void): Promise<number> {
   const result = params ? await conn.stream(sql, params as never) : await conn.stream(sql);
   let rows = 0;
   for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-    const readers = Array.from({ length: chunk.columnCount }, (_, c) => {
-      const v = chunk.getColumnVector(c);
-      if (RAW_TYPES.has(v.type.typeId)) return (i: number) => v.getItem(i) as unknown;
-      const values = chunk.convertColumnValues(c, JSDuckDBValueConverter);
-      return (i: number) => values[i] as unknown;
-    });
-    fn(readers, chunk.rowCount);
+    fn(chunk, chunk.rowCount);
     rows += chunk.rowCount;
   }
   return rows;
@@ -182,28 +191,45 @@ const isNumberArray = (x: unknown): x is Float64Array | Float32Array | Int32Arra
  * Copies column `c` of a chunk into `out[0..rows)` as numbers, NULL as NaN: for the numeric types
  * of {@link TYPED_NUMBER_TYPES}, from the vector's items and validity words (no value object and
  * no BigInt test per row); for any other type (or another layout of the vector), value by value
- * through `getItem` (`Number(x)`, so BIGINT and BOOLEAN read as numbers).
+ * through `getItem` (`Number(x)`, so BIGINT and BOOLEAN read as numbers). `nulls`, if given,
+ * marks the NULL rows (1); returns how many there are.
  */
-export function copyNumberColumn(chunk: DuckDBDataChunk, c: number, rows: number, out: Float64Array): void {
+export function copyNumberColumn(chunk: DuckDBDataChunk, c: number, rows: number, out: Float64Array, nulls?: Uint8Array): number {
   const v = chunk.getColumnVector(c);
   const raw = v as unknown as VectorInternals;
   const items = raw.items;
   const bits = raw.validity?.data;
   const fast = TYPED_NUMBER_TYPES.has(v.type.typeId) && isNumberArray(items) && items.length >= rows && raw.validity?.offset === 0 && (bits === null || bits instanceof BigUint64Array);
+  let missing = 0;
   if (!fast) {
     for (let i = 0; i < rows; i++) {
       const x = v.getItem(i);
       out[i] = x === null ? Number.NaN : Number(x);
+      if (x === null) missing++;
+      if (nulls) nulls[i] = x === null ? 1 : 0;
     }
-    return;
+    return missing;
   }
   if (bits === null) {
     out.set(items.subarray(0, rows));
-    return;
+    nulls?.fill(0, 0, rows);
+    return 0;
   }
   // Validity bit i of the 64-bit words, read as little-endian 32-bit words.
   const words = new Uint32Array(bits.buffer, bits.byteOffset, bits.length * 2);
-  for (let i = 0; i < rows; i++) out[i] = (words[i >>> 5] >>> (i & 31)) & 1 ? items[i] : Number.NaN;
+  for (let i = 0; i < rows; i++) {
+    const valid = (words[i >>> 5] >>> (i & 31)) & 1;
+    out[i] = valid ? items[i] : Number.NaN;
+    missing += 1 - valid;
+    if (nulls) nulls[i] = 1 - valid;
+  }
+  return missing;
+}
+
+/** Whether every column of the chunk is of a type `copyNumberColumn` reads straight from its typed array. */
+export function numericChunk(chunk: DuckDBDataChunk): boolean {
+  for (let c = 0; c < chunk.columnCount; c++) if (!TYPED_NUMBER_TYPES.has(chunk.getColumnVector(c).type.typeId)) return false;
+  return true;
 }
 
 /**

@@ -37,4 +37,25 @@ describe('metricRates over counted rows', () => {
       conn.closeSync();
     }
   });
+
+  it('reads all-number chunks as typed columns: the same rates as plain rows, NULL values and a chunk with a NULL group included', async () => {
+    const db = await createDb();
+    const conn = await db.connect();
+    try {
+      // Integer groups and clusters (typed chunks); values with NULLs; the last groups' rows have a NULL
+      // group key (those chunks are read value by value), so one stream mixes both readings.
+      await conn.run(`CREATE TABLE nums AS SELECT CASE WHEN i >= 18000 THEN NULL ELSE CAST(i // 4000 AS TINYINT) END AS grp, CAST((i // 7) % 500 AS INTEGER) AS cluster,
+          CASE WHEN hash(i) % 9 = 0 THEN NULL ELSE CAST([0.1, 0.7, 1, 0][CAST(1 + hash(i * 5) % 4 AS INTEGER)] AS DOUBLE) END AS value, CAST(1 + i % 3 AS INTEGER) AS n
+        FROM range(0, 20000) t(i)`);
+      const o: RateOptions = { level: 0.95, seed: 9, resamples: 300, clusterLabel: 'cluster', weight: 'n' };
+      const plain = (sql: string) => query(conn, sql).then((r) => r.rows);
+      const fromConn = await metricRates({ conn }, `SELECT * FROM nums`, ['grp'], 'cluster', o);
+      const fromRows = await metricRates(plain, `SELECT * FROM nums`, ['grp'], 'cluster', o);
+      expect(fromConn.map((r) => r.group.grp)).toEqual([0, 1, 2, 3, 4, null]);
+      expect(fromConn).toEqual(fromRows);
+      expect(fromConn.every((r) => r.not_measured > 0 && !r.binary)).toBe(true);
+    } finally {
+      conn.closeSync();
+    }
+  });
 });
