@@ -77,7 +77,8 @@ export async function groundedSection(ctx: ReportContext): Promise<GroundedSecti
   const opts = { level: ctx.level, seed: ctx.seed, resamples: ctx.resamples, clusterLabel: 'scenario_id', weight: 'n' };
   const named = (rates: Rate[]): Rate[] => rates.map((r) => ({ ...r, group: { ...r.group, subject: ctx.subjects[Number(r.group.subject)] } }));
   // Accuracy given evidence (g true / false), and the share of correct actions taken without evidence.
-  const accuracy = named(await metricRates(ctx, `SELECT subj AS subject, g, sid, value, n ${policy} AND g IS NOT NULL`, ['subject', 'g'], 'sid', opts));
+  // g as 0/1 (TINYINT, in the same order as false/true): every column a number, so the rows are read as typed columns.
+  const accuracy = named(await metricRates(ctx, `SELECT subj AS subject, CAST(g AS TINYINT) AS g, sid, value, n ${policy} AND g IS NOT NULL`, ['subject', 'g'], 'sid', opts));
   const lucky = named(await metricRates(ctx, `SELECT subj AS subject, sid, CAST(NOT g AS DOUBLE) AS value, n FROM (SELECT subj, sid, g, n ${policy} AND value = 1 AND g IS NOT NULL)`, ['subject'], 'sid', opts));
   // The listed episodes of every subject in one pass (the first LIST_JSON per subject).
   const listedRows = await ctx.q(`
@@ -107,7 +108,7 @@ export async function groundedSection(ctx: ReportContext): Promise<GroundedSecti
       log_reads: Number(r.log_reads),
     }));
     total += t.not_gathered_correct;
-    const acc = (g: boolean) => accuracy.find((r) => r.group.subject === subject && r.group.g === g);
+    const acc = (g: boolean) => accuracy.find((r) => r.group.subject === subject && r.group.g === (g ? 1 : 0));
     subjects.push({
       subject,
       table: t,
