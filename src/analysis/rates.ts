@@ -199,26 +199,53 @@ export async function metricRates(src: RowSource, source: string, groupCols: rea
   const sql = o.weight
     ? `SELECT ${keys.join(', ')}, CAST(${quoteIdent(o.weight)} AS DOUBLE) AS "__n" FROM (${source}) ${order}`
     : `SELECT ${keys.join(', ')}, CAST(count(*) AS DOUBLE) AS "__n" FROM (${source}) GROUP BY ALL ${order}`;
-  const out: Rate[] = [];
-  let acc: RateAccumulator | null = null;
-  let key: unknown[] = [];
-  const add = (groupValues: unknown[], cluster: unknown, value: unknown, n: number) => {
-    if (!acc || differs(groupValues, key)) {
-      if (acc) out.push(acc.finish(clusterCol, o));
-      key = groupValues;
-      acc = new RateAccumulator(Object.fromEntries(groupCols.map((col, k) => [col, toPlain(groupValues[k])])));
-    }
-    acc.add(keyOf(cluster), value === null ? null : Number(value), n);
-  };
-  const fold = new RowMerger(add, o.weight !== undefined);
+  const fold = new RateFold(groupCols, clusterCol, o);
   if (typeof src === 'function') {
-    for (const r of await src(sql)) fold.take(groupCols.map((col) => keyOf(r[col])), r.__cluster, r.value, Number(r.__n));
+    for (const r of await src(sql)) fold.merger.take(groupCols.map((col) => keyOf(r[col])), r.__cluster, r.value, Number(r.__n));
   } else {
     await streamRows(src.conn, sql, groupCols.length, fold);
   }
-  fold.flush();
-  if (acc) out.push((acc as RateAccumulator).finish(clusterCol, o));
-  return out;
+  return fold.finish();
+}
+
+/**
+ * The fold of sorted (group, cluster, value, count) rows into one rate per group: `merger` merges
+ * adjacent rows of one (group, cluster, value) (weighted rows), `add` folds each into its group's
+ * `RateAccumulator`; `typedRows` is the same fold over a chunk read as typed columns.
+ */
+class RateFold {
+  readonly out: Rate[] = [];
+  acc: RateAccumulator | null = null;
+  private key: unknown[] = [];
+  readonly merger: RowMerger;
+  constructor(
+    readonly groupCols: readonly string[],
+    readonly clusterCol: string | null,
+    readonly o: RateOptions,
+  ) {
+    this.merger = new RowMerger((g, c, v, n) => this.add(g, c, v, n), o.weight !== undefined);
+  }
+
+  add(groupValues: unknown[], cluster: unknown, value: unknown, n: number): void {
+    this.accFor(groupValues).add(keyOf(cluster), value === null ? null : Number(value), n);
+  }
+
+  /** The accumulator of the group `groupValues`: the current one, or a new one where the values differ. */
+  accFor(groupValues: unknown[]): RateAccumulator {
+    if (!this.acc || differs(groupValues, this.key)) {
+      if (this.acc) this.out.push(this.acc.finish(this.clusterCol, this.o));
+      this.key = groupValues;
+      this.acc = new RateAccumulator(Object.fromEntries(this.groupCols.map((col, k) => [col, toPlain(groupValues[k])])));
+    }
+    return this.acc;
+  }
+
+  finish(): Rate[] {
+    this.merger.flush();
+    if (this.acc) this.out.push(this.acc.finish(this.clusterCol, this.o));
+    this.acc = null;
+    return this.out;
+  }
 }
 
 /**
@@ -226,8 +253,8 @@ export async function metricRates(src: RowSource, source: string, groupCols: rea
  * all numbers, with no NULL but in the value column, is read as typed columns (`copyNumberColumn`:
  * the same numbers, without a reader call per value); any other chunk value by value.
  */
-async function streamRows(conn: DuckDBConnection, sql: string, G: number, fold: RowMerger): Promise<void> {
-  let last: unknown[] | null = null;
+async function streamRows(conn: DuckDBConnection, sql: string, G: number, fold: RateFold): Promise<void> {
+  const state: { last: unknown[] | null } = { last: null };
   let cols: Float64Array[] = [];
   let valueNulls = new Uint8Array(0);
   const typed = (chunk: DuckDBDataChunk, rows: number): boolean => {
@@ -237,17 +264,59 @@ async function streamRows(conn: DuckDBConnection, sql: string, G: number, fold: 
     return true;
   };
   await forEachDataChunk(conn, sql, undefined, (chunk, rows) => {
-    const num = typed(chunk, rows);
-    const readers = num ? null : columnReaders(chunk);
+    if (typed(chunk, rows)) return typedRows(fold, state, G, cols, valueNulls, rows);
+    const readers = columnReaders(chunk);
     for (let i = 0; i < rows; i++) {
       // The group's values are gathered only where the group changes (rows come sorted by group).
-      let same = last !== null;
-      for (let k = 0; same && k < G; k++) same = (num ? cols[k][i] : keyOf(readers![k](i))) === last![k];
-      if (!same) last = num ? cols.slice(0, G).map((col) => col[i]) : readers!.slice(0, G).map((col) => keyOf(col(i)));
-      if (num) fold.take(last!, cols[G][i], valueNulls[i] ? null : cols[G + 1][i], cols[G + 2][i]);
-      else fold.take(last!, readers![G](i), readers![G + 1](i), Number(readers![G + 2](i)));
+      let same = state.last !== null;
+      for (let k = 0; same && k < G; k++) same = keyOf(readers[k](i)) === state.last![k];
+      if (!same) state.last = readers.slice(0, G).map((col) => keyOf(col(i)));
+      fold.merger.take(state.last!, readers[G](i), readers[G + 1](i), Number(readers[G + 2](i)));
     }
   });
+}
+
+/**
+ * `fold.merger.take` of each row of a typed chunk (groups and clusters numbers, no NULL but in the
+ * value column: `nulls`), in numbers: the first row through `take` (it may merge with the row left
+ * pending by the chunk before), the rest merged here as `take` merges them (the same cluster by
+ * ===, the same value by === or both NaN, or both NULL; the same group), each merged row added to
+ * its group's accumulator as `add` adds it; the last row left pending in the merger.
+ */
+function typedRows(fold: RateFold, state: { last: unknown[] | null }, G: number, cols: Float64Array[], nulls: Uint8Array, rows: number): void {
+  const m = fold.merger;
+  const cl = cols[G];
+  const val = cols[G + 1];
+  const cnt = cols[G + 2];
+  const groupAt = (i: number): unknown[] => {
+    let same = state.last !== null;
+    for (let k = 0; same && k < G; k++) same = cols[k][i] === state.last![k];
+    if (!same) state.last = cols.slice(0, G).map((col) => col[i]);
+    return state.last!;
+  };
+  m.take(groupAt(0), cl[0], nulls[0] ? null : val[0], cnt[0]);
+  let pg = m.group!;
+  let pc = cl[0];
+  let pv = val[0];
+  let pNull = nulls[0] === 1;
+  let pn = m.n;
+  for (let i = 1; i < rows; i++) {
+    const g = groupAt(i);
+    const c = cl[i];
+    const v = val[i];
+    const isNull = nulls[i] === 1;
+    if (m.merge && c === pc && (isNull ? pNull : !pNull && (v === pv || (Number.isNaN(v) && Number.isNaN(pv)))) && (g === pg || sameGroup(g, pg))) {
+      pn += cnt[i];
+      continue;
+    }
+    fold.accFor(pg).add(pc, pNull ? null : pv, pn);
+    pg = g;
+    pc = c;
+    pv = v;
+    pNull = isNull;
+    pn = cnt[i];
+  }
+  m.pending(pg, pc, pNull ? null : pv, pn);
 }
 
 /**
@@ -256,11 +325,11 @@ async function streamRows(conn: DuckDBConnection, sql: string, G: number, fold: 
  * NULL with NULL, NaN with NaN).
  */
 class RowMerger {
-  private group: unknown[] | null = null;
+  group: unknown[] | null = null;
   private cluster: unknown = undefined;
   private clusterKey: unknown = undefined;
   private value: unknown = undefined;
-  private n = 0;
+  n = 0;
   constructor(
     readonly add: (groupValues: unknown[], cluster: unknown, value: unknown, n: number) => void,
     readonly merge: boolean,
@@ -285,6 +354,15 @@ class RowMerger {
   flush(): void {
     if (this.group !== null) this.add(this.group, this.cluster, this.value, this.n);
     this.group = null;
+  }
+
+  /** Leaves a row pending (a number cluster), as `take` would after it. */
+  pending(group: unknown[], cluster: number, value: number | null, n: number): void {
+    this.group = group;
+    this.cluster = cluster;
+    this.clusterKey = cluster;
+    this.value = value;
+    this.n = n;
   }
 }
 

@@ -42,9 +42,10 @@ describe('metricRates over counted rows', () => {
     const db = await createDb();
     const conn = await db.connect();
     try {
-      // Integer groups and clusters (typed chunks); values with NULLs; the last groups' rows have a NULL
-      // group key (those chunks are read value by value), so one stream mixes both readings.
-      await conn.run(`CREATE TABLE nums AS SELECT CASE WHEN i >= 18000 THEN NULL ELSE CAST(i // 4000 AS TINYINT) END AS grp, CAST((i // 7) % 500 AS INTEGER) AS cluster,
+      // Integer groups and clusters (typed chunks); values with NULLs; a few NULL clusters (sorted last in
+      // their group) and a last group of NULL keys make some chunks read value by value, so one stream
+      // goes from one reading to the other and back, with rows merged across chunk boundaries.
+      await conn.run(`CREATE TABLE nums AS SELECT CASE WHEN i >= 18000 THEN NULL ELSE CAST(i // 4000 AS TINYINT) END AS grp, CASE WHEN i % 997 = 5 THEN NULL ELSE CAST((i // 7) % 500 AS INTEGER) END AS cluster,
           CASE WHEN hash(i) % 9 = 0 THEN NULL ELSE CAST([0.1, 0.7, 1, 0][CAST(1 + hash(i * 5) % 4 AS INTEGER)] AS DOUBLE) END AS value, CAST(1 + i % 3 AS INTEGER) AS n
         FROM range(0, 20000) t(i)`);
       const o: RateOptions = { level: 0.95, seed: 9, resamples: 300, clusterLabel: 'cluster', weight: 'n' };
