@@ -133,21 +133,31 @@ function spanOf(parts: readonly ProbePart[]): ProbePart {
 }
 
 /**
- * The sufficiency rows of parts first..last: each part's representatives' answers (only those in
- * the part's own scenario range, as a pass over that part alone reads them), spelled out in probe
- * order, joined back to the part's rows; one row per distinct (scenario, family, gold, answers) of
- * each part, part after part: the rows each part's own query returned, in turn.
+ * The sufficiency rows of parts first..last: one representative (the least (run, subject, state))
+ * per distinct fingerprint (h1, h2, k) of each part has its answers spelled out (only those in the
+ * part's own scenario range, as a pass over that part alone reads them), in probe order, and every
+ * row of the part with that fingerprint takes them; one row per distinct (scenario, family, gold,
+ * answers) of each part, part after part: the rows each part's own query returned, in turn.
+ *
+ * A fingerprint is a function of the state's answers (two sums of 64-bit hashes of (probe,
+ * expected) and their count), so every state with it has the same answers spelled out, and one
+ * representative per fingerprint gives what one per (scenario, family, gold, fingerprint) gave: at
+ * 1e7 episodes a few dozen answers spelled out instead of 500,000 (the states share a few answer
+ * sets). The one case this cannot see, two different answer sets of one part with equal sums in
+ * both 128-bit hash sums and the same count, would merge them; the per-(scenario, family, gold)
+ * representatives already merged such a pair within a scenario.
  */
 function sufficiencySql(first: number, last: number, range: ProbePart): string {
   return `
     WITH st AS (SELECT * FROM ${SUFFICIENCY_STATES} WHERE pn BETWEEN ${first} AND ${last}),
-    ans AS (SELECT st.pn, st.rep, string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id) AS answers
-            FROM st JOIN ${PART_BOUNDS} b ON b.pn = st.pn
-            JOIN probe_answers p ON p.run_id = st.rep.r AND p.subject_model = st.rep.s AND p.state_id = st.rep.t
-            WHERE st.k IS NOT NULL AND (b.lo IS NULL OR p.scenario_id >= b.lo) AND (b.hi IS NULL OR p.scenario_id < b.hi)${partFilterSql('p', range)}
-            GROUP BY st.pn, st.rep)
+    fp AS (SELECT pn, h1, h2, k, min(rep) AS rep FROM st WHERE k IS NOT NULL GROUP BY pn, h1, h2, k),
+    ans AS (SELECT fp.pn, fp.h1, fp.h2, fp.k, string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id) AS answers
+            FROM fp JOIN ${PART_BOUNDS} b ON b.pn = fp.pn
+            JOIN probe_answers p ON p.run_id = fp.rep.r AND p.subject_model = fp.rep.s AND p.state_id = fp.rep.t
+            WHERE (b.lo IS NULL OR p.scenario_id >= b.lo) AND (b.hi IS NULL OR p.scenario_id < b.hi)${partFilterSql('p', range)}
+            GROUP BY fp.pn, fp.h1, fp.h2, fp.k)
     SELECT DISTINCT st.pn, st.scenario_id, st.family, st.gold, coalesce(ans.answers, '') AS answers
-    FROM st LEFT JOIN ans ON ans.pn = st.pn AND ans.rep = st.rep
+    FROM st LEFT JOIN ans ON ans.pn = st.pn AND ans.h1 = st.h1 AND ans.h2 = st.h2 AND ans.k = st.k
     ORDER BY pn, scenario_id, family NULLS FIRST, answers, gold`;
 }
 

@@ -39,7 +39,7 @@ import {
 } from '../stats/index.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { rawDecisionSql } from '../schema/tables.ts';
-import { forEachChunk, quoteIdent, type Plain, type SqlParams } from '../store/duckdb.ts';
+import { forEachRow, quoteIdent, type Plain, type SqlParams } from '../store/duckdb.ts';
 import { GrowableInt32 } from '../growable-array.ts';
 import { SufficiencyRows, sufficiency, type ProbeSufficiencyReport } from './probe-sufficiency-rows.ts';
 import { ALL_PARTS, compareGroupValues, loadProbeParts, partFilterSql, partParams, type ProbePart } from './probe-parts.ts';
@@ -257,7 +257,7 @@ function tablesSql(g: readonly string[]): string {
     ORDER BY gid, sc.sid, ${outcome}`;
 }
 
-/** Folds one part's tables rows (`tablesSql`) into `fold`; returns the part's number of scenarios. */
+/** Folds one part's tables rows (`tablesSql`, read off DuckDB's vectors: `forEachRow`) into `fold`; returns the part's number of scenarios. */
 async function foldPart(src: ProbeSource, g: readonly string[], fold: TablesFold, offset: number): Promise<number> {
   const q = typeof src === 'function' ? src : src.q;
   const codes = await partCodes(q, g);
@@ -267,9 +267,9 @@ async function foldPart(src: ProbeSource, g: readonly string[], fold: TablesFold
   if (typeof src === 'function') {
     for (const r of await src(sql)) fold.add(Number(r.gid), readStateRow(row, offset + Number(r.sid), r.ambiguous, r.total, r.answered, r.right_, r.action, r.composed, r.composed_noanswer, r.n));
   } else {
-    await forEachChunk(src.conn, sql, undefined, (columns, rows) => {
+    await forEachRow(src.conn, sql, undefined, (columns, rows) => {
       const [gid, sid, amb, tot, ans, rt, act, comp, cna, n] = columns;
-      for (let i = 0; i < rows; i++) fold.add(gid[i] as number, readStateRow(row, offset + (sid[i] as number), amb[i], tot[i], ans[i], rt[i], act[i], comp[i], cna[i], n[i]));
+      for (let i = 0; i < rows; i++) fold.add(gid(i) as number, readStateRow(row, offset + (sid(i) as number), amb(i), tot(i), ans(i), rt(i), act(i), comp(i), cna(i), n(i)));
     });
   }
   return codes.scenarios;

@@ -84,6 +84,7 @@ export function probeSufficiency(states: readonly ProbeState[]): ProbeSufficienc
   if (!Array.isArray(states)) throw dataError('stats.badShape', `${fn} requires an array of states, got ${show(states)}`);
   const ids = new Set<string>();
   const byKey = new Map<string, { answers: Record<string, string>; family: string | null; states: string[]; golds: string[][] }>();
+  const byObject = new Map<object, { answers: [string, string][]; json: string }>();
   states.forEach((s, i) => {
     const bad = (what: string, got: unknown): never => {
       throw dataError('stats.badProbeState', `${fn} requires ${what} in states[${i}], got ${show(got)}`);
@@ -92,9 +93,15 @@ export function probeSufficiency(states: readonly ProbeState[]): ProbeSufficienc
     if (typeof s.state_id !== 'string') bad('state_id to be a string', s.state_id);
     const pa = s.probe_answers;
     if (pa === null || typeof pa !== 'object' || Array.isArray(pa)) bad('probe_answers to be an object', pa);
-    const entries = Object.entries(pa as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    for (const [k, v] of entries) if (typeof v !== 'string') bad(`probe_answers.${k} to be a string`, v);
-    const answers = entries as [string, string][];
+    // Sorted and checked once per answers object: callers pass one object for the many states that share it.
+    let sorted = byObject.get(pa);
+    if (sorted === undefined) {
+      const entries = Object.entries(pa as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      for (const [k, v] of entries) if (typeof v !== 'string') bad(`probe_answers.${k} to be a string`, v);
+      sorted = { answers: entries as [string, string][], json: JSON.stringify(entries) };
+      byObject.set(pa, sorted);
+    }
+    const answers = sorted.answers;
     const gold = s.gold_actions;
     if (!Array.isArray(gold) || gold.length === 0 || !gold.every((g) => typeof g === 'string')) {
       bad('gold_actions to be a non-empty array of strings', gold);
@@ -103,7 +110,8 @@ export function probeSufficiency(states: readonly ProbeState[]): ProbeSufficienc
     if (family !== null && typeof family !== 'string') bad('family to be a string or null', family);
     if (ids.has(s.state_id)) throw dataError('stats.duplicateId', `${fn} got state_id ${JSON.stringify(s.state_id)} twice`);
     ids.add(s.state_id);
-    const key = JSON.stringify([family, answers]);
+    // JSON.stringify([family, answers]), its answers part already written.
+    const key = `[${JSON.stringify(family)},${sorted.json}]`;
     let g = byKey.get(key);
     if (g === undefined) {
       g = { answers: Object.fromEntries(answers), family, states: [], golds: [] };
