@@ -353,59 +353,41 @@ const SHARE_NAMES: ProbeShareName[] = [
   'errorsAfterCorrectReading', 'actionWrongGivenFactsRight', 'actionRightGivenFactWrong', 'composedAccuracy', 'composedDecisionAccuracy',
 ];
 
-const TALLY_KEYS = Object.keys(probeTally([])) as (keyof ProbeTally)[];
-// addTally and zeroTally name every field (a loop over the keys was the hottest line of the tables at 1e7 episodes).
-if (TALLY_KEYS.length !== 14) throw new Error(`probe tables: ProbeTally has ${TALLY_KEYS.length} fields, addTally and zeroTally name 14`);
-
-/** Adds tally b into a (field by field; a one-row tally added in row order sums exactly as `probeTally` over the rows). */
-function addTally(a: ProbeTally, b: ProbeTally): void {
-  a.frar += b.frar;
-  a.fraw += b.fraw;
-  a.fwar += b.fwar;
-  a.fwaw += b.fwaw;
-  a.statesWithoutProbes += b.statesWithoutProbes;
-  a.accSum += b.accSum;
-  a.pooledNum += b.pooledNum;
-  a.answered += b.answered;
-  a.total += b.total;
-  a.cn += b.cn;
-  a.composedRight += b.composedRight;
-  a.decisionRightOnComposed += b.decisionRightOnComposed;
-  a.repaired += b.repaired;
-  a.broken += b.broken;
+/**
+ * Adds one state row with probes into entry i of the share columns (in `SHARE_NAMES` order): what
+ * `probeShareCounts` of the row's one-row tally counts (exactly one of the four cells holds the
+ * row's weight w), without building the tally. Integers, so adding row by row is exact.
+ */
+function addRowShares(cols: readonly IntColumn[], i: number, w: number, facts: boolean, action: boolean, composed: boolean | null): void {
+  const frar = facts && action ? w : 0;
+  const fraw = facts && !action ? w : 0;
+  const fwar = !facts && action ? w : 0;
+  const fwaw = !facts && !action ? w : 0;
+  const cn = composed === null ? 0 : w;
+  inc(cols[0], i, frar, w);
+  inc(cols[1], i, fraw, w);
+  inc(cols[2], i, fwar, w);
+  inc(cols[3], i, fwaw, w);
+  inc(cols[4], i, frar + fraw, w);
+  inc(cols[5], i, frar + fwar, w);
+  inc(cols[6], i, fraw, fraw + fwaw);
+  inc(cols[7], i, fraw, frar + fraw);
+  inc(cols[8], i, fwar, fwar + fwaw);
+  inc(cols[9], i, composed === true ? w : 0, cn);
+  inc(cols[10], i, composed !== null && action ? w : 0, cn);
 }
 
-/** Sets every field of t to 0. */
-function zeroTally(t: ProbeTally): void {
-  t.frar = t.fraw = t.fwar = t.fwaw = t.statesWithoutProbes = t.accSum = t.pooledNum = 0;
-  t.answered = t.total = t.cn = t.composedRight = t.decisionRightOnComposed = t.repaired = t.broken = 0;
-}
-
-/** Adds `probeShareCounts(t)` into entry i of the share columns (in `SHARE_NAMES` order), without building it. */
-function addShareCounts(cols: readonly IntColumn[], i: number, t: ProbeTally): void {
-  const { frar, fraw, fwar, fwaw, cn, composedRight, decisionRightOnComposed } = t;
-  const n = frar + fraw + fwar + fwaw;
-  const add = (k: number, count: number, of: number) => {
-    cols[k].count.data[i] += count;
-    cols[k].n.data[i] += of;
-  };
-  add(0, frar, n);
-  add(1, fraw, n);
-  add(2, fwar, n);
-  add(3, fwaw, n);
-  add(4, frar + fraw, n);
-  add(5, frar + fwar, n);
-  add(6, fraw, fraw + fwaw);
-  add(7, fraw, frar + fraw);
-  add(8, fwar, fwar + fwaw);
-  add(9, composedRight, cn);
-  add(10, decisionRightOnComposed, cn);
+/** Adds count and n into entry i of column c. */
+function inc(c: IntColumn, i: number, count: number, n: number): void {
+  c.count.data[i] += count;
+  c.n.data[i] += n;
 }
 
 /**
- * Adds one state row into tally `t`: what `probeTally([row])` tallies, added field by field (each
- * field of a one-row tally is 0 + its term, so the sums, floating-point ones included, are those
- * of `probeTally` over the rows in row order). Returns false for a row without probes.
+ * Adds one state row into the group's tally `t`: what `probeTally([row])` tallies, added field by
+ * field in row order (each field of a one-row tally is 0 + its term, and 0 + x is x for these
+ * non-negative terms, so the sums, floating-point ones included, are those of `probeTally` over
+ * the rows in row order). Returns false for a row without probes (or of weight 0).
  */
 function tallyRow(t: ProbeTally, r: StateRow): boolean {
   const w = r.weight;
@@ -475,8 +457,6 @@ function toNumbers(data: Int32Array, length: number): number[] {
  */
 class ProbeGroupAccumulator {
   private tally = probeTally([]);
-  /** One row's tally (reset for each row): its share counts per state. */
-  private one = probeTally([]);
   private shares = new ClusterColumns(SHARE_NAMES);
   private comp = new ClusterColumns(['diff'] as const);
   private amb = new ClusterColumns(['facts', 'allowed', 'noanswer'] as const);
@@ -502,20 +482,14 @@ class ProbeGroupAccumulator {
       if (r.composedNoanswer) c.noanswer.count.data[i] += w;
       return;
     }
-    const one = this.one;
-    zeroTally(one);
-    if (!tallyRow(one, r)) {
-      this.tally.statesWithoutProbes += one.statesWithoutProbes;
-      return;
-    }
-    addTally(this.tally, one);
-    // Per-state tally of the rows with probes: share counts per state are integers, so adding them row by row is exact.
-    const i = this.shares.at(r.cluster);
-    addShareCounts(this.shares.list, i, one);
+    if (!tallyRow(this.tally, r)) return;
+    // Per-state share counts of the rows with probes.
+    const facts = r.right === r.total;
+    addRowShares(this.shares.list, this.shares.at(r.cluster), w, facts, r.action, r.composed);
     if (r.composed !== null) {
       const j = this.comp.at(r.cluster);
-      this.comp.cols.diff.count.data[j] += one.composedRight - one.decisionRightOnComposed;
-      this.comp.cols.diff.n.data[j] += one.cn;
+      this.comp.cols.diff.count.data[j] += (r.composed ? w : 0) - (r.action ? w : 0);
+      this.comp.cols.diff.n.data[j] += w;
     }
   }
 
