@@ -239,17 +239,22 @@ async function partCodes(q: Q, g: readonly string[]): Promise<{ groups: Plain[][
   return { groups, scenarios: Number(scenarios) };
 }
 
+/** A state row's booleans in one integer (`readStateRow` reads them back): IS TRUE, as `=== true` read them, and whether `composed` is NULL. */
+const FLAGS_SQL = `(CAST(t.ambiguous IS TRUE AS INTEGER) | (CAST(t.action IS TRUE AS INTEGER) << 1) | (CAST(t.composed IS NULL AS INTEGER) << 2)
+  | (CAST(t.composed IS TRUE AS INTEGER) << 3) | (CAST(t.composed_noanswer IS TRUE AS INTEGER) << 4))`;
+
 /**
  * The tables' query over one part's state rows: one row per (group, scenario, outcome) with its
  * count, sorted as `GROUP BY ALL ORDER BY ALL` over (groups, scenario_id, outcome) sorts them, the
- * group values and the scenario id replaced by their codes (`partCodes`).
+ * group values and the scenario id replaced by their codes (`partCodes`), the booleans packed
+ * (`FLAGS_SQL`) and the count a DOUBLE: numbers only, fewer values to read per row.
  */
 function tablesSql(g: readonly string[]): string {
   const cols = g.map((c, k) => `${c} AS g${k}`);
   const join = g.length ? `JOIN ${GROUP_CODES} gc ON ${g.map((_, k) => `t.g${k} IS NOT DISTINCT FROM gc.g${k}`).join(' AND ')}` : '';
   const outcome = ['ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'n'].map((c) => `t.${c}`).join(', ');
   return `
-    SELECT ${g.length ? 'gc.gid' : '1'} AS gid, sc.sid, ${outcome}
+    SELECT ${g.length ? 'gc.gid' : '1'} AS gid, sc.sid, ${FLAGS_SQL} AS flags, t.total, t.answered, t.right_, CAST(t.n AS DOUBLE) AS n
     FROM (SELECT ${[...cols, 'scenario_id'].join(', ')}, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
           FROM ${STATE_ROWS} GROUP BY ALL) t
     ${join}
@@ -265,11 +270,11 @@ async function foldPart(src: ProbeSource, g: readonly string[], fold: TablesFold
   const sql = tablesSql(g);
   const row = fold.row;
   if (typeof src === 'function') {
-    for (const r of await src(sql)) fold.add(Number(r.gid), readStateRow(row, offset + Number(r.sid), r.ambiguous, r.total, r.answered, r.right_, r.action, r.composed, r.composed_noanswer, r.n));
+    for (const r of await src(sql)) fold.add(Number(r.gid), readStateRow(row, offset + Number(r.sid), r.flags, r.total, r.answered, r.right_, r.n));
   } else {
     await forEachRow(src.conn, sql, undefined, (columns, rows) => {
-      const [gid, sid, amb, tot, ans, rt, act, comp, cna, n] = columns;
-      for (let i = 0; i < rows; i++) fold.add(gid(i) as number, readStateRow(row, offset + (sid(i) as number), amb(i), tot(i), ans(i), rt(i), act(i), comp(i), cna(i), n(i)));
+      const [gid, sid, flags, tot, ans, rt, n] = columns;
+      for (let i = 0; i < rows; i++) fold.add(gid(i) as number, readStateRow(row, offset + (sid(i) as number), flags(i), tot(i), ans(i), rt(i), n(i)));
     });
   }
   return codes.scenarios;
@@ -334,16 +339,17 @@ interface StateRow {
   weight: number;
 }
 
-/** Fills `row` from one row's values (as DuckDB returns them: INTEGER as number, BIGINT as bigint or number). */
-function readStateRow(row: StateRow, scenario: number, ambiguous: unknown, total: unknown, answered: unknown, right: unknown, action: unknown, composed: unknown, composedNoanswer: unknown, n: unknown): StateRow {
+/** Fills `row` from one row's values (as DuckDB returns them: INTEGER as number, the booleans packed by `FLAGS_SQL`). */
+function readStateRow(row: StateRow, scenario: number, flags: unknown, total: unknown, answered: unknown, right: unknown, n: unknown): StateRow {
+  const f = Number(flags);
   row.cluster = scenario;
-  row.ambiguous = ambiguous === true;
+  row.ambiguous = (f & 1) !== 0;
   row.total = Number(total);
   row.answered = Number(answered);
   row.right = Number(right);
-  row.action = action === true;
-  row.composed = composed === null || composed === undefined ? null : composed === true;
-  row.composedNoanswer = composedNoanswer === true;
+  row.action = (f & 2) !== 0;
+  row.composed = (f & 4) !== 0 ? null : (f & 8) !== 0;
+  row.composedNoanswer = (f & 16) !== 0;
   row.weight = Number(n);
   return row;
 }
