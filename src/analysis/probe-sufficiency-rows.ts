@@ -12,7 +12,7 @@
  */
 import { probeSufficiency } from '../stats/index.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { forEachChunk, toPlain, type Plain, type SqlParams } from '../store/duckdb.ts';
+import { forEachRow, toPlain, type Plain, type SqlParams } from '../store/duckdb.ts';
 import { partFilterSql, partParams, type ProbePart } from './probe-parts.ts';
 
 type Q = (sql: string, params?: SqlParams) => Promise<Record<string, Plain>[]>;
@@ -36,6 +36,9 @@ export interface ProbeSufficiencyReport {
 /** The sufficiency check's rows of the parts read so far, with their part (`SufficiencyRows`), and the parts' bounds. */
 const SUFFICIENCY_STATES = 'probe_sufficiency_states';
 const PART_BOUNDS = 'probe_part_bounds';
+/** While a scan's rows are read: its answer texts and its fingerprints' codes of them (`answersSql`), its gold sets (`goldsSql`). */
+const SUFFICIENCY_ANSWERS = 'probe_sufficiency_answers';
+const SUFFICIENCY_GOLDS = 'probe_sufficiency_golds';
 
 /**
  * Distinct (scenario, family, gold, fingerprint) rows the answers are spelled out for in one scan
@@ -99,23 +102,38 @@ export class SufficiencyRows {
     await this.q(`DROP TABLE ${PART_BOUNDS}`);
   }
 
-  /** The pending parts' rows with their answers spelled out (one scan of the answers of their scenario range), in order. */
+  /**
+   * The pending parts' rows with their answers spelled out (one scan of the answers of their
+   * scenario range), in order. The distinct answer texts and gold sets are read once, and the rows
+   * carry their integer codes (`rowsSql`): each row shares its answers string and gold array with
+   * the other rows that have them.
+   */
   private async flush(): Promise<void> {
     if (this.pending.length === 0) return;
     const first = this.pending[0];
     const last = this.pending[this.pending.length - 1];
     const range = spanOf(this.pending.map((pn) => this.parts[pn]));
-    const sql = sufficiencySql(first, last, range);
+    await this.q(answersSql(first, last, range), paramsOf(range));
+    await this.q(goldsSql(first, last));
+    const texts = new Map<number, Plain>();
+    for (const r of await this.q(`SELECT tid, answers FROM ${SUFFICIENCY_ANSWERS} WHERE pn IS NULL`)) texts.set(Number(r.tid), r.answers);
+    const golds = new Map<number, Plain>();
+    for (const r of await this.q(`SELECT gid, gold FROM ${SUFFICIENCY_GOLDS}`)) golds.set(Number(r.gid), r.gold);
+    const push = (sc: unknown, family: unknown, gid: unknown, tid: unknown) =>
+      this.rows.push({ scenario_id: toPlain(sc), family: toPlain(family), gold: golds.get(Number(gid))!, answers: texts.get(Number(tid))! });
+    const sql = rowsSql(first, last);
     if (!this.conn) {
-      for (const r of await this.q(sql, paramsOf(range))) this.rows.push(r);
+      for (const r of await this.q(sql)) push(r.scenario_id, r.family, r.gid, r.tid);
     } else {
       // Streamed: at 1e7 episodes one scan returns 500,000 rows, which materialized at once (and converted twice) raised the peak RSS.
-      await forEachChunk(this.conn, sql, paramsOf(range), (cols, n) => {
-        const [, sc, family, gold, answers] = cols;
-        for (let i = 0; i < n; i++) this.rows.push({ scenario_id: toPlain(sc[i]), family: toPlain(family[i]), gold: toPlain(gold[i]), answers: toPlain(answers[i]) });
+      await forEachRow(this.conn, sql, undefined, (cols, n) => {
+        const [, sc, family, gid, tid] = cols;
+        for (let i = 0; i < n; i++) push(sc(i), family(i), gid(i), tid(i));
       });
     }
     await this.q(`DELETE FROM ${SUFFICIENCY_STATES} WHERE pn <= ${last}`);
+    await this.q(`DROP TABLE ${SUFFICIENCY_ANSWERS}`);
+    await this.q(`DROP TABLE ${SUFFICIENCY_GOLDS}`);
     this.pending = [];
     this.held = 0;
   }
@@ -133,23 +151,58 @@ function spanOf(parts: readonly ProbePart[]): ProbePart {
 }
 
 /**
- * The sufficiency rows of parts first..last: each part's representatives' answers (only those in
- * the part's own scenario range, as a pass over that part alone reads them), spelled out in probe
- * order, joined back to the part's rows; one row per distinct (scenario, family, gold, answers) of
- * each part, part after part: the rows each part's own query returned, in turn.
+ * The sufficiency rows of parts first..last: one representative (the least (run, subject, state))
+ * per distinct fingerprint (h1, h2, k) of each part has its answers spelled out (only those in the
+ * part's own scenario range, as a pass over that part alone reads them), in probe order, and every
+ * row of the part with that fingerprint takes them; one row per distinct (scenario, family, gold,
+ * answers) of each part, part after part: the rows each part's own query returned, in turn.
+ *
+ * A fingerprint is a function of the state's answers (two sums of 64-bit hashes of (probe,
+ * expected) and their count), so every state with it has the same answers spelled out, and one
+ * representative per fingerprint gives what one per (scenario, family, gold, fingerprint) gave: at
+ * 1e7 episodes a few dozen answers spelled out instead of 500,000 (the states share a few answer
+ * sets). The one case this cannot see, two different answer sets of one part with equal sums in
+ * both 128-bit hash sums and the same count, would merge them; the per-(scenario, family, gold)
+ * representatives already merged such a pair within a scenario.
+ *
+ * The table written holds one row per fingerprint with the code (`tid`) of its text and one row
+ * per distinct text (`pn` NULL) with the text, '' (no answers) included: the codes are dense ranks
+ * of the texts in ORDER BY order ('' the least), which `rowsSql` returns instead of the texts.
  */
-function sufficiencySql(first: number, last: number, range: ProbePart): string {
+function answersSql(first: number, last: number, range: ProbePart): string {
   return `
-    WITH st AS (SELECT * FROM ${SUFFICIENCY_STATES} WHERE pn BETWEEN ${first} AND ${last}),
-    ans AS (SELECT st.pn, st.rep, string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id) AS answers
-            FROM st JOIN ${PART_BOUNDS} b ON b.pn = st.pn
-            JOIN probe_answers p ON p.run_id = st.rep.r AND p.subject_model = st.rep.s AND p.state_id = st.rep.t
-            WHERE st.k IS NOT NULL AND (b.lo IS NULL OR p.scenario_id >= b.lo) AND (b.hi IS NULL OR p.scenario_id < b.hi)${partFilterSql('p', range)}
-            GROUP BY st.pn, st.rep)
-    SELECT DISTINCT st.pn, st.scenario_id, st.family, st.gold, coalesce(ans.answers, '') AS answers
-    FROM st LEFT JOIN ans ON ans.pn = st.pn AND ans.rep = st.rep
-    ORDER BY pn, scenario_id, family NULLS FIRST, answers, gold`;
+    CREATE OR REPLACE TEMP TABLE ${SUFFICIENCY_ANSWERS} AS
+    WITH fp AS (SELECT pn, h1, h2, k, min(rep) AS rep FROM ${SUFFICIENCY_STATES} WHERE pn BETWEEN ${first} AND ${last} AND k IS NOT NULL GROUP BY pn, h1, h2, k),
+    ans AS MATERIALIZED (SELECT fp.pn, fp.h1, fp.h2, fp.k, coalesce(string_agg(p.probe_id || '=' || p.expected, chr(10) ORDER BY p.probe_id), '') AS answers
+            FROM fp JOIN ${PART_BOUNDS} b ON b.pn = fp.pn
+            JOIN probe_answers p ON p.run_id = fp.rep.r AND p.subject_model = fp.rep.s AND p.state_id = fp.rep.t
+            WHERE (b.lo IS NULL OR p.scenario_id >= b.lo) AND (b.hi IS NULL OR p.scenario_id < b.hi)${partFilterSql('p', range)}
+            GROUP BY fp.pn, fp.h1, fp.h2, fp.k),
+    texts AS (SELECT answers, CAST(dense_rank() OVER (ORDER BY answers) AS INTEGER) AS tid FROM (SELECT '' AS answers UNION SELECT answers FROM ans))
+    SELECT ans.pn, ans.h1, ans.h2, ans.k, texts.tid, NULL AS answers FROM ans JOIN texts USING (answers)
+    UNION ALL SELECT NULL, NULL, NULL, NULL, tid, answers FROM texts`;
 }
+
+/** The distinct gold sets of parts first..last, numbered in ORDER BY order (NULLs last). */
+const goldsSql = (first: number, last: number) => `
+  CREATE OR REPLACE TEMP TABLE ${SUFFICIENCY_GOLDS} AS
+  SELECT gold, CAST(dense_rank() OVER (ORDER BY gold) AS INTEGER) AS gid
+  FROM (SELECT DISTINCT gold FROM ${SUFFICIENCY_STATES} WHERE pn BETWEEN ${first} AND ${last})`;
+
+/**
+ * The rows of parts first..last: one per distinct (scenario, family, gold, answers) of each part,
+ * in `ORDER BY pn, scenario_id, family NULLS FIRST, answers, gold` order, the answers and the gold
+ * set given by their codes (`tid`, `gid`: dense ranks in ORDER BY order, so equal codes are equal
+ * values and the codes sort as the values do). The answers '' (none, or none in the part's range)
+ * have the least code.
+ */
+const rowsSql = (first: number, last: number) => `
+  SELECT DISTINCT st.pn, st.scenario_id, st.family, g.gid, coalesce(a.tid, (SELECT tid FROM ${SUFFICIENCY_ANSWERS} WHERE pn IS NULL AND answers = '')) AS tid
+  FROM ${SUFFICIENCY_STATES} st
+  LEFT JOIN ${SUFFICIENCY_ANSWERS} a ON a.pn = st.pn AND a.h1 = st.h1 AND a.h2 = st.h2 AND a.k = st.k
+  JOIN ${SUFFICIENCY_GOLDS} g ON g.gold IS NOT DISTINCT FROM st.gold
+  WHERE st.pn BETWEEN ${first} AND ${last}
+  ORDER BY pn, scenario_id, family NULLS FIRST, tid, gid`;
 
 /**
  * Sufficiency over the distinct states of the store, by the paper's criterion (section 2.4,
@@ -177,6 +230,13 @@ export function sufficiency(rows: readonly Record<string, Plain>[]): ProbeSuffic
     }
     return a;
   };
+  // Rows share their gold arrays (`rowsSql`'s codes): each is converted once, and probeSufficiency checks and sorts it once.
+  const goldOf = new Map<unknown, string[]>();
+  const goldActions = (gold: string[]) => {
+    let g = goldOf.get(gold);
+    if (!g) goldOf.set(gold, (g = gold.length ? gold.map(String) : ['(none)']));
+    return g;
+  };
   const states = rows.map((r) => {
     const id = String(r.scenario_id);
     const k = (seen.get(id) ?? 0) + 1;
@@ -185,7 +245,7 @@ export function sufficiency(rows: readonly Record<string, Plain>[]): ProbeSuffic
       // The same scenario can show up with different answers or gold sets (several runs); keep them apart.
       state_id: k === 1 ? id : `${id}#${k}`,
       probe_answers: answersOf(String(r.answers)),
-      gold_actions: (r.gold as string[]).length ? (r.gold as string[]).map(String) : ['(none)'],
+      gold_actions: goldActions(r.gold as string[]),
       family: r.family === null ? null : String(r.family),
     };
   });

@@ -39,7 +39,7 @@ import {
 } from '../stats/index.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { rawDecisionSql } from '../schema/tables.ts';
-import { forEachChunk, quoteIdent, type Plain, type SqlParams } from '../store/duckdb.ts';
+import { forEachRow, quoteIdent, type Plain, type SqlParams } from '../store/duckdb.ts';
 import { GrowableInt32 } from '../growable-array.ts';
 import { SufficiencyRows, sufficiency, type ProbeSufficiencyReport } from './probe-sufficiency-rows.ts';
 import { ALL_PARTS, compareGroupValues, loadProbeParts, partFilterSql, partParams, type ProbePart } from './probe-parts.ts';
@@ -239,17 +239,22 @@ async function partCodes(q: Q, g: readonly string[]): Promise<{ groups: Plain[][
   return { groups, scenarios: Number(scenarios) };
 }
 
+/** A state row's booleans in one integer (`readStateRow` reads them back): IS TRUE, as `=== true` read them, and whether `composed` is NULL. */
+const FLAGS_SQL = `(CAST(t.ambiguous IS TRUE AS INTEGER) | (CAST(t.action IS TRUE AS INTEGER) << 1) | (CAST(t.composed IS NULL AS INTEGER) << 2)
+  | (CAST(t.composed IS TRUE AS INTEGER) << 3) | (CAST(t.composed_noanswer IS TRUE AS INTEGER) << 4))`;
+
 /**
  * The tables' query over one part's state rows: one row per (group, scenario, outcome) with its
  * count, sorted as `GROUP BY ALL ORDER BY ALL` over (groups, scenario_id, outcome) sorts them, the
- * group values and the scenario id replaced by their codes (`partCodes`).
+ * group values and the scenario id replaced by their codes (`partCodes`), the booleans packed
+ * (`FLAGS_SQL`) and the count a DOUBLE: numbers only, fewer values to read per row.
  */
 function tablesSql(g: readonly string[]): string {
   const cols = g.map((c, k) => `${c} AS g${k}`);
   const join = g.length ? `JOIN ${GROUP_CODES} gc ON ${g.map((_, k) => `t.g${k} IS NOT DISTINCT FROM gc.g${k}`).join(' AND ')}` : '';
   const outcome = ['ambiguous', 'total', 'answered', 'right_', 'action', 'composed', 'composed_noanswer', 'n'].map((c) => `t.${c}`).join(', ');
   return `
-    SELECT ${g.length ? 'gc.gid' : '1'} AS gid, sc.sid, ${outcome}
+    SELECT ${g.length ? 'gc.gid' : '1'} AS gid, sc.sid, ${FLAGS_SQL} AS flags, t.total, t.answered, t.right_, CAST(t.n AS DOUBLE) AS n
     FROM (SELECT ${[...cols, 'scenario_id'].join(', ')}, ambiguous, total, answered, right_, action, composed, composed_noanswer, CAST(count(*) AS BIGINT) AS n
           FROM ${STATE_ROWS} GROUP BY ALL) t
     ${join}
@@ -257,7 +262,7 @@ function tablesSql(g: readonly string[]): string {
     ORDER BY gid, sc.sid, ${outcome}`;
 }
 
-/** Folds one part's tables rows (`tablesSql`) into `fold`; returns the part's number of scenarios. */
+/** Folds one part's tables rows (`tablesSql`, read off DuckDB's vectors: `forEachRow`) into `fold`; returns the part's number of scenarios. */
 async function foldPart(src: ProbeSource, g: readonly string[], fold: TablesFold, offset: number): Promise<number> {
   const q = typeof src === 'function' ? src : src.q;
   const codes = await partCodes(q, g);
@@ -265,11 +270,11 @@ async function foldPart(src: ProbeSource, g: readonly string[], fold: TablesFold
   const sql = tablesSql(g);
   const row = fold.row;
   if (typeof src === 'function') {
-    for (const r of await src(sql)) fold.add(Number(r.gid), readStateRow(row, offset + Number(r.sid), r.ambiguous, r.total, r.answered, r.right_, r.action, r.composed, r.composed_noanswer, r.n));
+    for (const r of await src(sql)) fold.add(Number(r.gid), readStateRow(row, offset + Number(r.sid), r.flags, r.total, r.answered, r.right_, r.n));
   } else {
-    await forEachChunk(src.conn, sql, undefined, (columns, rows) => {
-      const [gid, sid, amb, tot, ans, rt, act, comp, cna, n] = columns;
-      for (let i = 0; i < rows; i++) fold.add(gid[i] as number, readStateRow(row, offset + (sid[i] as number), amb[i], tot[i], ans[i], rt[i], act[i], comp[i], cna[i], n[i]));
+    await forEachRow(src.conn, sql, undefined, (columns, rows) => {
+      const [gid, sid, flags, tot, ans, rt, n] = columns;
+      for (let i = 0; i < rows; i++) fold.add(gid(i) as number, readStateRow(row, offset + (sid(i) as number), flags(i), tot(i), ans(i), rt(i), n(i)));
     });
   }
   return codes.scenarios;
@@ -334,16 +339,17 @@ interface StateRow {
   weight: number;
 }
 
-/** Fills `row` from one row's values (as DuckDB returns them: INTEGER as number, BIGINT as bigint or number). */
-function readStateRow(row: StateRow, scenario: number, ambiguous: unknown, total: unknown, answered: unknown, right: unknown, action: unknown, composed: unknown, composedNoanswer: unknown, n: unknown): StateRow {
+/** Fills `row` from one row's values (as DuckDB returns them: INTEGER as number, the booleans packed by `FLAGS_SQL`). */
+function readStateRow(row: StateRow, scenario: number, flags: unknown, total: unknown, answered: unknown, right: unknown, n: unknown): StateRow {
+  const f = Number(flags);
   row.cluster = scenario;
-  row.ambiguous = ambiguous === true;
+  row.ambiguous = (f & 1) !== 0;
   row.total = Number(total);
   row.answered = Number(answered);
   row.right = Number(right);
-  row.action = action === true;
-  row.composed = composed === null || composed === undefined ? null : composed === true;
-  row.composedNoanswer = composedNoanswer === true;
+  row.action = (f & 2) !== 0;
+  row.composed = (f & 4) !== 0 ? null : (f & 8) !== 0;
+  row.composedNoanswer = (f & 16) !== 0;
   row.weight = Number(n);
   return row;
 }
@@ -353,59 +359,41 @@ const SHARE_NAMES: ProbeShareName[] = [
   'errorsAfterCorrectReading', 'actionWrongGivenFactsRight', 'actionRightGivenFactWrong', 'composedAccuracy', 'composedDecisionAccuracy',
 ];
 
-const TALLY_KEYS = Object.keys(probeTally([])) as (keyof ProbeTally)[];
-// addTally and zeroTally name every field (a loop over the keys was the hottest line of the tables at 1e7 episodes).
-if (TALLY_KEYS.length !== 14) throw new Error(`probe tables: ProbeTally has ${TALLY_KEYS.length} fields, addTally and zeroTally name 14`);
-
-/** Adds tally b into a (field by field; a one-row tally added in row order sums exactly as `probeTally` over the rows). */
-function addTally(a: ProbeTally, b: ProbeTally): void {
-  a.frar += b.frar;
-  a.fraw += b.fraw;
-  a.fwar += b.fwar;
-  a.fwaw += b.fwaw;
-  a.statesWithoutProbes += b.statesWithoutProbes;
-  a.accSum += b.accSum;
-  a.pooledNum += b.pooledNum;
-  a.answered += b.answered;
-  a.total += b.total;
-  a.cn += b.cn;
-  a.composedRight += b.composedRight;
-  a.decisionRightOnComposed += b.decisionRightOnComposed;
-  a.repaired += b.repaired;
-  a.broken += b.broken;
+/**
+ * Adds one state row with probes into entry i of the share columns (in `SHARE_NAMES` order): what
+ * `probeShareCounts` of the row's one-row tally counts (exactly one of the four cells holds the
+ * row's weight w), without building the tally. Integers, so adding row by row is exact.
+ */
+function addRowShares(cols: readonly IntColumn[], i: number, w: number, facts: boolean, action: boolean, composed: boolean | null): void {
+  const frar = facts && action ? w : 0;
+  const fraw = facts && !action ? w : 0;
+  const fwar = !facts && action ? w : 0;
+  const fwaw = !facts && !action ? w : 0;
+  const cn = composed === null ? 0 : w;
+  inc(cols[0], i, frar, w);
+  inc(cols[1], i, fraw, w);
+  inc(cols[2], i, fwar, w);
+  inc(cols[3], i, fwaw, w);
+  inc(cols[4], i, frar + fraw, w);
+  inc(cols[5], i, frar + fwar, w);
+  inc(cols[6], i, fraw, fraw + fwaw);
+  inc(cols[7], i, fraw, frar + fraw);
+  inc(cols[8], i, fwar, fwar + fwaw);
+  inc(cols[9], i, composed === true ? w : 0, cn);
+  inc(cols[10], i, composed !== null && action ? w : 0, cn);
 }
 
-/** Sets every field of t to 0. */
-function zeroTally(t: ProbeTally): void {
-  t.frar = t.fraw = t.fwar = t.fwaw = t.statesWithoutProbes = t.accSum = t.pooledNum = 0;
-  t.answered = t.total = t.cn = t.composedRight = t.decisionRightOnComposed = t.repaired = t.broken = 0;
-}
-
-/** Adds `probeShareCounts(t)` into entry i of the share columns (in `SHARE_NAMES` order), without building it. */
-function addShareCounts(cols: readonly IntColumn[], i: number, t: ProbeTally): void {
-  const { frar, fraw, fwar, fwaw, cn, composedRight, decisionRightOnComposed } = t;
-  const n = frar + fraw + fwar + fwaw;
-  const add = (k: number, count: number, of: number) => {
-    cols[k].count.data[i] += count;
-    cols[k].n.data[i] += of;
-  };
-  add(0, frar, n);
-  add(1, fraw, n);
-  add(2, fwar, n);
-  add(3, fwaw, n);
-  add(4, frar + fraw, n);
-  add(5, frar + fwar, n);
-  add(6, fraw, fraw + fwaw);
-  add(7, fraw, frar + fraw);
-  add(8, fwar, fwar + fwaw);
-  add(9, composedRight, cn);
-  add(10, decisionRightOnComposed, cn);
+/** Adds count and n into entry i of column c. */
+function inc(c: IntColumn, i: number, count: number, n: number): void {
+  c.count.data[i] += count;
+  c.n.data[i] += n;
 }
 
 /**
- * Adds one state row into tally `t`: what `probeTally([row])` tallies, added field by field (each
- * field of a one-row tally is 0 + its term, so the sums, floating-point ones included, are those
- * of `probeTally` over the rows in row order). Returns false for a row without probes.
+ * Adds one state row into the group's tally `t`: what `probeTally([row])` tallies, added field by
+ * field in row order (each field of a one-row tally is 0 + its term, and 0 + x is x for these
+ * non-negative terms, so the sums, floating-point ones included, are those of `probeTally` over
+ * the rows in row order). Returns false for a row without probes (or of weight 0).
  */
 function tallyRow(t: ProbeTally, r: StateRow): boolean {
   const w = r.weight;
@@ -475,8 +463,6 @@ function toNumbers(data: Int32Array, length: number): number[] {
  */
 class ProbeGroupAccumulator {
   private tally = probeTally([]);
-  /** One row's tally (reset for each row): its share counts per state. */
-  private one = probeTally([]);
   private shares = new ClusterColumns(SHARE_NAMES);
   private comp = new ClusterColumns(['diff'] as const);
   private amb = new ClusterColumns(['facts', 'allowed', 'noanswer'] as const);
@@ -502,20 +488,14 @@ class ProbeGroupAccumulator {
       if (r.composedNoanswer) c.noanswer.count.data[i] += w;
       return;
     }
-    const one = this.one;
-    zeroTally(one);
-    if (!tallyRow(one, r)) {
-      this.tally.statesWithoutProbes += one.statesWithoutProbes;
-      return;
-    }
-    addTally(this.tally, one);
-    // Per-state tally of the rows with probes: share counts per state are integers, so adding them row by row is exact.
-    const i = this.shares.at(r.cluster);
-    addShareCounts(this.shares.list, i, one);
+    if (!tallyRow(this.tally, r)) return;
+    // Per-state share counts of the rows with probes.
+    const facts = r.right === r.total;
+    addRowShares(this.shares.list, this.shares.at(r.cluster), w, facts, r.action, r.composed);
     if (r.composed !== null) {
       const j = this.comp.at(r.cluster);
-      this.comp.cols.diff.count.data[j] += one.composedRight - one.decisionRightOnComposed;
-      this.comp.cols.diff.n.data[j] += one.cn;
+      this.comp.cols.diff.count.data[j] += (r.composed ? w : 0) - (r.action ? w : 0);
+      this.comp.cols.diff.n.data[j] += w;
     }
   }
 

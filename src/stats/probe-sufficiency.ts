@@ -84,6 +84,8 @@ export function probeSufficiency(states: readonly ProbeState[]): ProbeSufficienc
   if (!Array.isArray(states)) throw dataError('stats.badShape', `${fn} requires an array of states, got ${show(states)}`);
   const ids = new Set<string>();
   const byKey = new Map<string, { answers: Record<string, string>; family: string | null; states: string[]; golds: string[][] }>();
+  const byObject = new Map<object, { answers: [string, string][]; json: string; keys: Map<string | null, string> }>();
+  const byGold = new Map<unknown, string[]>();
   states.forEach((s, i) => {
     const bad = (what: string, got: unknown): never => {
       throw dataError('stats.badProbeState', `${fn} requires ${what} in states[${i}], got ${show(got)}`);
@@ -92,25 +94,39 @@ export function probeSufficiency(states: readonly ProbeState[]): ProbeSufficienc
     if (typeof s.state_id !== 'string') bad('state_id to be a string', s.state_id);
     const pa = s.probe_answers;
     if (pa === null || typeof pa !== 'object' || Array.isArray(pa)) bad('probe_answers to be an object', pa);
-    const entries = Object.entries(pa as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    for (const [k, v] of entries) if (typeof v !== 'string') bad(`probe_answers.${k} to be a string`, v);
-    const answers = entries as [string, string][];
+    // Sorted and checked once per answers object: callers pass one object for the many states that share it.
+    let sorted = byObject.get(pa);
+    if (sorted === undefined) {
+      const entries = Object.entries(pa as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      for (const [k, v] of entries) if (typeof v !== 'string') bad(`probe_answers.${k} to be a string`, v);
+      sorted = { answers: entries as [string, string][], json: JSON.stringify(entries), keys: new Map() };
+      byObject.set(pa, sorted);
+    }
+    const answers = sorted.answers;
     const gold = s.gold_actions;
-    if (!Array.isArray(gold) || gold.length === 0 || !gold.every((g) => typeof g === 'string')) {
-      bad('gold_actions to be a non-empty array of strings', gold);
+    // Checked, deduplicated and sorted once per gold array (callers may share one among states).
+    let golds = byGold.get(gold);
+    if (golds === undefined) {
+      if (!Array.isArray(gold) || gold.length === 0 || !gold.every((g) => typeof g === 'string')) {
+        bad('gold_actions to be a non-empty array of strings', gold);
+      }
+      golds = [...new Set(gold as string[])].sort();
+      byGold.set(gold, golds);
     }
     const family = s.family ?? null;
     if (family !== null && typeof family !== 'string') bad('family to be a string or null', family);
     if (ids.has(s.state_id)) throw dataError('stats.duplicateId', `${fn} got state_id ${JSON.stringify(s.state_id)} twice`);
     ids.add(s.state_id);
-    const key = JSON.stringify([family, answers]);
+    // JSON.stringify([family, answers]), written once per (answers object, family).
+    let key = sorted.keys.get(family);
+    if (key === undefined) sorted.keys.set(family, (key = `[${JSON.stringify(family)},${sorted.json}]`));
     let g = byKey.get(key);
     if (g === undefined) {
       g = { answers: Object.fromEntries(answers), family, states: [], golds: [] };
       byKey.set(key, g);
     }
     g.states.push(s.state_id);
-    g.golds.push([...new Set(gold as string[])].sort());
+    g.golds.push(golds);
   });
 
   const groups: ProbeAnswerGroup[] = [];

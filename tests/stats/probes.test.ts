@@ -239,6 +239,32 @@ describe('probeSufficiency', () => {
     expectDataError(() => probeSufficiency([ok, ok]), 'stats.duplicateId', 'state_id "a" twice');
     expectDataError(() => probeSufficiency({} as never), 'stats.badShape', 'array of states');
   });
+
+  it('answers objects and gold arrays shared by many states (sorted once) give what a copy per state gives', () => {
+    const shared = { b: 'no', a: 'yes' };
+    const other = { a: 'yes', b: 'yes' };
+    const gold = ['stop', 'go', 'stop'];
+    const states = (copy: boolean) =>
+      ['s1', 's2', 's3', 's4', 's5'].map((id, i) => ({
+        state_id: id,
+        probe_answers: i === 2 ? (copy ? { ...other } : other) : copy ? { ...shared } : shared,
+        gold_actions: i === 4 ? ['stop'] : copy ? [...gold] : gold,
+        family: i === 3 ? 'f2' : 'f1',
+      }));
+    const sharedResult = probeSufficiency(states(false));
+    expect(JSON.stringify(sharedResult)).toBe(JSON.stringify(probeSufficiency(states(true))));
+    // Grouped by family and answers: {f1, shared} holds s1, s2, s5; s3 and s4 are alone.
+    expect(sharedResult.groups.map((g) => g.states)).toEqual([['s1', 's2', 's5'], ['s3'], ['s4']]);
+    expect(sharedResult.groups[0].commonActions).toEqual(['stop']);
+    expect(probeSufficiency(states(false).map((x, i) => (i === 1 ? { ...x, gold_actions: ['go'] } : x))).counterexamples[0].goldSets).toEqual([['go', 'stop'], ['go'], ['stop']]);
+    // A bad value in a shared object is reported at the first state holding it.
+    const bad = { p: 3 } as never;
+    expectDataError(
+      () => probeSufficiency([{ state_id: 'a', probe_answers: bad, gold_actions: ['go'] }, { state_id: 'b', probe_answers: bad, gold_actions: ['go'] }]),
+      'stats.badProbeState',
+      'probe_answers.p to be a string in states[0], got 3',
+    );
+  });
 });
 
 describe('probeOutcomeFromTally', () => {
