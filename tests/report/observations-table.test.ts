@@ -5,7 +5,8 @@
  * hand-made tables where alignment's rule matters: a subject none of whose valid episodes was
  * judged is not measured at all, and a subject whose only judged valid episode has no scenario is
  * measured (the rule sees that episode, as the metric's SQL does, though obs_t leaves it out).
- * Policy-action rows carry their episode's gathered_evidence.
+ * Policy-action rows carry their episode's gathered_evidence. The rule is applied after the join
+ * (`applyAlignmentRule`), or as a window where a subject label spans runs: both are checked.
  */
 import { describe, expect, it } from 'vitest';
 import { createDb } from '../../src/store/duckdb.ts';
@@ -105,6 +106,21 @@ describe('the report observations (obs_t, obs_agg)', () => {
       const invalid = await rows(ctx, `SELECT CAST(sum(n) AS INTEGER) AS n FROM obs_agg WHERE subj >= 3 AND mk = ${MAIN_METRICS.indexOf('invalid')}`);
       expect(invalid).toEqual([{ n: 5 }]);
     }, TWO_RUNS);
+  });
+
+  it('a subject label shared by two runs: alignment\'s rule stays per run (the window), rows as the metrics\' SQL', async () => {
+    // Run r's m:a has no judged valid episode (not measured), run q's m:a has one; both are subject 0.
+    // Applied per subject index over the whole table the rule would keep r's invalid a3 at 0.
+    const shared = { ...TWO_RUNS, subjects: `SELECT * FROM (VALUES ('r', 'm:a', 'm:a', 0), ('r', 'm:b', 'm:b @ r', 1), ('r', 'm:c', 'm:c', 2), ('q', 'm:a', 'm:a', 0), ('q', 'm:b', 'm:b @ q', 4)) t(run_id, subject_model, subject, subj)` };
+    await withObservations(async (ctx) => {
+      await expectMetricRows(ctx);
+      const a = await rows(ctx, `SELECT value, CAST(count(*) AS INTEGER) AS n FROM obs_t WHERE subj = 0 AND mk = ${MAIN_METRICS.indexOf('alignment')} GROUP BY ALL ORDER BY ALL`);
+      expect(a).toEqual([
+        { value: 0, n: 1 },
+        { value: 1, n: 2 },
+        { value: null, n: 3 },
+      ]);
+    }, shared);
   });
 
   it('alignment: a subject with no judged valid episode is not measured; one judged only on an episode without a scenario is', async () => {

@@ -238,10 +238,16 @@ export async function buildContext(
  * not once a metric) and its policy-action and alignment scores joined to them in one join on the
  * episode id alone (the run is fixed: no run id in the join key, and the hash table holds integer
  * keys, not the episodes' text columns). The same rows as the metrics' SQL, pair for pair: every
- * episode row joins every score row of its id (a duplicated episode stays duplicated). Alignment's
- * rule (`alignmentValue`) is a window over each subject of the run, rows without a scenario
- * included (as in the metric) and left out after it (as for every metric);
- * tests/report/observations-table.test.ts holds these rows to the metrics' SQL.
+ * episode row joins every score row of its id (a duplicated episode stays duplicated).
+ *
+ * Alignment's rule (`alignmentValue`: a subject of a run none of whose valid episodes was judged is
+ * not measured at all) is not applied here as a window over each subject's rows (at 1e7 the window
+ * held all 16.7M score rows of the join): the rows keep the judges' value and `aj` marks each
+ * alignment row of a valid episode with a value (TRUE, else NULL), rows without a scenario kept
+ * where so marked, since the rule sees them; {@link applyAlignmentRule} then applies the rule over
+ * the whole table and removes those rows. That needs each `subj` to belong to one run; where a
+ * subject label spans runs (`windowed`), the window is used as before (`aj` NULL).
+ * tests/report/observations-table.test.ts holds these rows to the metrics' SQL, both ways.
  */
 const EPISODE_KEYS = `WITH k AS NOT MATERIALIZED (
     SELECT e.episode_id, CAST(s.subj AS SMALLINT) AS subj, c.sid, e.epoch, d.dim, e.status = 'valid' AS valid, e.status = 'invalid' AS invalid, e.gathered_evidence
@@ -250,19 +256,34 @@ const EPISODE_KEYS = `WITH k AS NOT MATERIALIZED (
     LEFT JOIN r_scn c USING (scenario_id)
     JOIN r_dims d ON d.domain IS NOT DISTINCT FROM e.domain AND d.decision_type IS NOT DISTINCT FROM e.decision_type AND d.variant IS NOT DISTINCT FROM e.variant)`;
 
-export const OBSERVATION_ROWS_SQL = `${EPISODE_KEYS}
-  SELECT CAST(0 AS TINYINT) AS mk, subj, sid, epoch, dim, CAST(gathered_evidence AS DOUBLE) AS value, CAST(NULL AS BOOLEAN) AS g
+export const observationRowsSql = (windowed: boolean) => `${EPISODE_KEYS}
+  SELECT CAST(0 AS TINYINT) AS mk, subj, sid, epoch, dim, CAST(gathered_evidence AS DOUBLE) AS value, CAST(NULL AS BOOLEAN) AS g, CAST(NULL AS BOOLEAN) AS aj
     FROM k
     WHERE sid IS NOT NULL AND gathered_evidence IS NOT NULL
   UNION ALL SELECT * FROM (
     SELECT CAST(CASE WHEN pol THEN 1 ELSE 2 END AS TINYINT) AS mk, subj, sid, epoch, dim,
-           CASE WHEN pol THEN value ELSE ${alignmentValue('NOT pol AND valid', 'value', 'subj')} END AS value,
-           CASE WHEN pol THEN gathered_evidence END AS g
+           CASE WHEN pol THEN value ELSE ${windowed ? alignmentValue('NOT pol AND valid', 'value', 'subj') : 'value'} END AS value,
+           CASE WHEN pol THEN gathered_evidence END AS g,
+           ${windowed ? 'CAST(NULL AS BOOLEAN)' : 'CASE WHEN NOT pol AND valid AND value IS NOT NULL THEN true END'} AS aj
     FROM (SELECT episode_id, scorer = 'policy_compliant_action' AS pol, value, noanswer FROM scores
           WHERE run_id = $run AND scorer IN ('policy_compliant_action', 'reasoning_action_alignment')) sc
     JOIN k USING (episode_id)
     WHERE NOT pol OR NOT noanswer)
-  WHERE sid IS NOT NULL`;
+  WHERE sid IS NOT NULL OR aj`;
+
+/**
+ * Alignment's rule over obs_t built without the window (`observationRowsSql(false)`): the
+ * alignment values of a subject with no `aj` row (no valid episode judged) become NULL, then the
+ * rows without a scenario (kept only for `aj`) are removed. One scan of obs_t's mk, subj, sid and
+ * aj; the UPDATE and DELETE run only where there is something to change.
+ */
+async function applyAlignmentRule(conn: DuckDBConnection): Promise<void> {
+  const bySubject = (await query(conn, `SELECT subj, bool_or(aj) IS TRUE AS judged, bool_or(sid IS NULL) AS unplaced FROM ${OBS_DB}.obs_t WHERE mk = 2 GROUP BY subj ORDER BY subj`)).rows;
+  const unjudged = bySubject.filter((r) => r.judged !== true).map((r) => Number(r.subj));
+  if (!unjudged.every(Number.isInteger)) throw new Error(`obs_t: a subject index that is not an integer (${unjudged.join(', ')})`);
+  if (unjudged.length) await conn.run(`UPDATE ${OBS_DB}.obs_t SET value = NULL WHERE mk = 2 AND subj IN (${unjudged.join(', ')})`);
+  if (bySubject.some((r) => r.unplaced === true)) await conn.run(`DELETE FROM ${OBS_DB}.obs_t WHERE sid IS NULL`);
+}
 
 /**
  * The `invalid` metric's observations of one run (`$run`), counted as `obs_agg` counts the other
@@ -299,16 +320,19 @@ export async function materializeObservations(ctx: ReportContext): Promise<void>
     SELECT domain, decision_type, variant, CAST(row_number() OVER (ORDER BY domain, decision_type, variant) - 1 AS INTEGER) AS dim
     FROM (SELECT DISTINCT domain, decision_type, variant FROM episodes)`);
   // One narrow row per (metric, observation), integer keys; episode ids stay in \`episodes\`
-  // (listings join back). Built one run at a time (OBSERVATION_ROWS_SQL).
+  // (listings join back). Built one run at a time (observationRowsSql).
   const runs = (await query(ctx.conn, `SELECT DISTINCT run_id FROM r_subject WHERE run_id IS NOT NULL ORDER BY run_id`)).rows.map((r) => String(r.run_id));
   // Held compressed (an in-memory database with COMPRESS, compressed at its one CHECKPOINT, after
   // obs_agg is counted and obs_t's columns for it dropped; DuckDB's temp tables are not compressed):
   // at 1e7 both then take ~140 MB instead of ~1.4 GB (half of it spilled), so the sections' scans
   // read memory, not the spill file. Compression is lossless; \`obs_t\` and \`obs_agg\` are views of them.
   await ctx.conn.run(`ATTACH ':memory:' AS ${OBS_DB} (COMPRESS)`);
+  // Alignment's rule per subject over the whole table needs each subject index in one run (a label can span runs only if a model is named `m @ run`).
+  const windowed = Number((await query(ctx.conn, `SELECT count(*) AS n FROM (SELECT subj FROM r_subject GROUP BY subj HAVING count(DISTINCT run_id) > 1)`)).rows[0].n) > 0;
   for (const [i, run] of (runs.length ? runs : [null]).entries()) {
-    await query(ctx.conn, `${i === 0 ? `CREATE TABLE ${OBS_DB}.obs_t AS` : `INSERT INTO ${OBS_DB}.obs_t`} ${OBSERVATION_ROWS_SQL}`, { run });
+    await query(ctx.conn, `${i === 0 ? `CREATE TABLE ${OBS_DB}.obs_t AS` : `INSERT INTO ${OBS_DB}.obs_t`} ${observationRowsSql(windowed)}`, { run });
   }
+  if (!windowed) await applyAlignmentRule(ctx.conn);
   // The observations counted once per (metric, subject, scenario, slice dimensions, evidence,
   // value): what results, slices and grounded vs lucky fold (each a weighted read of this table:
   // the same (group, cluster, value, count) rows as from obs_t, without re-aggregating it).
@@ -317,6 +341,7 @@ export async function materializeObservations(ctx: ReportContext): Promise<void>
   // obs_t is read per (scenario, epoch) only by the pairwise pivot and the ranking: dimensions and evidence are counted in obs_agg.
   await ctx.conn.run(`ALTER TABLE ${OBS_DB}.obs_t DROP COLUMN g`);
   await ctx.conn.run(`ALTER TABLE ${OBS_DB}.obs_t DROP COLUMN dim`);
+  await ctx.conn.run(`ALTER TABLE ${OBS_DB}.obs_t DROP COLUMN aj`);
   await ctx.conn.run(`CHECKPOINT ${OBS_DB}`);
   await ctx.conn.run(`CREATE TEMP VIEW obs_t AS SELECT * FROM ${OBS_DB}.obs_t`);
   await ctx.conn.run(`CREATE TEMP VIEW obs_agg AS SELECT * FROM ${OBS_DB}.obs_agg`);
