@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport, type ReportResults } from '../../src/report/index.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { createDb, query } from '../../src/store/duckdb.ts';
-import { buildEpisodeSets, disagreeSet } from '../../src/report/html/episode-sets.ts';
+import { ALIGNMENT_MEASURED_DIRECT_SQL, buildEpisodeSets, disagreeSet } from '../../src/report/html/episode-sets.ts';
+import { metricSql } from '../../src/analysis/metrics.ts';
 import { buildGenericJudgePairSets } from '../../src/report/html/pair-sets.ts';
 import type { GenericSections } from '../../src/report/generic.ts';
 import { batchGroups, loadEpisodeBrowser, readAllMembers } from '../../src/report/html/load-episodes.ts';
@@ -180,6 +181,42 @@ ORDER BY e.run_id, e.scenario_id, e.epoch, e.episode_id`;
         const bad = defs.map((d, k) => (k === i ? { ...d, count: d.count + 1 } : d));
         await expect(readAllMembers(conn, bad, 10, true)).rejects.toThrow(`"${defs[i].key}" finds ${defs[i].count} episodes but the report counts ${defs[i].count + 1}`);
       }
+    } finally {
+      conn.closeSync();
+    }
+  });
+
+  it("the alignment set's shortcut reads its rows without the metric's window: the same members, a subject none of whose valid episodes was judged measures nothing", async () => {
+    const db = await createDb();
+    const conn = await db.connect();
+    try {
+      // Model m0: valid and invalid episodes, some scores NULL. m1: only its invalid episodes scored (not measured at all, by the metric's window).
+      // m2: its one scored valid episode is the last row. Errored episodes and another scorer's rows are left out by both.
+      await conn.run(`CREATE TABLE episodes AS SELECT 'r0' AS run_id, 'ep' || lpad(CAST(i AS VARCHAR), 3, '0') AS episode_id, 'm' || (i % 3) AS subject_model, 's' || (i % 7) AS scenario_id, i % 4 AS epoch, 'd' || (i % 2) AS domain, 'x' AS decision_type, NULL::VARCHAR AS variant,
+        CASE WHEN i % 5 = 0 THEN 'invalid' WHEN i % 11 = 0 THEN 'error' ELSE 'valid' END AS status FROM range(120) t(i)`);
+      await conn.run(`CREATE TABLE scores AS SELECT e.run_id, e.episode_id, sc AS scorer,
+          CASE WHEN sc = 'reasoning_action_alignment' AND e.subject_model = 'm1' AND e.status = 'valid' THEN NULL
+               WHEN sc = 'reasoning_action_alignment' AND e.subject_model = 'm2' AND e.status = 'valid' AND e.episode_id <> 'ep119' THEN NULL
+               WHEN CAST(substr(e.episode_id, 3) AS INTEGER) % 6 = 1 THEN NULL ELSE CAST(substr(e.episode_id, 3) AS INTEGER) % 2 END AS value
+        FROM episodes e, (VALUES ('reasoning_action_alignment'), ('policy_compliant_action')) v(sc)`);
+      await conn.run(`ALTER TABLE scores ADD COLUMN noanswer BOOLEAN DEFAULT false`);
+      const sql = `SELECT o.run_id, o.episode_id, o.scenario_id, o.epoch FROM ${metricSql('alignment')} o WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL`;
+      expect(ALIGNMENT_MEASURED_DIRECT_SQL).not.toMatch(/\bOVER\b/);
+      const counts: number[] = [];
+      for (const model of ['m0', 'm1', 'm2', 'mx']) {
+        const params = { run: 'r0', model };
+        const order = ' ORDER BY run_id, scenario_id, epoch, episode_id';
+        const want = (await query(conn, sql + order, params)).rows;
+        expect((await query(conn, `SELECT * FROM (${ALIGNMENT_MEASURED_DIRECT_SQL})${order}`, params)).rows).toEqual(want);
+        counts.push(want.length);
+        const d: EpisodeSetDef = { key: model, title: '', count: want.length, sql, direct: ALIGNMENT_MEASURED_DIRECT_SQL, params };
+        expect(await readAllMembers(conn, [d], 5, false)).toEqual(await readAllMembers(conn, [{ ...d, direct: undefined }], 5, false));
+      }
+      // m1's scored rows are all invalid episodes: the metric measures none of them; m2 is measured through its last row only.
+      expect((await query(conn, `SELECT count(*) AS n FROM scores s JOIN episodes e USING (run_id, episode_id) WHERE e.subject_model = 'm1' AND s.scorer = 'reasoning_action_alignment' AND s.value IS NOT NULL`)).rows[0].n).toBeGreaterThan(0);
+      expect(counts[1]).toBe(0);
+      expect(counts[0]).toBeGreaterThan(10);
+      expect(counts[2]).toBeGreaterThan(5);
     } finally {
       conn.closeSync();
     }

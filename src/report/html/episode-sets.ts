@@ -13,7 +13,7 @@
 import { quoteLiteral } from '../../store/duckdb.ts';
 import type { ReportResults } from '../report-results.ts';
 import type { GenericSections } from '../generic.ts';
-import { metricSql, scorerMetric, scorerMetricName } from '../../analysis/metrics.ts';
+import { ALIGNMENT_FROM, metricSql, scorerMetric, scorerMetricName } from '../../analysis/metrics.ts';
 import { METRIC_LABEL, type MainMetric } from '../sections/context.ts';
 import { DIM_LABEL, SLICE_DIMENSIONS, type SliceDimension } from '../sections/slices.ts';
 import { uniqueEpisodeRuns } from '../sections/summary.ts';
@@ -107,6 +107,18 @@ ${ORDER}`;
 const metricMeasuredDirectSql = (m: MainMetric) => `SELECT o.run_id, o.episode_id, o.scenario_id, o.epoch FROM ${metricSql(m)} o
 WHERE o.run_id = $run AND o.subject_model = $model AND o.value IS NOT NULL`;
 
+/**
+ * {@link metricMeasuredDirectSql} of the alignment metric without its window. The metric's value is
+ * the score where some valid episode of the subject (run, model: the window's partition) has a
+ * score, else NULL for the whole subject; so its measured rows are the subject's scored rows when
+ * such an episode exists (an EXISTS that stops at the first one), and none otherwise. The same rows,
+ * read narrow: at 1e7 the window held each subject's 2.5M rows with all the metric's columns
+ * (~400 MB) beside the join's hash table, the episode browser's peak of memory.
+ */
+export const ALIGNMENT_MEASURED_DIRECT_SQL = `WITH a AS NOT MATERIALIZED (SELECT e.run_id, e.episode_id, e.scenario_id, e.epoch, e.status = 'valid' AS valid, s.value
+  ${ALIGNMENT_FROM} AND e.run_id = $run AND e.subject_model = $model)
+SELECT run_id, episode_id, scenario_id, epoch FROM a WHERE value IS NOT NULL AND EXISTS (SELECT 1 FROM a WHERE valid AND value IS NOT NULL)`;
+
 /** {@link metricMeasuredDirectSql} for every row of `p` (run, model). */
 const metricMeasuredDirectBatch = (m: MainMetric) => `SELECT p.set_idx, o.run_id, o.episode_id, o.scenario_id, o.epoch FROM ${metricSql(m)} o
 JOIN p ON o.run_id = p.run AND o.subject_model = p.model WHERE o.value IS NOT NULL`;
@@ -116,7 +128,7 @@ const metricMeasuredBatch = (m: MainMetric) => `SELECT p.set_idx, e.run_id, e.ep
 JOIN p ON o.run_id = p.run AND o.subject_model = p.model WHERE o.value IS NOT NULL`;
 
 /** How the loader answers a measured set: without the join back to episodes where the run's episode ids are unique (the batch of such runs' sets too). */
-const measuredQueries = (m: MainMetric, unique: boolean) => (unique ? { direct: metricMeasuredDirectSql(m), batch: metricMeasuredDirectBatch(m) } : { batch: metricMeasuredBatch(m) });
+const measuredQueries = (m: MainMetric, unique: boolean) => (unique ? { direct: m === 'alignment' ? ALIGNMENT_MEASURED_DIRECT_SQL : metricMeasuredDirectSql(m), batch: metricMeasuredDirectBatch(m) } : { batch: metricMeasuredBatch(m) });
 
 /** The scorer whose value a list of a rate's episodes shows. */
 const METRIC_SCORER: Record<(typeof LINKED_METRICS)[number], (typeof SCORER_NAMES)[number]> = { gathered_evidence: 'gathered_evidence', policy_action: 'policy_compliant_action', alignment: 'reasoning_action_alignment' };
