@@ -214,8 +214,8 @@ export class ZipReader {
 
   /**
    * `length` bytes from `start` (fewer at end of file), served from the read-ahead window. A miss
-   * reads the next window from `start` when it reads on: from at or after the window's start to
-   * less than a window past its end, or less than a window on from the last range read outside
+   * at or after the window's start reads the next window from `start` when it reads on: less than
+   * a window past the window's end, or less than a window on from the last range read outside
    * it. Any other range (a step back, or a jump far ahead) is read on its own into a scratch
    * buffer, and the window is kept: a log lists its samples in the order they finished, so reading
    * them in run order steps back a few members and then on again, and each step back used to
@@ -227,7 +227,8 @@ export class ZipReader {
     if (start >= this.windowStart && end <= windowEnd) {
       return this.window.subarray(start - this.windowStart, end - this.windowStart);
     }
-    const readsOn = (start >= this.windowStart && start - windowEnd < WINDOW_BYTES) || (start >= this.lastEnd && start - this.lastEnd < WINDOW_BYTES);
+    // The window only moves forward, so it reads each byte of the file about once at most.
+    const readsOn = start >= this.windowStart && (start - windowEnd < WINDOW_BYTES || (start >= this.lastEnd && start - this.lastEnd < WINDOW_BYTES));
     this.lastEnd = end;
     if (readsOn) {
       const want = Math.max(end - start, WINDOW_BYTES);
