@@ -7,7 +7,8 @@
  * keeps every value the schema allows, except that -0 becomes 0 and a lone surrogate U+FFFD, as
  * DuckDB's appender does to the latter.) `finish` streams each table's parts, in order, into its
  * Parquet file (rows in append order, or by unit rank: then DuckDB sorts, under `memoryLimit`,
- * default 512 MB, spilling to the temp directory); `commit` renames the partitions into the store
+ * default 512 MB, spilling to the temp directory; a table whose rows never left the DuckDB table
+ * they were appended to is written from that table, with no part file); `commit` renames the partitions into the store
  * exactly as `writeRun` does (`commitStaged`: `runs` last, the commit point). Until `commit`
  * nothing is visible; `abort` (or a crash) leaves only a `.tmp-*` directory that readers ignore
  * and the next write removes.
@@ -279,6 +280,14 @@ export class RunWriter {
     }
   }
 
+  /** Closes the stage's appender (its rows go into its table, which stays) and returns the table's quoted name. */
+  private closeAppending(s: Stage): string {
+    const part = s.appending!;
+    part.ap.closeSync(); // flushes the rows into the table
+    s.appending = null;
+    return quoteIdent(part.table);
+  }
+
   /** Closes the part's appender and has DuckDB copy its table to `<base>.parquet`, then drop it. */
   private convertTable(conn: DuckDBConnection, part: NonNullable<Stage['appending']>, base: string): Promise<unknown> {
     part.ap.closeSync(); // flushes the rows into the table
@@ -316,7 +325,12 @@ export class RunWriter {
     const conn = this.check('finish');
     if (run.run_id !== this.runId) throw new Error(`RunWriter.finish: run_id "${run.run_id}" differs from the writer's "${this.runId}"`);
     try {
-      for (const s of this.stages.values()) await this.writePart(s);
+      // A table whose rows all sit in the part being appended is written from it straight: no part file.
+      const whole = new Map<TableName, string>();
+      for (const s of this.stages.values()) {
+        if (s.appending && s.parts.length === 0) whole.set(s.table, this.closeAppending(s));
+        else await this.writePart(s);
+      }
       if (this.converting) await this.converting;
       // Units that arrived in rank order need no sort: the parts are read in order.
       let order = '';
@@ -348,9 +362,9 @@ export class RunWriter {
         const avg = s.textChars / s.rows;
         const group = Math.max(MIN_ROW_GROUP, Math.min(MAX_ROW_GROUP, Math.floor(ROW_GROUP_TEXT_BYTES / Math.max(avg, 1))));
         const file = await fileOf(table);
-        const parts = `read_parquet([${s.parts.map(quoteLiteral).join(', ')}])`;
+        const from = whole.get(table) ?? `read_parquet([${s.parts.map(quoteLiteral).join(', ')}])`;
         await conn.run(
-          `COPY (SELECT ${fileSelectList(s.cols)} FROM ${parts}${join_}${order}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${group})`,
+          `COPY (SELECT ${fileSelectList(s.cols)} FROM ${from}${join_}${order}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${group})`,
         );
         await fsyncPath(file);
         this.counts[table] = s.rows;

@@ -282,4 +282,41 @@ describe('RunWriter', () => {
       expect(file(store).equals(file(join(store, 'other'))), table).toBe(true);
     }
   });
+  it('appended rows across DuckDB vector (2,048-row) and call boundaries give the same Parquet as JSON lines', async () => {
+    const b = sampleBundle('rw-13', 3);
+    // Two DuckDB vectors and a bit, NULLs and values changing at and around their edges, appended
+    // in calls of uneven sizes (one call spans two vectors; one ends exactly on a vector's end).
+    const n = 2 * 2048 + 5;
+    const nullAt = (i: number) => i % 7 === 0 || i === 2047 || i === 2048 || i === 4095;
+    const episodes = Array.from({ length: n }, (_, i) => ({
+      ...b.episodes[i % 3]!,
+      episode_id: `e/${i}`,
+      epoch: i,
+      subject_family: nullAt(i) ? null : `fam ${i % 5}`,
+      latency_ms: nullAt(i + 1) ? null : i % 11 === 0 ? -0 : i / 3,
+      input_tokens: nullAt(i + 2) ? null : 2147483647 - i,
+      truncated: nullAt(i + 3) ? null : i % 2 === 0,
+      started_at: nullAt(i + 4) ? null : '2026-11-29T10:00:01.123Z',
+    }));
+    const cuts = [0, 1, 2047, 2048, 3000, 4096, n];
+    const direct = await RunWriter.open(store, 'rw-13', { trusted: true });
+    const staged = await RunWriter.open(join(store, 'other'), 'rw-13', { trusted: true });
+    for (let k = 0; k + 1 < cuts.length; k++) {
+      const rows = episodes.slice(cuts[k], cuts[k + 1]);
+      await direct.append('episodes', rows, k);
+      await staged.appendStaged('episodes', rows.map((r) => stagedRow(fileColumns('episodes'), r)), k);
+    }
+    expect(direct.rowCounts().episodes).toBe(n);
+    await direct.finish(b.run);
+    await staged.finish(b.run);
+    await direct.commit();
+    await staged.commit();
+    const file = (root: string) => readFileSync(join(root, 'episodes', 'run_id=rw-13', 'data.parquet'));
+    expect(file(store).equals(file(join(store, 'other')))).toBe(true);
+    const got = (await readTables(store, 'rw-13')).episodes as { epoch: number; subject_family: string | null; input_tokens: number | null }[];
+    expect(got.length).toBe(n);
+    expect(got.map((e) => e.epoch)).toEqual(episodes.map((e) => e.epoch));
+    expect(got[2048]).toMatchObject({ subject_family: null, input_tokens: 2147483647 - 2048 });
+    expect(got[2046]).toMatchObject({ subject_family: 'fam 1', input_tokens: null });
+  });
 });
